@@ -1,0 +1,251 @@
+#include "runner.h"
+
+#include "scenario_json.h"
+
+#include <algorithm>
+#include <limits>
+#include <mutex>
+#include <thread>
+
+namespace streamscope {
+
+Status Backend::simulate(const RunPlan&, Recording&)
+{
+    return Error{{}, {}, name() + " backend does not simulate"};
+}
+Status Backend::beginThread(HostThreadContext&) { return {}; }
+Status Backend::issue(HostThreadContext&, const PlannedOp&)
+{
+    return Error{{}, {}, name() + " backend does not issue from host threads"};
+}
+void Backend::endThread(HostThreadContext&) {}
+Status Backend::endIteration(int) { return {}; }
+
+namespace {
+
+// Runs one iteration's host threads as real threads; the first failure stops the others.
+Status runIterationOnThreads(const RunPlan& plan, Backend& backend, Recording& rec, int iteration,
+                             std::vector<void*>& backendData, const std::atomic<bool>* cancel)
+{
+    const auto& scenario = *plan.scenario;
+    std::vector<std::atomic<int>> nextTask(scenario.threads.size());
+    for (auto& n : nextTask)
+        n.store(0);
+    std::mutex failMutex;
+    Status failure;
+    std::atomic<bool> stop{false};
+
+    auto fail = [&](Status st) {
+        std::lock_guard lock(failMutex);
+        if (failure.ok()) {
+            failure = std::move(st);
+            stop = true;
+            backend.abort();
+        }
+    };
+
+    auto body = [&](int h) {
+        HostThreadContext ctx;
+        ctx.hostThread = h;
+        ctx.info = &plan.hostThreads[size_t(h)];
+        ctx.records = &rec.records[size_t(h)];
+        ctx.backendData = backendData[size_t(h)];
+        if (Status st = backend.beginThread(ctx); !st) {
+            fail(std::move(st));
+            backendData[size_t(h)] = ctx.backendData;
+            return;
+        }
+        const auto& th = scenario.threads[size_t(ctx.info->thread)];
+        const int tasks = std::max(1, th.repeat);
+        auto runTask = [&](int task) {
+            for (size_t i = 0; i < th.ops.size(); ++i) {
+                if (stop.load(std::memory_order_relaxed) || (cancel && cancel->load()))
+                    return false;
+                if (Status st = backend.issue(ctx, plan.plannedOp(h, int(i), iteration, task)); !st) {
+                    fail(std::move(st));
+                    return false;
+                }
+            }
+            return true;
+        };
+        if (std::max(1, th.workers) == 1) {
+            for (int task = 0; task < tasks; ++task)
+                if (!runTask(task))
+                    break;
+        } else {
+            // A worker pool: each worker takes the next task from the shared queue.
+            for (;;) {
+                const int task = nextTask[size_t(ctx.info->thread)].fetch_add(1);
+                if (task >= tasks || !runTask(task))
+                    break;
+            }
+        }
+        backend.endThread(ctx);
+        backendData[size_t(h)] = ctx.backendData;
+    };
+
+    std::vector<std::thread> threads;
+    threads.reserve(plan.hostThreads.size());
+    for (size_t h = 0; h < plan.hostThreads.size(); ++h)
+        threads.emplace_back(body, int(h));
+    for (auto& t : threads)
+        t.join();
+    if (!failure.ok())
+        return failure;
+    if (cancel && cancel->load())
+        return Status(Error{{}, {}, "run cancelled"}, ErrorClass::Runtime);
+    return backend.endIteration(iteration);
+}
+
+} // namespace
+
+Trace buildTrace(const RunPlan& plan, const Recording& rec, RunInfo info)
+{
+    const auto& scenario = *plan.scenario;
+    const int warmup = std::max(0, scenario.run.warmup);
+    Trace trace;
+    trace.info = std::move(info);
+
+    for (const auto& h : plan.hostThreads) {
+        Track t;
+        t.kind = TrackKind::HostThread;
+        t.name = h.name;
+        t.device = h.device;
+        trace.addTrack(std::move(t));
+    }
+    const auto streamTrack0 = uint32_t(plan.hostThreads.size());
+    for (const auto& s : plan.streams) {
+        Track t;
+        t.kind = TrackKind::Stream;
+        t.name = s.name;
+        t.device = s.device;
+        t.streamKind = s.kind;
+        t.priority = s.priority;
+        trace.addTrack(std::move(t));
+    }
+
+    int64_t origin = std::numeric_limits<int64_t>::max();
+    size_t kept = 0;
+    for (const auto& list : rec.records)
+        for (const auto& r : list) {
+            if (r.iteration < warmup)
+                continue;
+            ++kept;
+            if (r.hasApi())
+                origin = std::min(origin, r.apiStart);
+            if (r.hasGpu())
+                origin = std::min(origin, r.gpuStart);
+        }
+    if (origin == std::numeric_limits<int64_t>::max())
+        origin = 0;
+    trace.spans.reserve(kept * 2);
+
+    constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+    struct SpanPair {
+        uint32_t api = kNone, gpu = kNone;
+    };
+    std::vector<std::vector<SpanPair>> spanOf(rec.records.size());
+    for (size_t h = 0; h < rec.records.size(); ++h) {
+        spanOf[h].resize(rec.records[h].size());
+        for (size_t i = 0; i < rec.records[h].size(); ++i) {
+            const auto& r = rec.records[h][i];
+            if (r.iteration < warmup)
+                continue;
+            const Op& scenarioOp = scenario.threads[size_t(r.thread)].ops[size_t(r.op)];
+            const Op& op = r.node >= 0 && size_t(r.node) < scenarioOp.ops.size() ? scenarioOp.ops[size_t(r.node)]
+                                                                                  : scenarioOp;
+            SpanInit s;
+            s.thread = r.thread;
+            s.op = r.op;
+            s.iteration = r.iteration - warmup;
+            if (r.hasApi()) {
+                s.track = uint32_t(h);
+                s.kind = r.apiKind;
+                const std::string name = scenarioOp.kind == OpKind::HostWork ? displayName(scenarioOp)
+                                                                             : std::string(cudaApiName(scenarioOp.kind));
+                s.name = name;
+                s.start = r.apiStart - origin;
+                s.end = r.apiEnd - origin;
+                spanOf[h][i].api = trace.addSpan(s);
+            }
+            if (r.hasGpu() && r.stream >= 0) {
+                s.track = streamTrack0 + uint32_t(r.stream);
+                s.kind = r.gpuKind;
+                const std::string name = displayName(op);
+                s.name = name;
+                s.start = r.gpuStart - origin;
+                s.end = r.gpuEnd - origin;
+                s.bytes = op.bytes;
+                if (op.kind == OpKind::Kernel) {
+                    s.grid = effectiveGrid(op);
+                    s.block = op.block;
+                }
+                spanOf[h][i].gpu = trace.addSpan(s);
+                if (spanOf[h][i].api != kNone)
+                    trace.addFlow(spanOf[h][i].api, spanOf[h][i].gpu, FlowKind::Launch);
+            }
+        }
+    }
+    auto lookup = [&](const RecordRef& ref, bool host) -> uint32_t {
+        if (ref.hostThread >= spanOf.size() || ref.index >= spanOf[ref.hostThread].size())
+            return kNone;
+        const auto& p = spanOf[ref.hostThread][ref.index];
+        return host ? p.api : p.gpu;
+    };
+    for (const auto& d : rec.deps) {
+        const uint32_t from = lookup(d.from, d.fromHost);
+        const uint32_t to = lookup(d.to, d.toHost);
+        if (from != kNone && to != kNone && from != to)
+            trace.addFlow(from, to, d.kind);
+    }
+    trace.finalize();
+    return trace;
+}
+
+RunOutcome runScenario(const Scenario& scenario, Backend& backend, const RunOptions& options)
+{
+    RunOutcome out;
+    auto planResult = RunPlan::make(scenario);
+    if (!planResult) {
+        out.status = Status(planResult.error(), ErrorClass::BadInput);
+        return out;
+    }
+    const RunPlan& plan = *planResult;
+    RunInfo info;
+    info.source = backend.source();
+    info.backend = backend.name();
+    info.scenarioId = scenario.id;
+    info.scenarioTitle = scenario.title;
+    info.variant = options.variant;
+    info.command = options.command;
+    info.scenarioJson = scenarioToJson(scenario);
+    for (const auto& [k, v] : scenario.run.env)
+        info.settings.emplace_back(k, v);
+
+    Recording rec;
+    rec.records.resize(plan.hostThreads.size());
+    Status status = backend.prepare(plan, info);
+    if (status) {
+        if (backend.simulatesHostThreads()) {
+            status = backend.simulate(plan, rec);
+            if (options.progress)
+                options.progress(plan.totalIterations(), plan.totalIterations());
+        } else {
+            std::vector<void*> backendData(plan.hostThreads.size(), nullptr);
+            for (int it = 0; it < plan.totalIterations() && status; ++it) {
+                status = runIterationOnThreads(plan, backend, rec, it, backendData, options.cancel);
+                if (status && options.progress)
+                    options.progress(it + 1, plan.totalIterations());
+            }
+        }
+    }
+    // finish() runs on every path: it collects what was timed and releases resources.
+    Status fin = backend.finish(rec);
+    if (status && !fin)
+        status = fin;
+    out.trace = buildTrace(plan, rec, std::move(info));
+    out.status = std::move(status);
+    return out;
+}
+
+} // namespace streamscope

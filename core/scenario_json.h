@@ -1,0 +1,45 @@
+// Scenario JSON: reading with validation (every error names the file, the JSON path and what is wrong) and
+// writing. See docs/SCENARIO.md for the format.
+#pragma once
+
+#include "result.h"
+#include "scenario.h"
+
+#include <string>
+#include <vector>
+
+namespace streamscope {
+
+// Limits against hostile files.
+struct ScenarioLimits {
+    size_t maxBytes = 64u << 20;   // file size
+    int maxDepth = 32;             // JSON nesting depth
+    int64_t maxOps = 2'000'000;    // ops in all threads, graph nodes included, before repeats
+    int64_t maxIssued = 50'000'000;// ops issued over the whole run (repeats, workers and iterations included)
+    int maxThreads = 1024;         // host threads (pool workers included)
+    int maxStreams = 4096;
+    int maxDevices = 64;
+};
+
+struct ScenarioReadResult {
+    Scenario scenario;
+    std::vector<Warning> warnings; // legal but suspicious: a wait on a never-recorded event, pageable async copy
+};
+
+// Parses and validates scenario JSON text. `file` names the source in messages. Applies `variant` (by id) when
+// given; an unknown variant is an error.
+Result<ScenarioReadResult> parseScenario(const std::string& text, const std::string& file,
+                                         const std::string& variant = {}, const ScenarioLimits& limits = {});
+Result<ScenarioReadResult> loadScenarioFile(const std::string& path, const std::string& variant = {},
+                                            const ScenarioLimits& limits = {});
+// Validates an in-memory scenario (the editor's model): resolves stream and event names, checks every rule.
+// The paths in the errors are the JSON paths the scenario would have when written.
+Result<ScenarioReadResult> validateScenario(Scenario scenario, const std::string& file = {},
+                                            const ScenarioLimits& limits = {});
+
+// Writes the scenario as JSON (pretty, 2 spaces), in a form parseScenario reads back to an equal scenario.
+std::string scenarioToJson(const Scenario& scenario);
+// Writes one expectation as JSON (for embedding and for the variants' lists).
+std::string expectationToJson(const Expectation& e);
+
+} // namespace streamscope

@@ -1,0 +1,172 @@
+// The trace: what a run, the simulator or an importer produces. Spans are stored column-wise and, after
+// finalize(), grouped by track and sorted by start within each track, so that views and analysis can binary-search.
+#pragma once
+
+#include "scenario.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace streamscope {
+
+inline constexpr int kTraceVersion = 1;
+
+enum class SpanKind : uint8_t {
+    Kernel,     // "kernel"
+    MemcpyH2D,  // "memcpy-h2d"
+    MemcpyD2H,  // "memcpy-d2h"
+    MemcpyD2D,  // "memcpy-d2d"
+    MemcpyP2P,  // "memcpy-p2p"
+    Memset,     // "memset"
+    HostFunc,   // "host-func"
+    ApiCall,    // "api-call"  a CUDA runtime call on a host thread
+    Sync,       // "sync"      a host thread blocked in a synchronizing call
+    HostWork,   // "host-work" CPU work on a host thread
+};
+inline constexpr int kSpanKindCount = 10;
+
+enum class FlowKind : uint8_t {
+    Launch,   // "launch":   host API call -> the GPU operation it enqueued
+    Event,    // "event":    the work an event recorded -> the operation that waited on it
+    Sync,     // "sync":     GPU operation -> the host call that waited for it
+    Implicit, // "implicit": legacy default stream barrier, implicit synchronization of malloc/free
+};
+inline constexpr int kFlowKindCount = 4;
+
+enum class TrackKind : uint8_t {
+    HostThread, // "host-thread"
+    Stream,     // "stream"
+};
+
+enum class TraceSource : uint8_t {
+    CudaEvents, // "cuda-events"
+    Cupti,      // "cupti"
+    Simulator,  // "simulator"
+    Imported,   // "imported"
+};
+
+std::string_view toString(SpanKind);
+std::string_view toString(FlowKind);
+std::string_view toString(TrackKind);
+std::string_view toString(TraceSource);
+std::optional<SpanKind> spanKindFromString(std::string_view);
+std::optional<FlowKind> flowKindFromString(std::string_view);
+std::optional<TrackKind> trackKindFromString(std::string_view);
+std::optional<TraceSource> traceSourceFromString(std::string_view);
+bool isGpuSpan(SpanKind);
+bool isCopySpan(SpanKind);
+
+struct Track {
+    TrackKind kind = TrackKind::Stream;
+    std::string name;        // stream name as the source names it, or the host thread's name
+    int device = -1;         // streams: the device; host threads: the bound device (or -1)
+    StreamKind streamKind = StreamKind::Blocking;
+    int priority = 0;
+    int64_t id = -1;         // the source's own id: CUDA stream id, OS thread id; -1 when unknown
+};
+
+struct DeviceInfo {
+    int index = 0;
+    std::string name;        // "NVIDIA H200", "simulated NVIDIA H200 (profile h200)"
+    std::vector<std::pair<std::string, std::string>> properties; // sm_count, copy_engines, driver, ...
+};
+
+struct RunInfo {
+    TraceSource source = TraceSource::Simulator;
+    std::string backend;       // "simulator", "cuda", "pytorch", ...
+    std::string scenarioId;
+    std::string scenarioTitle;
+    std::string variant;       // the scenario variant run, if any
+    std::string scenarioJson;  // the scenario as run (variant applied), so `check` can evaluate its expectations
+    std::vector<DeviceInfo> devices;
+    std::string host;
+    std::string date;          // ISO 8601
+    std::string command;       // the command that made the trace
+    std::vector<std::pair<std::string, std::string>> settings; // CUDA_DEVICE_MAX_CONNECTIONS, profile, ...
+    double clockAlignmentErrorNs = 0; // bound on the error of mapping device clocks to the host clock
+};
+
+// Fields of one span, for appending.
+struct SpanInit {
+    uint32_t track = 0;
+    SpanKind kind = SpanKind::Kernel;
+    std::string_view name;
+    int64_t start = 0;  // ns
+    int64_t end = 0;    // ns
+    int32_t thread = -1;    // scenario thread index it came from (-1: unknown)
+    int32_t op = -1;        // op index within that thread
+    int32_t iteration = -1;
+    int64_t bytes = 0;
+    Dim3 grid{0, 0, 0};     // kernels; 0 = unknown
+    Dim3 block{0, 0, 0};
+};
+
+// Struct of arrays: one entry per span in every column.
+struct SpanColumns {
+    std::vector<uint32_t> track;
+    std::vector<SpanKind> kind;
+    std::vector<uint32_t> name; // index into Trace::strings
+    std::vector<int64_t> start;
+    std::vector<int64_t> end;
+    std::vector<int32_t> thread;
+    std::vector<int32_t> op;
+    std::vector<int32_t> iteration;
+    std::vector<int64_t> bytes;
+    std::vector<Dim3> grid;
+    std::vector<Dim3> block;
+
+    size_t size() const { return start.size(); }
+    void reserve(size_t n);
+    void clear();
+};
+
+struct Flow {
+    uint32_t from = 0; // span index
+    uint32_t to = 0;   // span index
+    FlowKind kind = FlowKind::Launch;
+    bool operator==(const Flow&) const = default;
+};
+
+class Trace {
+public:
+    RunInfo info;
+    std::vector<Track> tracks;
+    SpanColumns spans;
+    std::vector<Flow> flows;
+    std::vector<std::string> strings;
+
+    uint32_t intern(std::string_view s);
+    uint32_t addTrack(Track t);
+    uint32_t addSpan(const SpanInit& s); // returns the span's index until finalize() reorders
+    void addFlow(uint32_t from, uint32_t to, FlowKind kind) { flows.push_back({from, to, kind}); }
+
+    // Groups spans by track, sorts by (start, end) within each track, remaps flows and drops flows whose ends
+    // are out of range. Idempotent.
+    void finalize();
+    bool finalized() const { return m_finalized; }
+
+    // After finalize(): spans of track t are [trackBegin(t), trackEnd(t)).
+    uint32_t trackBegin(uint32_t t) const { return m_trackOffsets[t]; }
+    uint32_t trackEnd(uint32_t t) const { return m_trackOffsets[t + 1]; }
+
+    size_t spanCount() const { return spans.size(); }
+    std::string_view spanName(uint32_t i) const { return strings[spans.name[i]]; }
+    int64_t duration(uint32_t i) const { return spans.end[i] - spans.start[i]; }
+    // Earliest start and latest end over all spans (0, 0 when empty).
+    std::pair<int64_t, int64_t> timeRange() const;
+    // Track index of a stream by name (optionally on a device), or -1.
+    int findStreamTrack(std::string_view name, int device = -1) const;
+    // Approximate memory held by the trace, for benchmarks.
+    size_t memoryBytes() const;
+
+private:
+    std::unordered_map<std::string, uint32_t> m_stringIndex;
+    std::vector<uint32_t> m_trackOffsets{0};
+    bool m_finalized = false;
+};
+
+} // namespace streamscope
