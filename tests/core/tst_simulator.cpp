@@ -1,0 +1,574 @@
+// The simulator, rule by rule (DESIGN §3): each test builds the smallest scenario that shows one rule and
+// fails when the rule is removed from the simulator.
+#include "runner.h"
+#include "scenario_json.h"
+#include "simulator.h"
+#include "trace_json.h"
+
+#include <QTest>
+
+#include <string>
+
+using namespace streamscope;
+
+namespace {
+
+// Builds scenarios in code.
+class Builder {
+public:
+    Builder()
+    {
+        m_s.id = "test";
+        m_s.devices.push_back({0, ""});
+    }
+    Builder& device(int index, const std::string& profile = {})
+    {
+        if (!m_s.device(index))
+            m_s.devices.push_back({index, profile});
+        else
+            for (auto& d : m_s.devices)
+                if (d.index == index)
+                    d.profile = profile;
+        return *this;
+    }
+    Builder& stream(const std::string& name, StreamKind kind = StreamKind::NonBlocking, int device = 0,
+                    int priority = 0)
+    {
+        m_s.streams.push_back({name, device, kind, priority});
+        return *this;
+    }
+    Builder& thread(const std::string& name, int device = 0, int repeat = 1, int workers = 1)
+    {
+        ThreadSpec t;
+        t.name = name;
+        t.device = device;
+        t.repeat = repeat;
+        t.workers = workers;
+        m_s.threads.push_back(t);
+        return *this;
+    }
+    Builder& env(const std::string& k, const std::string& v)
+    {
+        m_s.run.env[k] = v;
+        return *this;
+    }
+    Builder& iterations(int warmup, int measured)
+    {
+        m_s.run.warmup = warmup;
+        m_s.run.iterations = measured;
+        return *this;
+    }
+    Builder& op(Op o)
+    {
+        m_s.threads.back().ops.push_back(std::move(o));
+        return *this;
+    }
+    Builder& spin(const std::string& name, const std::string& stream, double us, uint32_t grid = 1,
+                  uint32_t block = 256)
+    {
+        return op(spinOp(name, stream, us, grid, block));
+    }
+    Builder& copy(const std::string& name, const std::string& stream, CopyKind kind, int64_t bytes, bool pinned = true)
+    {
+        Op o;
+        o.kind = OpKind::Memcpy;
+        o.name = name;
+        o.stream = stream;
+        o.copy = kind;
+        o.bytes = bytes;
+        o.pinned = pinned;
+        return op(o);
+    }
+    Builder& simple(OpKind kind, const std::string& stream = {}, const std::string& event = {}, double us = 0,
+                    const std::string& name = {})
+    {
+        Op o;
+        o.kind = kind;
+        o.stream = stream;
+        o.event = event;
+        o.durationUs = us;
+        o.name = name;
+        o.bytes = kind == OpKind::Malloc || kind == OpKind::Free ? 1 << 20 : 0;
+        return op(o);
+    }
+    static Op spinOp(const std::string& name, const std::string& stream, double us, uint32_t grid = 1,
+                     uint32_t block = 256)
+    {
+        Op o;
+        o.kind = OpKind::Kernel;
+        o.kernel = KernelKind::Spin;
+        o.name = name;
+        o.stream = stream;
+        o.durationUs = us;
+        o.grid = {grid, 1, 1};
+        o.gridGiven = true;
+        o.block = {block, 1, 1};
+        return o;
+    }
+    Scenario build() const
+    {
+        auto r = validateScenario(m_s, "test");
+        if (!r) {
+            qWarning("%s", r.error().toString().c_str());
+            return m_s;
+        }
+        return r->scenario;
+    }
+
+private:
+    Scenario m_s;
+};
+
+Trace simulate(const Scenario& s, const std::string& profile = "h200")
+{
+    SimulatorOptions opt;
+    auto p = findDeviceProfile(profile);
+    if (p)
+        opt.profile = *p;
+    SimulatorBackend sim(opt);
+    auto out = runScenario(s, sim);
+    if (!out.status)
+        qWarning("%s", out.status.error().toString().c_str());
+    return std::move(out.trace);
+}
+
+// The GPU span with this name (the n-th, in start order), or -1.
+int span(const Trace& t, const std::string& name, int nth = 0)
+{
+    std::vector<uint32_t> found;
+    for (uint32_t i = 0; i < t.spanCount(); ++i)
+        if (isGpuSpan(t.spans.kind[i]) && t.spanName(i) == name)
+            found.push_back(i);
+    std::sort(found.begin(), found.end(), [&](uint32_t a, uint32_t b) { return t.spans.start[a] < t.spans.start[b]; });
+    return nth < int(found.size()) ? int(found[size_t(nth)]) : -1;
+}
+
+int hostSpan(const Trace& t, const std::string& name, int nth = 0)
+{
+    int seen = 0;
+    for (uint32_t i = 0; i < t.spanCount(); ++i)
+        if (!isGpuSpan(t.spans.kind[i]) && t.spanName(i) == name && seen++ == nth)
+            return int(i);
+    return -1;
+}
+
+int64_t startOf(const Trace& t, int i) { return t.spans.start[size_t(i)]; }
+int64_t endOf(const Trace& t, int i) { return t.spans.end[size_t(i)]; }
+bool overlaps(const Trace& t, int a, int b) { return startOf(t, a) < endOf(t, b) && startOf(t, b) < endOf(t, a); }
+
+bool hasFlow(const Trace& t, int from, int to, FlowKind kind)
+{
+    for (const auto& f : t.flows)
+        if (int(f.from) == from && int(f.to) == to && f.kind == kind)
+            return true;
+    return false;
+}
+
+constexpr int64_t us = 1000;
+
+} // namespace
+
+class TestSimulator : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() { QVERIFY(findDeviceProfile("h200").ok()); }
+
+    void streamOrder()
+    {
+        const auto t = simulate(Builder().stream("s").thread("main").spin("a", "s", 50).spin("b", "s", 50).build());
+        const int a = span(t, "a"), b = span(t, "b");
+        QVERIFY(a >= 0 && b >= 0);
+        QVERIFY(startOf(t, b) >= endOf(t, a));
+        QVERIFY(endOf(t, a) - startOf(t, a) >= 50 * us);
+    }
+
+    void twoStreamsOverlap()
+    {
+        const auto t = simulate(Builder().stream("s1").stream("s2").thread("main").spin("a", "s1", 100).spin("b", "s2", 100).build());
+        QVERIFY(overlaps(t, span(t, "a"), span(t, "b")));
+    }
+
+    void legacyStreamBarrier()
+    {
+        // Blocking streams: the legacy-stream kernel waits for a, and b waits for it.
+        const auto t = simulate(Builder()
+                                    .stream("s1", StreamKind::Blocking)
+                                    .stream("s2", StreamKind::Blocking)
+                                    .stream("null", StreamKind::LegacyDefault)
+                                    .thread("main")
+                                    .spin("a", "s1", 100)
+                                    .spin("legacy", "null", 100)
+                                    .spin("b", "s2", 100)
+                                    .build());
+        const int a = span(t, "a"), l = span(t, "legacy"), b = span(t, "b");
+        QVERIFY(startOf(t, l) >= endOf(t, a));
+        QVERIFY(startOf(t, b) >= endOf(t, l));
+        QVERIFY(hasFlow(t, a, l, FlowKind::Implicit));
+        QVERIFY(hasFlow(t, l, b, FlowKind::Implicit));
+    }
+
+    void nonBlockingStreamsExempt()
+    {
+        const auto t = simulate(Builder()
+                                    .stream("s1", StreamKind::NonBlocking)
+                                    .stream("s2", StreamKind::NonBlocking)
+                                    .stream("null", StreamKind::LegacyDefault)
+                                    .thread("main")
+                                    .spin("a", "s1", 100)
+                                    .spin("legacy", "null", 100)
+                                    .spin("b", "s2", 100)
+                                    .build());
+        const int a = span(t, "a"), l = span(t, "legacy"), b = span(t, "b");
+        QVERIFY(overlaps(t, a, l));
+        QVERIFY(overlaps(t, l, b));
+    }
+
+    void perThreadDefaultIsBlocking()
+    {
+        // Per-thread default streams are ordinary blocking streams: the legacy stream still waits for them.
+        const auto t = simulate(Builder()
+                                    .stream("ptds", StreamKind::PerThreadDefault)
+                                    .stream("null", StreamKind::LegacyDefault)
+                                    .thread("main")
+                                    .spin("a", "ptds", 100)
+                                    .spin("legacy", "null", 100)
+                                    .build());
+        QVERIFY(startOf(t, span(t, "legacy")) >= endOf(t, span(t, "a")));
+        // ...but two threads' per-thread default streams overlap each other.
+        const auto t2 = simulate(Builder()
+                                     .stream("ptds", StreamKind::PerThreadDefault)
+                                     .thread("t1")
+                                     .spin("a", "ptds", 100)
+                                     .thread("t2")
+                                     .spin("b", "ptds", 100)
+                                     .build());
+        QVERIFY(overlaps(t2, span(t2, "a"), span(t2, "b")));
+        QCOMPARE(t2.findStreamTrack("ptds@t1") >= 0, true);
+        QCOMPARE(t2.findStreamTrack("ptds@t2") >= 0, true);
+    }
+
+    void eventWait()
+    {
+        const auto t = simulate(Builder()
+                                    .stream("s1")
+                                    .stream("s2")
+                                    .thread("main")
+                                    .spin("producer", "s1", 100)
+                                    .simple(OpKind::Record, "s1", "done")
+                                    .spin("other", "s2", 50)
+                                    .simple(OpKind::Wait, "s2", "done")
+                                    .spin("consumer", "s2", 50)
+                                    .build());
+        const int p = span(t, "producer"), o = span(t, "other"), c = span(t, "consumer");
+        QVERIFY(startOf(t, c) >= endOf(t, p));
+        QVERIFY(overlaps(t, p, o));
+        QVERIFY(hasFlow(t, p, c, FlowKind::Event));
+    }
+
+    void waitOnUnrecordedEventIsNoOp()
+    {
+        const auto t = simulate(Builder()
+                                    .stream("s1")
+                                    .stream("s2")
+                                    .thread("main")
+                                    .spin("producer", "s1", 100)
+                                    .simple(OpKind::Wait, "s2", "never")
+                                    .spin("consumer", "s2", 50)
+                                    .build());
+        QVERIFY(overlaps(t, span(t, "producer"), span(t, "consumer")));
+    }
+
+    void eventsAcrossDevices()
+    {
+        const auto t = simulate(Builder()
+                                    .device(1)
+                                    .stream("s0", StreamKind::NonBlocking, 0)
+                                    .stream("s1", StreamKind::NonBlocking, 1)
+                                    .thread("t0", 0)
+                                    .spin("producer", "s0", 100)
+                                    .simple(OpKind::Record, "s0", "e")
+                                    .thread("t1", 1)
+                                    .simple(OpKind::HostWork, {}, {}, 20)
+                                    .simple(OpKind::Wait, "s1", "e")
+                                    .spin("consumer", "s1", 50)
+                                    .build());
+        QVERIFY(startOf(t, span(t, "consumer")) >= endOf(t, span(t, "producer")));
+    }
+
+    void hardwareQueueFalseDependency_data()
+    {
+        QTest::addColumn<QString>("connections");
+        QTest::addColumn<bool>("overlap");
+        QTest::newRow("1 queue") << QStringLiteral("1") << false;
+        QTest::newRow("8 queues") << QStringLiteral("8") << true;
+    }
+    void hardwareQueueFalseDependency()
+    {
+        QFETCH(QString, connections);
+        QFETCH(bool, overlap);
+        // Depth-first issue: a1, b1 (waits for a1) in s1, then a2 in s2. With one queue, a2 sits behind b1.
+        const auto t = simulate(Builder()
+                                    .stream("s1")
+                                    .stream("s2")
+                                    .env("CUDA_DEVICE_MAX_CONNECTIONS", connections.toStdString())
+                                    .thread("main")
+                                    .spin("a1", "s1", 100)
+                                    .spin("b1", "s1", 100)
+                                    .spin("a2", "s2", 100)
+                                    .build());
+        QCOMPARE(overlaps(t, span(t, "a1"), span(t, "a2")), overlap);
+    }
+
+    void copyEngines()
+    {
+        // H2D and D2H overlap on a GPU with >= 2 copy engines...
+        auto b = Builder()
+                     .stream("s1")
+                     .stream("s2")
+                     .stream("s3")
+                     .thread("main")
+                     .copy("up", "s1", CopyKind::H2D, 64 << 20)
+                     .copy("down", "s2", CopyKind::D2H, 64 << 20)
+                     .copy("up2", "s3", CopyKind::H2D, 64 << 20);
+        const auto t = simulate(b.build());
+        QVERIFY(overlaps(t, span(t, "up"), span(t, "down")));
+        // ...copies in one direction serialize...
+        QVERIFY(!overlaps(t, span(t, "up"), span(t, "up2")));
+        // ...and with one copy engine both directions serialize.
+        const auto laptop = simulate(b.build(), "laptop");
+        QVERIFY(!overlaps(laptop, span(laptop, "up"), span(laptop, "down")));
+    }
+
+    void pageableCopyBlocksHost_data()
+    {
+        QTest::addColumn<bool>("pinned");
+        QTest::newRow("pinned") << true;
+        QTest::newRow("pageable") << false;
+    }
+    void pageableCopyBlocksHost()
+    {
+        QFETCH(bool, pinned);
+        const auto t = simulate(Builder()
+                                    .stream("s1")
+                                    .stream("s2")
+                                    .thread("main")
+                                    .copy("copy", "s1", CopyKind::H2D, 64 << 20, pinned)
+                                    .spin("kernel", "s2", 100)
+                                    .build());
+        const int c = span(t, "copy"), k = span(t, "kernel");
+        const int api = hostSpan(t, "cudaMemcpyAsync");
+        QVERIFY(api >= 0);
+        if (pinned) {
+            QVERIFY(overlaps(t, c, k));
+            QVERIFY(endOf(t, api) < endOf(t, c));
+        } else {
+            QVERIFY(!overlaps(t, c, k));
+            QVERIFY(endOf(t, api) >= endOf(t, c));
+            // Pageable copies are staged at a lower bandwidth.
+            const auto pinnedTrace = simulate(Builder().stream("s1").thread("main").copy("copy", "s1", CopyKind::H2D, 64 << 20).build());
+            QVERIFY(t.duration(uint32_t(c)) > 2 * pinnedTrace.duration(uint32_t(span(pinnedTrace, "copy"))));
+        }
+    }
+
+    void leftoverBlockDispatch()
+    {
+        // H200: 132 SMs x 8 blocks of 256 threads = 1056 resident blocks. 1.5 waves of `big`, then `small`
+        // in another stream: small gets SMs only when big's second wave leaves room (its tail).
+        const auto t = simulate(Builder()
+                                    .stream("s1")
+                                    .stream("s2")
+                                    .thread("main")
+                                    .spin("big", "s1", 100, 1584, 256)
+                                    .spin("small", "s2", 20, 1, 256)
+                                    .build());
+        const int big = span(t, "big"), small = span(t, "small");
+        QVERIFY(startOf(t, small) >= startOf(t, big) + 100 * us);
+        QVERIFY(startOf(t, small) < endOf(t, big));
+        QVERIFY(endOf(t, big) - startOf(t, big) >= 200 * us);
+    }
+
+    void prioritiesDoNotPreempt()
+    {
+        // Two GPU-filling low-priority kernels, then a high-priority one: it waits for running blocks (no
+        // preemption) but its blocks are dispatched before the queued low-priority blocks.
+        const auto t = simulate(Builder()
+                                    .stream("low1", StreamKind::NonBlocking, 0, 0)
+                                    .stream("low2", StreamKind::NonBlocking, 0, 0)
+                                    .stream("high", StreamKind::NonBlocking, 0, -5)
+                                    .thread("main")
+                                    .spin("l1", "low1", 100, 2112, 256)
+                                    .spin("l2", "low2", 100, 2112, 256)
+                                    .spin("h", "high", 100, 132, 256)
+                                    .build());
+        const int l1 = span(t, "l1"), l2 = span(t, "l2"), h = span(t, "h");
+        QVERIFY(startOf(t, h) >= startOf(t, l1) + 100 * us); // not preempted
+        QVERIFY(endOf(t, h) < endOf(t, l1));                  // jumped l1's second wave
+        QVERIFY(endOf(t, h) <= startOf(t, l2) + 100 * us);
+        // Same priority: h runs after both.
+        const auto same = simulate(Builder()
+                                       .stream("low1")
+                                       .stream("low2")
+                                       .stream("high")
+                                       .thread("main")
+                                       .spin("l1", "low1", 100, 2112, 256)
+                                       .spin("l2", "low2", 100, 2112, 256)
+                                       .spin("h", "high", 100, 132, 256)
+                                       .build());
+        QVERIFY(startOf(same, span(same, "h")) >= endOf(same, span(same, "l1")));
+        QVERIFY(startOf(t, h) < startOf(same, span(same, "h")));
+        (void)l2;
+    }
+
+    void hostFunctionsSerialize()
+    {
+        const auto t = simulate(Builder()
+                                    .stream("s1")
+                                    .stream("s2")
+                                    .thread("main")
+                                    .simple(OpKind::HostFunc, "s1", {}, 100, "f1")
+                                    .simple(OpKind::HostFunc, "s2", {}, 100, "f2")
+                                    .spin("after", "s1", 10)
+                                    .build());
+        const int f1 = span(t, "f1"), f2 = span(t, "f2"), after = span(t, "after");
+        QVERIFY(f1 >= 0 && f2 >= 0);
+        QVERIFY(!overlaps(t, f1, f2));
+        QVERIFY(startOf(t, after) >= endOf(t, f1)); // a host function blocks later work in its stream
+    }
+
+    void mallocSynchronizesImplicitly_data()
+    {
+        QTest::addColumn<int>("kind");
+        QTest::newRow("malloc") << int(OpKind::Malloc);
+        QTest::newRow("free") << int(OpKind::Free);
+    }
+    void mallocSynchronizesImplicitly()
+    {
+        QFETCH(int, kind);
+        const auto t = simulate(Builder()
+                                    .stream("s1")
+                                    .stream("s2")
+                                    .thread("main")
+                                    .spin("a", "s1", 200)
+                                    .simple(OpKind(kind))
+                                    .spin("b", "s2", 50)
+                                    .build());
+        QVERIFY(startOf(t, span(t, "b")) >= endOf(t, span(t, "a")));
+        // Without the allocation the two kernels overlap.
+        const auto t2 = simulate(Builder().stream("s1").stream("s2").thread("main").spin("a", "s1", 200).spin("b", "s2", 50).build());
+        QVERIFY(overlaps(t2, span(t2, "a"), span(t2, "b")));
+    }
+
+    void syncBlocksHost()
+    {
+        const auto t = simulate(Builder()
+                                    .stream("s1")
+                                    .thread("main")
+                                    .spin("a", "s1", 200)
+                                    .simple(OpKind::StreamSync, "s1")
+                                    .simple(OpKind::HostWork, {}, {}, 10, "after")
+                                    .build());
+        const int sync = hostSpan(t, "cudaStreamSynchronize");
+        QVERIFY(sync >= 0);
+        QVERIFY(t.spans.kind[size_t(sync)] == SpanKind::Sync);
+        QVERIFY(endOf(t, sync) >= endOf(t, span(t, "a")));
+        QVERIFY(hasFlow(t, span(t, "a"), sync, FlowKind::Sync));
+        QVERIFY(startOf(t, hostSpan(t, "after")) >= endOf(t, sync));
+    }
+
+    void graphLaunchCost()
+    {
+        Op graph;
+        graph.kind = OpKind::Graph;
+        graph.stream = "s";
+        for (int i = 0; i < 50; ++i) {
+            auto k = Builder::spinOp("tiny", {}, 2);
+            graph.ops.push_back(k);
+        }
+        Builder g;
+        g.stream("s").thread("main").op(graph);
+        Builder plain;
+        plain.stream("s").thread("main");
+        for (int i = 0; i < 50; ++i)
+            plain.spin("tiny", "s", 2);
+        const auto tg = simulate(g.build());
+        const auto tp = simulate(plain.build());
+        int apiGraph = 0, apiPlain = 0;
+        for (uint32_t i = 0; i < tg.spanCount(); ++i)
+            apiGraph += tg.spans.kind[i] == SpanKind::ApiCall;
+        for (uint32_t i = 0; i < tp.spanCount(); ++i)
+            apiPlain += tp.spans.kind[i] == SpanKind::ApiCall;
+        QCOMPARE(apiGraph, 1);
+        QCOMPARE(apiPlain, 50);
+        QCOMPARE(span(tg, "tiny", 49) >= 0, true);
+        const auto rg = tg.timeRange(), rp = tp.timeRange();
+        QVERIFY(rg.second - rg.first < rp.second - rp.first);
+    }
+
+    void workerPoolSharesTasks()
+    {
+        // 4 workers take 8 tasks: each worker issues about two of them, on its own per-thread default stream.
+        const auto t = simulate(Builder()
+                                    .stream("ptds", StreamKind::PerThreadDefault)
+                                    .thread("pool", 0, 8, 4)
+                                    .spin("task", "ptds", 100)
+                                    .simple(OpKind::StreamSync, "ptds")
+                                    .build());
+        int kernels = 0;
+        for (uint32_t i = 0; i < t.spanCount(); ++i)
+            kernels += t.spans.kind[i] == SpanKind::Kernel;
+        QCOMPARE(kernels, 8);
+        for (int w = 0; w < 4; ++w) {
+            const int track = t.findStreamTrack("ptds@pool#" + std::to_string(w));
+            QVERIFY(track >= 0);
+            QCOMPARE(int(t.trackEnd(uint32_t(track)) - t.trackBegin(uint32_t(track))), 2);
+        }
+        const auto [lo, hi] = t.timeRange();
+        QVERIFY(hi - lo < 300 * us); // 4-way parallel, not 8 x 100 us
+    }
+
+    void iterationsAndWarmup()
+    {
+        const auto t = simulate(Builder().iterations(2, 3).stream("s").thread("main").spin("k", "s", 10).build());
+        int kernels = 0, maxIter = -1;
+        for (uint32_t i = 0; i < t.spanCount(); ++i)
+            if (t.spans.kind[i] == SpanKind::Kernel) {
+                ++kernels;
+                maxIter = std::max(maxIter, t.spans.iteration[i]);
+            }
+        QCOMPARE(kernels, 3);
+        QCOMPARE(maxIter, 2);
+        QCOMPARE(t.timeRange().first, int64_t(0));
+    }
+
+    void deterministic()
+    {
+        auto b = Builder()
+                     .stream("s1")
+                     .stream("s2", StreamKind::Blocking)
+                     .stream("null", StreamKind::LegacyDefault)
+                     .thread("a", 0, 20)
+                     .spin("k1", "s1", 7, 300)
+                     .copy("c", "s2", CopyKind::H2D, 1 << 20)
+                     .simple(OpKind::Record, "s1", "e")
+                     .thread("b", 0, 20)
+                     .simple(OpKind::Wait, "s2", "e")
+                     .spin("k2", "null", 3, 50)
+                     .simple(OpKind::HostFunc, "s2", {}, 5);
+        const auto s = b.build();
+        QCOMPARE(traceToJson(simulate(s)), traceToJson(simulate(s)));
+    }
+
+    void kernelTooLargeForSmIsAnError()
+    {
+        auto s = Builder().stream("s").thread("main").spin("k", "s", 10, 1, 1024).build();
+        s.threads[0].ops[0].sharedBytes = 1 << 30;
+        SimulatorBackend sim;
+        const auto out = runScenario(s, sim);
+        QVERIFY(!out.status.ok());
+        QVERIFY(out.status.error().message.find("does not fit") != std::string::npos);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSimulator)
+#include "tst_simulator.moc"
