@@ -563,8 +563,10 @@ private:
                 g.engine = std::min(2, engines - 1);
                 break;
             case CopyKind::P2P:
+                // A peer copy leaves through the source's outgoing engine and arrives through the destination's
+                // incoming one: it occupies both devices.
                 bw = p.p2pBps;
-                g.engine = std::min(2, engines - 1);
+                g.engine = engines >= 2 ? 1 : 0;
                 g.dstDevice = op.dstDevice;
                 break;
             }
@@ -727,7 +729,7 @@ private:
             DeviceState* dst = op.dstDevice >= 0 && size_t(op.dstDevice) < m_devices.size()
                 ? &m_devices[size_t(op.dstDevice)]
                 : nullptr;
-            const size_t dstEngine = dst ? size_t(std::min<int>(op.engine, int(dst->engineBusyUntil.size()) - 1)) : 0;
+            const size_t dstEngine = 0;
             if (dst)
                 s = std::max(s, dst->engineBusyUntil[dstEngine]);
             op.start = s;

@@ -340,6 +340,31 @@ private slots:
         QVERIFY(!overlaps(laptop, span(laptop, "up"), span(laptop, "down")));
     }
 
+    void peerCopyOccupiesBothDevices()
+    {
+        Op p2p;
+        p2p.kind = OpKind::Memcpy;
+        p2p.name = "peer";
+        p2p.stream = "s0";
+        p2p.copy = CopyKind::P2P;
+        p2p.bytes = 256 << 20;
+        p2p.dstDevice = 1;
+        const auto t = simulate(Builder()
+                                    .device(1)
+                                    .stream("s0", StreamKind::NonBlocking, 0)
+                                    .stream("s1", StreamKind::NonBlocking, 1)
+                                    .stream("s1b", StreamKind::NonBlocking, 1)
+                                    .thread("t0", 0)
+                                    .op(p2p)
+                                    .thread("t1", 1)
+                                    .copy("upload on 1", "s1", CopyKind::H2D, 64 << 20)
+                                    .copy("download on 1", "s1b", CopyKind::D2H, 64 << 20)
+                                    .build());
+        // The copy arrives through device 1's incoming engine: device 1's H2D copy waits, its D2H does not.
+        QVERIFY(!overlaps(t, span(t, "peer"), span(t, "upload on 1")));
+        QVERIFY(overlaps(t, span(t, "peer"), span(t, "download on 1")));
+    }
+
     void pageableCopyBlocksHost_data()
     {
         QTest::addColumn<bool>("pinned");
