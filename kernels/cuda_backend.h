@@ -25,8 +25,15 @@ CudaProbe probeCuda();
 struct CudaBackendOptions {
     bool timeOps = true;                // bracket every GPU op with start/end events (off: benchmark baseline)
     bool nvtx = true;                   // NVTX ranges named after the ops
+    // Graphs: one span per graph node, from event-record nodes captured between the nodes (their events are swapped
+    // for fresh ones before every launch). Off: one span per graph launch. Costly, so off by default: on an H200
+    // the node updates made each cudaGraphLaunch take ~50 us instead of a few, and every 1 us node ~4 us.
+    bool graphNodeTiming = false;
 };
 
+// The backend maps GPU times onto the host clock and stores the error bound in the RunInfo given to prepare(), which
+// must stay alive until finish() returns (runScenario keeps it for the trace).
+//
 // Set CUDA_DEVICE_MAX_CONNECTIONS (and other scenario env) before this is created: it must be in the
 // environment before the first CUDA context exists. applyCudaEnvironment() does that.
 std::unique_ptr<Backend> makeCudaBackend(const CudaBackendOptions& options = {});

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# One session on a GPU machine: build without the GUI, run the GPU tests and the CUDA overhead benchmark, run every
+# lesson on the GPU with its checks, and pack the traces. Keeps going past failures and ends with a summary.
+#
+#   tools/gpu_session.sh [OUTDIR]        (default: $OUT, else ./gpu-session-<date>)
+#
+# Needs: cmake, ninja, nvcc (CUDA toolkit), nlohmann_json, CLI11 and GoogleTest; no Qt. Environment:
+#   BUILD_DIR     build directory (default: <repo>/build-gpu)
+#   CUDA_ARCH     CMAKE_CUDA_ARCHITECTURES (default: 90, the H100/H200)
+#   JOBS          parallel build jobs (default: all cores)
+#
+# Everything lands in OUTDIR: session.log (all output), summary.txt, nvidia-smi.txt, ctest.log, bench.json,
+# traces/<preset>.json with traces/<preset>.log, and traces.tar.gz. The exit status is 0 only when the build,
+# the tests, the benchmark and every lesson passed.
+set -u
+set -o pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+OUTDIR="${1:-${OUT:-$PWD/gpu-session-$(date +%Y%m%d-%H%M%S)}}"
+BUILD_DIR="${BUILD_DIR:-$REPO/build-gpu}"
+CUDA_ARCH="${CUDA_ARCH:-90}"
+JOBS="${JOBS:-$(nproc 2>/dev/null || echo 8)}"
+
+mkdir -p "$OUTDIR/traces" || { echo "cannot create $OUTDIR" >&2; exit 2; }
+OUTDIR="$(cd "$OUTDIR" && pwd)"
+LOG="$OUTDIR/session.log"
+SUMMARY="$OUTDIR/summary.txt"
+: >"$LOG"
+: >"$SUMMARY"
+# From here on, everything the script and its commands print goes to the log as well.
+exec > >(tee -a "$LOG") 2>&1
+
+FAILURES=0
+note() { echo "[$(date +%H:%M:%S)] $*"; }
+result() { # result NAME STATUS [DETAIL]
+    printf '%-40s %s%s\n' "$1" "$2" "${3:+  ($3)}" >>"$SUMMARY"
+    [ "$2" = ok ] || [ "$2" = skipped ] || FAILURES=$((FAILURES + 1))
+}
+step() { # step NAME COMMAND...: runs it, records ok/FAILED
+    local name="$1"
+    shift
+    note "== $name: $*"
+    local start=$SECONDS
+    "$@"
+    local rc=$?
+    if [ $rc -eq 0 ]; then
+        result "$name" ok "$((SECONDS - start)) s"
+    else
+        result "$name" FAILED "exit $rc after $((SECONDS - start)) s"
+    fi
+    return $rc
+}
+
+note "StreamScope GPU session: repo $REPO, build $BUILD_DIR, output $OUTDIR"
+{
+    echo "date: $(date -Iseconds)"
+    echo "host: $(hostname)"
+    if commit=$(git -C "$REPO" rev-parse HEAD 2>/dev/null); then
+        git -C "$REPO" diff --quiet HEAD 2>/dev/null || commit+=" (with local changes)"
+    else
+        commit="unknown (not a git checkout)"
+    fi
+    echo "commit: $commit"
+    echo "uname: $(uname -a)"
+    echo "cmake: $(cmake --version 2>/dev/null | head -1)"
+    echo "nvcc: $(nvcc --version 2>/dev/null | tail -1)"
+} | tee "$OUTDIR/machine.txt"
+
+# ---- the GPU ---------------------------------------------------------------------------------------------
+if command -v nvidia-smi >/dev/null; then
+    nvidia-smi 2>&1 | tee "$OUTDIR/nvidia-smi.txt"
+    nvidia-smi -q >"$OUTDIR/nvidia-smi-q.txt" 2>&1
+    nvidia-smi topo -m >>"$OUTDIR/nvidia-smi.txt" 2>&1
+    result nvidia-smi ok
+else
+    note "nvidia-smi not found"
+    result nvidia-smi FAILED "not found"
+fi
+
+# ---- build -----------------------------------------------------------------------------------------------
+built=0
+if step configure cmake -S "$REPO" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DSTREAMSCOPE_GUI=OFF -DSTREAMSCOPE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH"; then
+    if step build cmake --build "$BUILD_DIR" -j "$JOBS"; then
+        built=1
+    fi
+fi
+
+CLI="$BUILD_DIR/app/streamscope-cli"
+BENCH="$BUILD_DIR/tests/bench/bench_cuda_overhead"
+
+run_ctest() { # run_ctest LOGFILE ARGS...: ctest in the build directory, its output also in LOGFILE
+    local log="$1"
+    shift
+    (cd "$BUILD_DIR" && ctest --output-on-failure "$@" 2>&1 | tee "$log")
+}
+
+# ---- GPU tests -------------------------------------------------------------------------------------------
+if [ $built = 1 ]; then
+    step "ctest -L gpu" run_ctest "$OUTDIR/ctest.log" -L gpu --timeout 600
+    skipped=$(grep -c '\*\*\*Skipped' "$OUTDIR/ctest.log" 2>/dev/null || true)
+    [ "${skipped:-0}" != 0 ] && note "ctest: $skipped GPU test(s) skipped (see ctest.log for the reasons)"
+    # The GPU-free suites too, when they were built: a quick sanity check of the same build.
+    step "ctest (not gpu)" run_ctest "$OUTDIR/ctest-cpu.log" -LE gpu
+else
+    result "ctest -L gpu" FAILED "not built"
+fi
+
+# ---- benchmark -------------------------------------------------------------------------------------------
+if [ -x "$BENCH" ]; then
+    step bench_cuda_overhead bash -c "'$BENCH' --json >'$OUTDIR/bench.json'"
+    cat "$OUTDIR/bench.json" 2>/dev/null
+else
+    result bench_cuda_overhead FAILED "not built"
+fi
+
+# ---- every lesson on the GPU -----------------------------------------------------------------------------
+if [ -x "$CLI" ]; then
+    "$CLI" presets >"$OUTDIR/presets.txt" 2>&1 || note "streamscope-cli presets failed"
+    ids=$(awk 'NF {print $1}' "$OUTDIR/presets.txt")
+    [ -n "$ids" ] || result presets FAILED "streamscope-cli presets listed nothing"
+    for id in $ids; do
+        trace="$OUTDIR/traces/$id.json"
+        plog="$OUTDIR/traces/$id.log"
+        note "== preset $id"
+        start=$SECONDS
+        # A lesson that hangs must not stop the session.
+        timeout 600 "$CLI" run "$id" --backend cuda --check -o "$trace" >"$plog" 2>&1
+        rc=$?
+        cat "$plog"
+        case $rc in
+        0) result "preset $id" ok "$((SECONDS - start)) s" ;;
+        1) result "preset $id" FAILED "a check failed" ;;
+        2) result "preset $id" FAILED "bad input" ;;
+        3)
+            if grep -q "does not exist: this machine has" "$plog"; then
+                result "preset $id" skipped "needs more GPUs than this machine has"
+            else
+                result "preset $id" FAILED "GPU/runtime error"
+            fi
+            ;;
+        124) result "preset $id" FAILED "timed out" ;;
+        *) result "preset $id" FAILED "exit $rc" ;;
+        esac
+        if [ -s "$trace" ]; then
+            "$CLI" analyze "$trace" >"$OUTDIR/traces/$id.analysis.txt" 2>&1 || true
+        fi
+    done
+    if ls "$OUTDIR"/traces/* >/dev/null 2>&1; then
+        if tar -C "$OUTDIR" -czf "$OUTDIR/traces.tar.gz" traces; then
+            result "traces.tar.gz" ok
+        else
+            result "traces.tar.gz" FAILED "tar"
+        fi
+    fi
+else
+    result presets FAILED "streamscope-cli not built"
+fi
+
+# ---- summary ---------------------------------------------------------------------------------------------
+{
+    echo
+    if [ $FAILURES -eq 0 ]; then echo "ALL OK"; else echo "$FAILURES FAILED"; fi
+} >>"$SUMMARY"
+note "summary ($SUMMARY):"
+cat "$SUMMARY"
+note "log: $LOG"
+[ $FAILURES -eq 0 ]
