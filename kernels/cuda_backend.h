@@ -24,6 +24,10 @@ CudaProbe probeCuda();
 
 struct CudaBackendOptions {
     bool timeOps = true;                // bracket every GPU op with start/end events (off: benchmark baseline)
+    // An op issued to a busy stream (the previous timed op's end event not complete yet, nothing else enqueued
+    // behind it) starts at that end event instead of a start event of its own: one event per op on a busy
+    // stream. Off: a start and an end event around every op (the benchmark compares both).
+    bool shareBoundaryEvents = true;
     bool nvtx = true;                   // NVTX ranges named after the ops
     // Graphs: one span per graph node, from event-record nodes captured between the nodes (their events are swapped
     // for fresh ones before every launch). Off: one span per graph launch. Costly, so off by default: on an H200
