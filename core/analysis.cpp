@@ -1,0 +1,1460 @@
+#include "analysis.h"
+
+#include "diagnostics.h"
+#include "runner.h"
+#include "scenario_json.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <set>
+
+namespace streamscope {
+
+namespace {
+
+using OrderedJson = nlohmann::ordered_json;
+
+constexpr int64_t kMaxTime = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMinTime = std::numeric_limits<int64_t>::min();
+constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+
+double ratio(double num, double den) { return den > 0 ? num / den : 0.0; }
+
+// Analysis needs the per-track grouping of a finalized trace; an unfinalized one is copied and finalized.
+const Trace& finalizedView(const Trace& trace, Trace& storage)
+{
+    if (trace.finalized())
+        return trace;
+    storage = trace;
+    storage.finalize();
+    return storage;
+}
+
+int trackDevice(const Trace& trace, uint32_t track)
+{
+    return track < trace.tracks.size() ? trace.tracks[track].device : -1;
+}
+
+// Idle intervals inside [from, to] not covered by the merged list `busy`.
+std::vector<Interval> gapsOf(const std::vector<Interval>& busy, int64_t from, int64_t to)
+{
+    std::vector<Interval> gaps;
+    int64_t t = from;
+    for (const auto& b : busy) {
+        if (b.start > t)
+            gaps.push_back({t, std::min(b.start, to)});
+        t = std::max(t, b.end);
+        if (t >= to)
+            break;
+    }
+    if (t < to)
+        gaps.push_back({t, to});
+    std::erase_if(gaps, [](const Interval& g) { return g.end <= g.start; });
+    return gaps;
+}
+
+// The sweep behind the concurrency profile over sorted starts and ends: half-open spans, so back-to-back spans
+// are not concurrent. Also yields the busy intervals (merged), which saves sorting the spans a second time.
+ConcurrencyProfile profileOf(const std::vector<int64_t>& starts, const std::vector<int64_t>& ends, int64_t from,
+                             int64_t to, bool wantSteps, std::vector<Interval>* busy = nullptr)
+{
+    ConcurrencyProfile p;
+    auto add = [&p](int k, int64_t ns) {
+        if (ns <= 0)
+            return;
+        if (size_t(k) >= p.timeAtNs.size())
+            p.timeAtNs.resize(size_t(k) + 1, 0);
+        p.timeAtNs[size_t(k)] += ns;
+    };
+    size_t i = 0, j = 0;
+    int running = 0;
+    int64_t t = from;
+    while (i < starts.size() || j < ends.size()) {
+        const int64_t next = std::min(i < starts.size() ? starts[i] : kMaxTime, j < ends.size() ? ends[j] : kMaxTime);
+        if (next > t) {
+            add(running, std::min(next, to) - std::max(t, from));
+            t = next;
+        }
+        const int before = running;
+        while (j < ends.size() && ends[j] == next) {
+            --running;
+            ++j;
+        }
+        while (i < starts.size() && starts[i] == next) {
+            ++running;
+            ++i;
+        }
+        p.maxConcurrency = std::max(p.maxConcurrency, running);
+        if (busy) {
+            if (before == 0 && running > 0)
+                busy->push_back({next, next});
+            else if (before > 0 && running == 0)
+                busy->back().end = next;
+        }
+        // All changes at one instant are applied before the step is recorded.
+        if (wantSteps && (p.steps.empty() || p.steps.back().count != running))
+            p.steps.push_back({next, running});
+    }
+    if (to > t)
+        add(0, to - std::max(t, from));
+    if (p.timeAtNs.empty() && to > from)
+        p.timeAtNs.push_back(to - from);
+    if (p.timeAtNs.size() < size_t(p.maxConcurrency) + 1)
+        p.timeAtNs.resize(size_t(p.maxConcurrency) + 1, 0);
+    double weighted = 0;
+    for (size_t k = 0; k < p.timeAtNs.size(); ++k)
+        weighted += double(k) * double(p.timeAtNs[k]);
+    p.averageConcurrency = ratio(weighted, double(to - from));
+    return p;
+}
+
+// Intersection of two merged lists, restricted to the window where both have intervals.
+int64_t overlapOf(const std::vector<Interval>& a, const std::vector<Interval>& b)
+{
+    if (a.empty() || b.empty())
+        return 0;
+    const int64_t lo = std::max(a.front().start, b.front().start);
+    const int64_t hi = std::min(a.back().end, b.back().end);
+    if (hi <= lo)
+        return 0;
+    auto firstEndingAfter = [lo](const std::vector<Interval>& v) {
+        return std::partition_point(v.begin(), v.end(), [lo](const Interval& x) { return x.end <= lo; });
+    };
+    auto ia = firstEndingAfter(a);
+    auto ib = firstEndingAfter(b);
+    int64_t sum = 0;
+    while (ia != a.end() && ib != b.end() && ia->start < hi && ib->start < hi) {
+        const int64_t s = std::max(ia->start, ib->start);
+        const int64_t e = std::min(ia->end, ib->end);
+        if (e > s)
+            sum += e - s;
+        if (ia->end < ib->end)
+            ++ia;
+        else
+            ++ib;
+    }
+    return sum;
+}
+
+bool isLaunchName(std::string_view name)
+{
+    return name.starts_with("cudaLaunch") || name.starts_with("cudaMemcpy") || name.starts_with("cudaMemset")
+        || name.starts_with("cudaGraphLaunch") || name.starts_with("cuLaunch") || name.starts_with("cuMemcpy")
+        || name.starts_with("cuMemset") || name.starts_with("cuGraphLaunch");
+}
+
+std::string streamLabel(const Trace& trace, uint32_t track)
+{
+    if (track >= trace.tracks.size())
+        return "?";
+    return trace.tracks[track].name;
+}
+
+} // namespace
+
+// ---- metrics ----------------------------------------------------------------------------------------------------
+
+TraceAnalysis analyzeTrace(const Trace& input, const AnalysisOptions& options)
+{
+    Trace storage;
+    const Trace& trace = finalizedView(input, storage);
+    TraceAnalysis a;
+    TraceMetrics& m = a.metrics;
+    const auto& s = trace.spans;
+    const size_t n = s.size();
+
+    // Per device: every GPU span, grouped by its track's device. Each sort happens once: the sweep over the
+    // sorted starts and ends gives the concurrency profile and the busy intervals.
+    struct DeviceAcc {
+        std::vector<int64_t> starts, ends;
+        std::vector<Interval> copies, kernels;
+        bool otherKinds = false; // memsets or host functions: the kernel union is not the busy union
+        int64_t first = kMaxTime, last = kMinTime, work = 0, spans = 0;
+    };
+    std::map<int, DeviceAcc> perDevice;
+    for (uint32_t i = 0; i < n; ++i) {
+        const SpanKind k = s.kind[i];
+        if (k == SpanKind::ApiCall)
+            ++m.apiCallCount;
+        if (!isGpuSpan(k))
+            continue;
+        DeviceAcc& d = perDevice[trackDevice(trace, s.track[i])];
+        const int64_t b = s.start[i], e = s.end[i];
+        d.first = std::min(d.first, b);
+        d.last = std::max(d.last, e);
+        d.work += e - b;
+        ++d.spans;
+        if (e > b) {
+            d.starts.push_back(b);
+            d.ends.push_back(e);
+        }
+        if (isCopySpan(k))
+            d.copies.push_back({b, e});
+        else if (k == SpanKind::Kernel)
+            d.kernels.push_back({b, e});
+        else
+            d.otherKinds = true;
+    }
+
+    std::vector<int64_t> allStarts, allEnds;
+    std::vector<Interval> allCopies, allKernels, allBusy;
+    int64_t first = kMaxTime, last = kMinTime;
+    for (auto& [index, d] : perDevice) {
+        DeviceAnalysis da;
+        da.device = index;
+        for (const auto& info : trace.info.devices)
+            if (info.index == index)
+                da.name = info.name;
+        da.spanCount = d.spans;
+        da.firstStart = d.first;
+        da.lastEnd = d.last;
+        da.makespanNs = d.last - d.first;
+        da.gpuWorkNs = d.work;
+        da.speedup = ratio(double(d.work), double(da.makespanNs));
+        first = std::min(first, d.first);
+        last = std::max(last, d.last);
+        m.gpuWorkNs += d.work;
+        m.gpuSpanCount += d.spans;
+        std::sort(d.starts.begin(), d.starts.end());
+        std::sort(d.ends.begin(), d.ends.end());
+        std::vector<Interval> busy;
+        da.concurrency = profileOf(d.starts, d.ends, d.first, d.last, options.concurrencySteps, &busy);
+        da.busyNs = totalLength(busy);
+        da.gaps = gapsOf(busy, d.first, d.last);
+        da.idleNs = totalLength(da.gaps);
+        // Without copies there is no copy/compute overlap to measure, and without other kinds the kernels' union is
+        // the busy union: both save a sort of every span.
+        std::vector<Interval> kernels;
+        if (d.copies.empty() && !d.otherKinds)
+            kernels = busy;
+        else
+            kernels = mergeIntervals(std::move(d.kernels));
+        const auto copies = mergeIntervals(std::move(d.copies));
+        da.copyNs = totalLength(copies);
+        da.kernelNs = totalLength(kernels);
+        da.copyComputeOverlapNs = copies.empty() ? 0 : intersectionLength(copies, kernels);
+        da.copyComputeOverlap = ratio(double(da.copyComputeOverlapNs), double(da.copyNs));
+        if (perDevice.size() > 1) {
+            allBusy.insert(allBusy.end(), busy.begin(), busy.end());
+            const auto mid = std::ptrdiff_t(allStarts.size());
+            allStarts.insert(allStarts.end(), d.starts.begin(), d.starts.end());
+            std::inplace_merge(allStarts.begin(), allStarts.begin() + mid, allStarts.end());
+            const auto midEnd = std::ptrdiff_t(allEnds.size());
+            allEnds.insert(allEnds.end(), d.ends.begin(), d.ends.end());
+            std::inplace_merge(allEnds.begin(), allEnds.begin() + midEnd, allEnds.end());
+            allCopies.insert(allCopies.end(), copies.begin(), copies.end());
+            allKernels.insert(allKernels.end(), kernels.begin(), kernels.end());
+        }
+        a.devices.push_back(std::move(da));
+        if (perDevice.size() == 1) {
+            // One device: the run's figures are the device's.
+            const DeviceAnalysis& only = a.devices.back();
+            a.concurrency = only.concurrency;
+            a.busyNs = only.busyNs;
+            a.gaps = only.gaps;
+            a.copyComputeOverlapNs = only.copyComputeOverlapNs;
+            a.copyComputeOverlap = only.copyComputeOverlap;
+        }
+    }
+    if (first != kMaxTime) {
+        a.firstStart = first;
+        a.lastEnd = last;
+    }
+    if (perDevice.size() > 1) {
+        const auto busyAll = mergeIntervals(std::move(allBusy));
+        a.busyNs = totalLength(busyAll);
+        a.gaps = gapsOf(busyAll, a.firstStart, a.lastEnd);
+        a.concurrency = profileOf(allStarts, allEnds, a.firstStart, a.lastEnd, options.concurrencySteps);
+        // As the lessons' copy_compute_overlap metric: any copy against any kernel, all devices together.
+        const auto copies = mergeIntervals(std::move(allCopies));
+        a.copyComputeOverlapNs = intersectionLength(copies, mergeIntervals(std::move(allKernels)));
+        a.copyComputeOverlap = ratio(double(a.copyComputeOverlapNs), double(totalLength(copies)));
+    }
+    a.idleNs = totalLength(a.gaps);
+    a.makespanNs = m.gpuSpanCount > 0 ? a.lastEnd - a.firstStart : 0;
+    a.gpuWorkNs = m.gpuWorkNs;
+    a.speedup = ratio(double(a.gpuWorkNs), double(a.makespanNs));
+    m.makespanNs = a.makespanNs;
+    m.speedup = a.speedup;
+    m.maxConcurrency = a.concurrency.maxConcurrency;
+    m.copyComputeOverlapNs = a.copyComputeOverlapNs;
+    const auto [rangeFirst, rangeLast] = trace.timeRange();
+    m.hostMakespanNs = rangeLast - rangeFirst;
+
+    // Streams.
+    std::vector<std::vector<Interval>> busyOf;
+    for (uint32_t t = 0; t < trace.tracks.size(); ++t) {
+        const Track& track = trace.tracks[t];
+        if (track.kind != TrackKind::Stream)
+            continue;
+        StreamAnalysis sa;
+        sa.track = t;
+        sa.name = track.name;
+        sa.device = track.device;
+        sa.kind = track.streamKind;
+        sa.priority = track.priority;
+        int64_t f = kMaxTime, l = kMinTime;
+        std::vector<Interval> v;
+        for (uint32_t i = trace.trackBegin(t); i < trace.trackEnd(t); ++i) {
+            if (!isGpuSpan(s.kind[i]))
+                continue;
+            ++sa.spanCount;
+            sa.gpuWorkNs += s.end[i] - s.start[i];
+            f = std::min(f, s.start[i]);
+            l = std::max(l, s.end[i]);
+            v.push_back({s.start[i], s.end[i]});
+        }
+        auto busy = mergeIntervals(std::move(v));
+        if (sa.spanCount > 0) {
+            sa.firstStart = f;
+            sa.lastEnd = l;
+            sa.busyNs = totalLength(busy);
+            sa.gaps = gapsOf(busy, f, l);
+            sa.idleNs = totalLength(sa.gaps);
+            for (const auto& d : a.devices)
+                if (d.device == sa.device)
+                    sa.utilization = ratio(double(sa.busyNs), double(d.makespanNs));
+        }
+        busyOf.push_back(std::move(busy));
+        m.streams.push_back({sa.track, sa.name, sa.device, sa.busyNs, sa.spanCount});
+        a.streams.push_back(std::move(sa));
+    }
+    const size_t streamCount = a.streams.size();
+    for (auto& d : a.devices)
+        for (const auto& st : a.streams)
+            d.streamCount += st.device == d.device && st.spanCount > 0;
+    if (streamCount <= options.maxOverlapStreams) {
+        a.overlapNs.assign(streamCount, std::vector<int64_t>(streamCount, 0));
+        a.overlapFraction.assign(streamCount, std::vector<double>(streamCount, 0.0));
+        for (size_t i = 0; i < streamCount; ++i) {
+            a.overlapNs[i][i] = a.streams[i].busyNs;
+            a.overlapFraction[i][i] = a.streams[i].busyNs > 0 ? 1.0 : 0.0;
+            for (size_t j = i + 1; j < streamCount; ++j) {
+                const int64_t both = overlapOf(busyOf[i], busyOf[j]);
+                const double frac = ratio(double(both), double(std::min(a.streams[i].busyNs, a.streams[j].busyNs)));
+                a.overlapNs[i][j] = a.overlapNs[j][i] = both;
+                a.overlapFraction[i][j] = a.overlapFraction[j][i] = frac;
+            }
+        }
+    }
+
+    // Host threads. A launch is an API call that is the source of a launch flow; traces without launch flows
+    // (imported ones) are counted by the API's name.
+    std::vector<uint8_t> launches(n, 0);
+    bool anyLaunchFlow = false;
+    for (const auto& fl : trace.flows)
+        if (fl.kind == FlowKind::Launch && fl.from < n) {
+            launches[fl.from] = 1;
+            anyLaunchFlow = true;
+        }
+    int64_t hostFirst = kMaxTime, hostLast = kMinTime, allLaunches = 0;
+    for (uint32_t t = 0; t < trace.tracks.size(); ++t) {
+        const Track& track = trace.tracks[t];
+        if (track.kind != TrackKind::HostThread)
+            continue;
+        HostThreadAnalysis h;
+        h.track = t;
+        h.name = track.name;
+        h.device = track.device;
+        int64_t f = kMaxTime, l = kMinTime;
+        for (uint32_t i = trace.trackBegin(t); i < trace.trackEnd(t); ++i) {
+            f = std::min(f, s.start[i]);
+            l = std::max(l, s.end[i]);
+            const int64_t d = s.end[i] - s.start[i];
+            switch (s.kind[i]) {
+            case SpanKind::ApiCall: {
+                ++h.apiCalls;
+                h.apiNs += d;
+                const bool launch = anyLaunchFlow ? launches[i] != 0 : isLaunchName(trace.spanName(i));
+                if (launch) {
+                    ++h.launchCalls;
+                    h.launchNs += d;
+                }
+                break;
+            }
+            case SpanKind::Sync:
+                ++h.syncCalls;
+                h.syncNs += d;
+                break;
+            case SpanKind::HostWork: h.hostWorkNs += d; break;
+            default: break;
+            }
+        }
+        if (f != kMaxTime) {
+            h.firstStart = f;
+            h.lastEnd = l;
+            h.activeNs = l - f;
+            hostFirst = std::min(hostFirst, f);
+            hostLast = std::max(hostLast, l);
+        }
+        h.launchesPerSecond = ratio(double(h.launchCalls) * 1e9, double(h.activeNs));
+        h.meanLaunchNs = ratio(double(h.launchNs), double(h.launchCalls));
+        allLaunches += h.launchCalls;
+        a.hostThreads.push_back(std::move(h));
+    }
+    if (hostFirst != kMaxTime)
+        a.launchesPerSecond = ratio(double(allLaunches) * 1e9, double(hostLast - hostFirst));
+    return a;
+}
+
+std::vector<ConcurrencyStep> concurrencySteps(const Trace& trace, int device)
+{
+    std::vector<int64_t> starts, ends;
+    const auto& s = trace.spans;
+    int64_t first = kMaxTime, last = kMinTime;
+    for (uint32_t i = 0; i < s.size(); ++i) {
+        if (!isGpuSpan(s.kind[i]) || s.end[i] <= s.start[i])
+            continue;
+        if (device >= 0 && trackDevice(trace, s.track[i]) != device)
+            continue;
+        starts.push_back(s.start[i]);
+        ends.push_back(s.end[i]);
+        first = std::min(first, s.start[i]);
+        last = std::max(last, s.end[i]);
+    }
+    if (starts.empty())
+        return {};
+    std::sort(starts.begin(), starts.end());
+    std::sort(ends.begin(), ends.end());
+    return profileOf(starts, ends, first, last, true).steps;
+}
+
+// ---- critical path ----------------------------------------------------------------------------------------------
+
+IncomingFlows::IncomingFlows(const Trace& trace)
+{
+    const size_t n = trace.spanCount();
+    m_offsets.assign(n + 1, 0);
+    for (const auto& f : trace.flows)
+        if (f.to < n)
+            ++m_offsets[f.to + 1];
+    for (size_t i = 0; i < n; ++i)
+        m_offsets[i + 1] += m_offsets[i];
+    m_flows.resize(m_offsets[n]);
+    std::vector<uint32_t> fill(m_offsets.begin(), m_offsets.end() - 1);
+    for (uint32_t k = 0; k < trace.flows.size(); ++k) {
+        const auto& f = trace.flows[k];
+        if (f.to < n)
+            m_flows[fill[f.to]++] = k;
+    }
+}
+
+std::span<const uint32_t> IncomingFlows::of(uint32_t span) const
+{
+    if (size_t(span) + 1 >= m_offsets.size())
+        return {};
+    return {m_flows.data() + m_offsets[span], m_offsets[span + 1] - m_offsets[span]};
+}
+
+std::string_view toString(PathReason r)
+{
+    switch (r) {
+    case PathReason::Start: return "start";
+    case PathReason::StreamOrder: return "stream order";
+    case PathReason::Launch: return "launch";
+    case PathReason::EventWait: return "event wait";
+    case PathReason::Sync: return "sync";
+    case PathReason::Implicit: return "implicit";
+    case PathReason::HostIssueOrder: return "host issue order";
+    }
+    return "?";
+}
+
+namespace {
+
+PathReason reasonOf(FlowKind k)
+{
+    switch (k) {
+    case FlowKind::Launch: return PathReason::Launch;
+    case FlowKind::Event: return PathReason::EventWait;
+    case FlowKind::Sync: return PathReason::Sync;
+    case FlowKind::Implicit: return PathReason::Implicit;
+    }
+    return PathReason::Launch;
+}
+
+// Among predecessors that end at the same time, the explicit dependency explains more than the orderings.
+int rank(PathReason r)
+{
+    switch (r) {
+    case PathReason::EventWait: return 6;
+    case PathReason::Implicit: return 5;
+    case PathReason::Sync: return 4;
+    case PathReason::Launch: return 3;
+    case PathReason::StreamOrder: return 2;
+    case PathReason::HostIssueOrder: return 1;
+    case PathReason::Start: return 0;
+    }
+    return 0;
+}
+
+} // namespace
+
+CriticalPath criticalPath(const Trace& input)
+{
+    Trace storage;
+    const Trace& trace = finalizedView(input, storage);
+    CriticalPath path;
+    const auto& s = trace.spans;
+    const size_t n = s.size();
+    if (n == 0)
+        return path;
+    const IncomingFlows incoming(trace);
+
+    // The span that ends last; among equal ends a GPU span, then the one that started last.
+    uint32_t cur = 0;
+    for (uint32_t i = 1; i < n; ++i) {
+        if (s.end[i] != s.end[cur]) {
+            if (s.end[i] > s.end[cur])
+                cur = i;
+            continue;
+        }
+        const bool gi = isGpuSpan(s.kind[i]), gc = isGpuSpan(s.kind[cur]);
+        if (gi != gc ? gi : s.start[i] > s.start[cur])
+            cur = i;
+    }
+
+    // Stream tracks per device, for host syncs that carry no sync flows (imported traces).
+    std::map<int, std::vector<uint32_t>> streamTracks;
+    for (uint32_t t = 0; t < trace.tracks.size(); ++t)
+        if (trace.tracks[t].kind == TrackKind::Stream) {
+            streamTracks[trace.tracks[t].device].push_back(t);
+            streamTracks[-2].push_back(t); // all devices
+        }
+
+    std::vector<std::pair<uint32_t, PathReason>> chain; // from the end backwards: span, reason it was released
+    for (size_t guard = 0; guard <= n; ++guard) {
+        uint32_t best = kNone;
+        PathReason bestReason = PathReason::Start;
+        // A predecessor must end no later than the span (a blocking call ends after what it waited for); the
+        // strict order on (end, start, index) makes every step go back, so the walk ends.
+        auto consider = [&](uint32_t p, PathReason reason) {
+            if (p >= n || p == cur)
+                return;
+            if (s.end[p] > s.end[cur])
+                return;
+            if (s.end[p] == s.end[cur] && !(s.start[p] < s.start[cur] || (s.start[p] == s.start[cur] && p < cur)))
+                return;
+            const bool later = best == kNone || s.end[p] > s.end[best];
+            if (later || (s.end[p] == s.end[best] && rank(reason) > rank(bestReason))) {
+                best = p;
+                bestReason = reason;
+            }
+        };
+        const uint32_t track = s.track[cur];
+        if (track < trace.tracks.size()) {
+            const bool stream = trace.tracks[track].kind == TrackKind::Stream;
+            const PathReason order = stream ? PathReason::StreamOrder : PathReason::HostIssueOrder;
+            // The previous span of the track; a longer one that contains this span is not its predecessor.
+            const uint32_t begin = trace.trackBegin(track);
+            for (uint32_t p = cur, steps = 0; p > begin && steps < 4; ++steps) {
+                --p;
+                if (s.end[p] <= s.end[cur]) {
+                    consider(p, order);
+                    break;
+                }
+            }
+        }
+        bool hasSyncFlow = false;
+        for (uint32_t k : incoming.of(cur)) {
+            const Flow& f = trace.flows[k];
+            consider(f.from, reasonOf(f.kind));
+            hasSyncFlow = hasSyncFlow || f.kind == FlowKind::Sync;
+        }
+        if (s.kind[cur] == SpanKind::Sync && !hasSyncFlow) {
+            // What the sync waited for: on each stream of its device, the last span that ended inside it.
+            const int device = trackDevice(trace, track);
+            auto it = streamTracks.find(device >= 0 && streamTracks.count(device) ? device : -2);
+            if (it != streamTracks.end())
+                for (uint32_t t : it->second) {
+                    const auto b = s.start.begin() + trace.trackBegin(t);
+                    const auto e = s.start.begin() + trace.trackEnd(t);
+                    auto pos = std::lower_bound(b, e, s.end[cur]);
+                    for (int steps = 0; pos != b && steps < 4; ++steps) {
+                        --pos;
+                        const auto p = uint32_t(pos - s.start.begin());
+                        if (s.end[p] <= s.end[cur]) {
+                            if (s.end[p] > s.start[cur] && isGpuSpan(s.kind[p]))
+                                consider(p, PathReason::Sync);
+                            break;
+                        }
+                    }
+                }
+        }
+        chain.emplace_back(cur, bestReason);
+        if (best == kNone)
+            break;
+        cur = best;
+    }
+
+    std::reverse(chain.begin(), chain.end());
+    // chain[k].second is the reason chain[k] was released by chain[k-1]; the first has none.
+    path.segments.reserve(chain.size());
+    int64_t prevEnd = 0;
+    for (size_t k = 0; k < chain.size(); ++k) {
+        const uint32_t i = chain[k].first;
+        CriticalPathSegment seg;
+        seg.span = i;
+        seg.name = std::string(trace.spanName(i));
+        seg.kind = s.kind[i];
+        seg.track = s.track[i];
+        seg.start = s.start[i];
+        seg.end = s.end[i];
+        if (k == 0) {
+            seg.reason = PathReason::Start;
+            seg.contributionNs = seg.end - seg.start;
+        } else {
+            seg.reason = chain[k].second;
+            seg.idleBeforeNs = std::max<int64_t>(0, seg.start - prevEnd);
+            seg.contributionNs = seg.end - std::max(seg.start, prevEnd);
+        }
+        prevEnd = seg.end;
+        path.busyNs += seg.contributionNs;
+        path.idleNs += seg.idleBeforeNs;
+        (isGpuSpan(seg.kind) ? path.gpuNs : path.hostNs) += seg.contributionNs;
+        path.segments.push_back(std::move(seg));
+    }
+    path.startNs = path.segments.front().start;
+    path.endNs = path.segments.back().end;
+    path.lengthNs = path.endNs - path.startNs;
+    return path;
+}
+
+// ---- JSON and text ----------------------------------------------------------------------------------------------
+
+std::string formatDuration(int64_t ns)
+{
+    char buf[64];
+    const double a = std::fabs(double(ns));
+    if (a < 1e3)
+        std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(ns));
+    else if (a < 1e6)
+        std::snprintf(buf, sizeof buf, "%.1f \u00B5s", double(ns) / 1e3);
+    else if (a < 1e9)
+        std::snprintf(buf, sizeof buf, "%.3f ms", double(ns) / 1e6);
+    else
+        std::snprintf(buf, sizeof buf, "%.3f s", double(ns) / 1e9);
+    return buf;
+}
+
+namespace {
+
+double finite(double v) { return std::isfinite(v) ? v : 0.0; }
+
+// The longest `limit` gaps, in time order.
+std::vector<Interval> longestGaps(const std::vector<Interval>& gaps, size_t limit)
+{
+    if (gaps.size() <= limit)
+        return gaps;
+    std::vector<Interval> v = gaps;
+    std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(limit), v.end(),
+                     [](const Interval& x, const Interval& y) { return x.end - x.start > y.end - y.start; });
+    v.resize(limit);
+    std::sort(v.begin(), v.end(), [](const Interval& x, const Interval& y) { return x.start < y.start; });
+    return v;
+}
+
+OrderedJson gapsJson(const std::vector<Interval>& gaps, int64_t total, size_t limit)
+{
+    OrderedJson j;
+    j["count"] = gaps.size();
+    j["total_ns"] = total;
+    auto list = OrderedJson::array();
+    for (const auto& g : longestGaps(gaps, limit))
+        list.push_back({{"start_ns", g.start}, {"end_ns", g.end}});
+    j["longest"] = std::move(list);
+    return j;
+}
+
+OrderedJson concurrencyJson(const ConcurrencyProfile& p, bool steps)
+{
+    OrderedJson j;
+    j["max"] = p.maxConcurrency;
+    j["average"] = finite(p.averageConcurrency);
+    j["time_at_ns"] = p.timeAtNs;
+    if (steps) {
+        auto list = OrderedJson::array();
+        for (const auto& st : p.steps)
+            list.push_back({st.time, st.count});
+        j["steps"] = std::move(list); // [time_ns, count]
+    }
+    return j;
+}
+
+OrderedJson metricsJson(const Trace& trace, const TraceAnalysis& a, const ReportOptions& o)
+{
+    const TraceMetrics& m = a.metrics;
+    OrderedJson j;
+    j["makespan_ns"] = m.makespanNs;
+    j["gpu_work_ns"] = m.gpuWorkNs;
+    j["speedup"] = finite(m.speedup);
+    j["max_concurrency"] = m.maxConcurrency;
+    j["copy_compute_overlap_ns"] = a.copyComputeOverlapNs;
+    j["host_makespan_ns"] = m.hostMakespanNs;
+    j["gpu_span_count"] = m.gpuSpanCount;
+    j["api_call_count"] = m.apiCallCount;
+    j["first_start_ns"] = a.firstStart;
+    j["last_end_ns"] = a.lastEnd;
+    j["busy_ns"] = a.busyNs;
+    j["idle_ns"] = a.idleNs;
+    j["copy_compute_overlap"] = finite(a.copyComputeOverlap);
+    j["average_concurrency"] = finite(a.concurrency.averageConcurrency);
+    j["launches_per_second"] = finite(a.launchesPerSecond);
+    j["gaps"] = gapsJson(a.gaps, a.idleNs, o.maxGapsPerItem);
+    j["concurrency"] = concurrencyJson(a.concurrency, o.concurrencySteps);
+
+    auto devices = OrderedJson::array();
+    for (const auto& d : a.devices) {
+        OrderedJson jd;
+        jd["device"] = d.device;
+        jd["name"] = d.name;
+        jd["stream_count"] = d.streamCount;
+        jd["span_count"] = d.spanCount;
+        jd["first_start_ns"] = d.firstStart;
+        jd["last_end_ns"] = d.lastEnd;
+        jd["makespan_ns"] = d.makespanNs;
+        jd["busy_ns"] = d.busyNs;
+        jd["idle_ns"] = d.idleNs;
+        jd["gpu_work_ns"] = d.gpuWorkNs;
+        jd["speedup"] = finite(d.speedup);
+        jd["copy_ns"] = d.copyNs;
+        jd["kernel_ns"] = d.kernelNs;
+        jd["copy_compute_overlap_ns"] = d.copyComputeOverlapNs;
+        jd["copy_compute_overlap"] = finite(d.copyComputeOverlap);
+        jd["gaps"] = gapsJson(d.gaps, d.idleNs, o.maxGapsPerItem);
+        jd["concurrency"] = concurrencyJson(d.concurrency, o.concurrencySteps);
+        devices.push_back(std::move(jd));
+    }
+    j["devices"] = std::move(devices);
+
+    auto streams = OrderedJson::array();
+    for (const auto& st : a.streams) {
+        OrderedJson js;
+        js["name"] = st.name;
+        js["device"] = st.device;
+        js["busy_ns"] = st.busyNs;
+        js["span_count"] = st.spanCount;
+        js["track"] = st.track;
+        js["kind"] = std::string(toString(st.kind));
+        js["priority"] = st.priority;
+        js["first_start_ns"] = st.firstStart;
+        js["last_end_ns"] = st.lastEnd;
+        js["gpu_work_ns"] = st.gpuWorkNs;
+        js["idle_ns"] = st.idleNs;
+        js["utilization"] = finite(st.utilization);
+        js["gaps"] = gapsJson(st.gaps, st.idleNs, o.maxGapsPerItem);
+        streams.push_back(std::move(js));
+    }
+    j["streams"] = std::move(streams);
+
+    if (!a.overlapNs.empty()) {
+        OrderedJson ov;
+        auto names = OrderedJson::array();
+        for (const auto& st : a.streams)
+            names.push_back(st.name);
+        ov["streams"] = std::move(names);
+        ov["ns"] = a.overlapNs;
+        auto frac = OrderedJson::array();
+        for (const auto& row : a.overlapFraction) {
+            auto r = OrderedJson::array();
+            for (double v : row)
+                r.push_back(finite(v));
+            frac.push_back(std::move(r));
+        }
+        ov["fraction"] = std::move(frac);
+        j["overlap"] = std::move(ov);
+    }
+
+    auto hosts = OrderedJson::array();
+    for (const auto& h : a.hostThreads) {
+        OrderedJson jh;
+        jh["name"] = h.name;
+        jh["track"] = h.track;
+        jh["device"] = h.device;
+        jh["active_ns"] = h.activeNs;
+        jh["api_calls"] = h.apiCalls;
+        jh["launch_calls"] = h.launchCalls;
+        jh["sync_calls"] = h.syncCalls;
+        jh["api_ns"] = h.apiNs;
+        jh["launch_ns"] = h.launchNs;
+        jh["sync_ns"] = h.syncNs;
+        jh["host_work_ns"] = h.hostWorkNs;
+        jh["launches_per_second"] = finite(h.launchesPerSecond);
+        jh["mean_launch_ns"] = finite(h.meanLaunchNs);
+        hosts.push_back(std::move(jh));
+    }
+    j["host_threads"] = std::move(hosts);
+    (void)trace;
+    return j;
+}
+
+std::string dumpJson(const OrderedJson& j, int indent)
+{
+    return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string pct(double fraction)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f%%", 100.0 * finite(fraction));
+    return buf;
+}
+
+std::string num(double v, const char* fmt = "%.2f")
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, fmt, finite(v));
+    return buf;
+}
+
+} // namespace
+
+std::string analysisToJson(const Trace& input, const TraceAnalysis& a, const CriticalPath& path,
+                           const std::vector<Diagnostic>& diagnostics, const ReportOptions& o)
+{
+    Trace storage;
+    const Trace& trace = finalizedView(input, storage);
+    OrderedJson j;
+    j["metrics"] = metricsJson(trace, a, o);
+
+    auto cp = OrderedJson::array();
+    const size_t count = path.segments.size();
+    const size_t from
+        = o.maxCriticalPathSegments > 0 && count > o.maxCriticalPathSegments ? count - o.maxCriticalPathSegments : 0;
+    for (size_t k = from; k < count; ++k) {
+        const auto& seg = path.segments[k];
+        OrderedJson js;
+        js["span"] = seg.span;
+        js["name"] = seg.name;
+        js["kind"] = std::string(toString(seg.kind));
+        js["track"] = seg.track;
+        js["track_name"] = streamLabel(trace, seg.track);
+        js["start_ns"] = seg.start;
+        js["end_ns"] = seg.end;
+        js["contribution_ns"] = seg.contributionNs;
+        js["idle_before_ns"] = seg.idleBeforeNs;
+        js["reason"] = std::string(toString(seg.reason));
+        cp.push_back(std::move(js));
+    }
+    j["critical_path"] = std::move(cp);
+    OrderedJson summary;
+    summary["segments"] = count;
+    summary["listed"] = count - from;
+    summary["start_ns"] = path.startNs;
+    summary["end_ns"] = path.endNs;
+    summary["length_ns"] = path.lengthNs;
+    summary["busy_ns"] = path.busyNs;
+    summary["idle_ns"] = path.idleNs;
+    summary["gpu_ns"] = path.gpuNs;
+    summary["host_ns"] = path.hostNs;
+    j["critical_path_summary"] = std::move(summary);
+
+    auto diags = OrderedJson::array();
+    for (const auto& d : diagnostics) {
+        OrderedJson jd;
+        jd["rule"] = d.rule;
+        jd["severity"] = d.severity;
+        jd["message"] = d.message;
+        jd["spans"] = d.spans;
+        diags.push_back(std::move(jd));
+    }
+    j["diagnostics"] = std::move(diags);
+    return dumpJson(j, o.indent);
+}
+
+std::string analysisToJson(const Trace& input, const ReportOptions& o)
+{
+    Trace storage;
+    const Trace& trace = finalizedView(input, storage);
+    AnalysisOptions ao;
+    ao.concurrencySteps = o.concurrencySteps;
+    return analysisToJson(trace, analyzeTrace(trace, ao), criticalPath(trace), diagnose(trace), o);
+}
+
+std::string analysisReport(const Trace& input, const TraceAnalysis& a, const CriticalPath& path,
+                           const std::vector<Diagnostic>& diagnostics, const ReportOptions& o)
+{
+    Trace storage;
+    const Trace& trace = finalizedView(input, storage);
+    std::string r;
+    auto line = [&r](const std::string& s) { r += s + '\n'; };
+    line("makespan:             " + formatDuration(a.makespanNs));
+    line("GPU work:             " + formatDuration(a.gpuWorkNs) + " (all GPU operations back to back)");
+    line("speedup over serial:  " + num(a.speedup, "%.2fx"));
+    line("GPU busy / idle:      " + formatDuration(a.busyNs) + " / " + formatDuration(a.idleNs) + " in "
+         + std::to_string(a.gaps.size()) + (a.gaps.size() == 1 ? " gap" : " gaps"));
+    line("concurrency:          max " + std::to_string(a.concurrency.maxConcurrency) + ", average "
+         + num(a.concurrency.averageConcurrency));
+    {
+        std::string at = "  time at k running:  ";
+        for (size_t k = 0; k < a.concurrency.timeAtNs.size(); ++k)
+            at += (k ? ", " : "") + std::to_string(k) + ": "
+                + pct(ratio(double(a.concurrency.timeAtNs[k]), double(a.makespanNs)));
+        line(at);
+    }
+    line("copy/compute overlap: " + formatDuration(a.copyComputeOverlapNs) + " (" + pct(a.copyComputeOverlap)
+         + " of copy time)");
+    if (a.devices.size() > 1)
+        for (const auto& d : a.devices)
+            line("device " + std::to_string(d.device) + ": makespan " + formatDuration(d.makespanNs) + ", busy "
+                 + formatDuration(d.busyNs) + ", speedup " + num(d.speedup, "%.2fx") + ", max concurrency "
+                 + std::to_string(d.concurrency.maxConcurrency));
+    if (!a.streams.empty()) {
+        size_t width = 6;
+        for (const auto& s : a.streams)
+            width = std::max(width, s.name.size());
+        line("streams:");
+        for (const auto& s : a.streams) {
+            std::string name = s.name;
+            name.resize(width, ' ');
+            line("  " + name + "  device " + std::to_string(s.device) + "  busy " + formatDuration(s.busyNs) + " ("
+                 + pct(s.utilization) + ")  idle " + formatDuration(s.idleNs) + " in " + std::to_string(s.gaps.size())
+                 + " gaps  " + std::to_string(s.spanCount) + (s.spanCount == 1 ? " span" : " spans"));
+        }
+    }
+    if (!a.overlapFraction.empty() && a.streams.size() > 1 && a.streams.size() <= 16) {
+        bool header = false;
+        for (size_t i = 0; i < a.streams.size(); ++i)
+            for (size_t j = i + 1; j < a.streams.size(); ++j) {
+                if (a.overlapNs[i][j] <= 0)
+                    continue;
+                if (!header)
+                    line("overlap between streams (fraction of the less busy one):");
+                header = true;
+                line("  " + a.streams[i].name + " / " + a.streams[j].name + ": " + pct(a.overlapFraction[i][j]) + " ("
+                     + formatDuration(a.overlapNs[i][j]) + ")");
+            }
+    }
+    for (const auto& h : a.hostThreads)
+        line("host thread " + h.name + ": " + std::to_string(h.launchCalls) + " launches in "
+             + formatDuration(h.activeNs) + " (" + num(h.launchesPerSecond, "%.0f") + "/s, mean call "
+             + formatDuration(int64_t(h.meanLaunchNs)) + "), blocked in syncs " + formatDuration(h.syncNs));
+
+    line("critical path: " + formatDuration(path.lengthNs) + " (" + formatDuration(path.gpuNs) + " GPU, "
+         + formatDuration(path.hostNs) + " host, " + formatDuration(path.idleNs) + " waiting), "
+         + std::to_string(path.segments.size()) + " segments");
+    const size_t count = path.segments.size();
+    const size_t limit = o.maxCriticalPathSegments ? std::min<size_t>(o.maxCriticalPathSegments, 40) : 40;
+    const size_t shown = std::min(count, limit);
+    if (shown < count)
+        line("  ... " + std::to_string(count - shown) + " earlier segments");
+    for (size_t k = count - shown; k < count; ++k) {
+        const auto& seg = path.segments[k];
+        std::string l = "  " + formatDuration(seg.contributionNs) + "  " + seg.name + " ("
+            + streamLabel(trace, seg.track) + ", " + std::string(toString(seg.kind)) + ")";
+        if (k > 0)
+            l += " after " + std::string(toString(seg.reason));
+        if (seg.idleBeforeNs > 0)
+            l += ", " + formatDuration(seg.idleBeforeNs) + " idle before";
+        line(l);
+    }
+    if (diagnostics.empty()) {
+        line("diagnostics: none");
+    } else {
+        line("diagnostics:");
+        for (const auto& d : diagnostics)
+            line("  [" + d.severity + "] " + d.rule + ": " + d.message);
+    }
+    return r;
+}
+
+std::string analysisReport(const Trace& input, const ReportOptions& o)
+{
+    Trace storage;
+    const Trace& trace = finalizedView(input, storage);
+    AnalysisOptions ao;
+    ao.concurrencySteps = false;
+    return analysisReport(trace, analyzeTrace(trace, ao), criticalPath(trace), diagnose(trace), o);
+}
+
+// ---- comparison -------------------------------------------------------------------------------------------------
+
+TraceComparison compareTraces(const Trace& a, const Trace& b, const AnalysisOptions& options)
+{
+    TraceComparison c;
+    c.a = analyzeTrace(a, options);
+    c.b = analyzeTrace(b, options);
+    c.makespanDeltaNs = c.b.makespanNs - c.a.makespanNs;
+    c.makespanRatio = ratio(double(c.b.makespanNs), double(c.a.makespanNs));
+    c.speedupOfB = ratio(double(c.a.makespanNs), double(c.b.makespanNs));
+    c.speedupDelta = c.b.speedup - c.a.speedup;
+    c.maxConcurrencyDelta = c.b.concurrency.maxConcurrency - c.a.concurrency.maxConcurrency;
+    c.averageConcurrencyDelta = c.b.concurrency.averageConcurrency - c.a.concurrency.averageConcurrency;
+    c.copyComputeOverlapDeltaNs = c.b.copyComputeOverlapNs - c.a.copyComputeOverlapNs;
+    c.copyComputeOverlapDelta = c.b.copyComputeOverlap - c.a.copyComputeOverlap;
+    c.idleDeltaNs = c.b.idleNs - c.a.idleNs;
+
+    // Streams matched by (device, name), in A's order then B's new ones.
+    std::map<std::pair<int, std::string>, size_t> index;
+    for (const auto& s : c.a.streams) {
+        const auto key = std::make_pair(s.device, s.name);
+        if (index.count(key))
+            continue;
+        index[key] = c.streams.size();
+        StreamComparison sc;
+        sc.name = s.name;
+        sc.device = s.device;
+        sc.inA = true;
+        sc.busyA = s.busyNs;
+        c.streams.push_back(std::move(sc));
+    }
+    for (const auto& s : c.b.streams) {
+        const auto key = std::make_pair(s.device, s.name);
+        auto it = index.find(key);
+        if (it == index.end()) {
+            index[key] = c.streams.size();
+            StreamComparison sc;
+            sc.name = s.name;
+            sc.device = s.device;
+            c.streams.push_back(std::move(sc));
+            it = index.find(key);
+        }
+        auto& sc = c.streams[it->second];
+        if (sc.inB)
+            continue;
+        sc.inB = true;
+        sc.busyB = s.busyNs;
+    }
+    for (auto& sc : c.streams)
+        sc.busyDeltaNs = sc.busyB - sc.busyA;
+
+    // Overlap of stream pairs present in both.
+    std::set<std::string> names;
+    std::set<std::string> repeated;
+    for (const auto& sc : c.streams)
+        if (!names.insert(sc.name).second)
+            repeated.insert(sc.name);
+    auto label = [&repeated](const StreamAnalysis& s) {
+        return repeated.count(s.name) ? s.name + "@" + std::to_string(s.device) : s.name;
+    };
+    auto find = [](const TraceAnalysis& t, int device, const std::string& name) -> int {
+        for (size_t i = 0; i < t.streams.size(); ++i)
+            if (t.streams[i].device == device && t.streams[i].name == name)
+                return int(i);
+        return -1;
+    };
+    if (!c.a.overlapNs.empty() && !c.b.overlapNs.empty())
+        for (size_t i = 0; i < c.a.streams.size(); ++i)
+            for (size_t j = i + 1; j < c.a.streams.size(); ++j) {
+                const int bi = find(c.b, c.a.streams[i].device, c.a.streams[i].name);
+                const int bj = find(c.b, c.a.streams[j].device, c.a.streams[j].name);
+                if (bi < 0 || bj < 0 || bi == bj)
+                    continue;
+                if (c.a.streams[i].spanCount == 0 && c.b.streams[size_t(bi)].spanCount == 0)
+                    continue;
+                if (c.a.streams[j].spanCount == 0 && c.b.streams[size_t(bj)].spanCount == 0)
+                    continue;
+                OverlapComparison oc;
+                oc.streamA = label(c.a.streams[i]);
+                oc.streamB = label(c.a.streams[j]);
+                oc.fractionA = c.a.overlapFraction[i][j];
+                oc.nsA = c.a.overlapNs[i][j];
+                oc.fractionB = c.b.overlapFraction[size_t(bi)][size_t(bj)];
+                oc.nsB = c.b.overlapNs[size_t(bi)][size_t(bj)];
+                c.overlaps.push_back(std::move(oc));
+            }
+    return c;
+}
+
+std::string comparisonToJson(const TraceComparison& c, const ReportOptions& o)
+{
+    auto side = [&o](const TraceAnalysis& t) {
+        OrderedJson j;
+        j["makespan_ns"] = t.makespanNs;
+        j["gpu_work_ns"] = t.gpuWorkNs;
+        j["speedup"] = finite(t.speedup);
+        j["busy_ns"] = t.busyNs;
+        j["idle_ns"] = t.idleNs;
+        j["max_concurrency"] = t.concurrency.maxConcurrency;
+        j["average_concurrency"] = finite(t.concurrency.averageConcurrency);
+        j["concurrency_time_at_ns"] = t.concurrency.timeAtNs;
+        j["copy_compute_overlap_ns"] = t.copyComputeOverlapNs;
+        j["copy_compute_overlap"] = finite(t.copyComputeOverlap);
+        j["launches_per_second"] = finite(t.launchesPerSecond);
+        (void)o;
+        return j;
+    };
+    OrderedJson j;
+    j["a"] = side(c.a);
+    j["b"] = side(c.b);
+    OrderedJson d;
+    d["makespan_ns"] = c.makespanDeltaNs;
+    d["makespan_ratio"] = finite(c.makespanRatio);
+    d["speedup_of_b"] = finite(c.speedupOfB);
+    d["speedup"] = finite(c.speedupDelta);
+    d["max_concurrency"] = c.maxConcurrencyDelta;
+    d["average_concurrency"] = finite(c.averageConcurrencyDelta);
+    d["copy_compute_overlap_ns"] = c.copyComputeOverlapDeltaNs;
+    d["copy_compute_overlap"] = finite(c.copyComputeOverlapDelta);
+    d["idle_ns"] = c.idleDeltaNs;
+    j["difference"] = std::move(d);
+    auto streams = OrderedJson::array();
+    for (const auto& s : c.streams) {
+        OrderedJson js;
+        js["name"] = s.name;
+        js["device"] = s.device;
+        js["in_a"] = s.inA;
+        js["in_b"] = s.inB;
+        js["busy_a_ns"] = s.busyA;
+        js["busy_b_ns"] = s.busyB;
+        js["busy_difference_ns"] = s.busyDeltaNs;
+        streams.push_back(std::move(js));
+    }
+    j["streams"] = std::move(streams);
+    auto overlaps = OrderedJson::array();
+    for (const auto& ov : c.overlaps) {
+        OrderedJson jo;
+        jo["streams"] = {ov.streamA, ov.streamB};
+        jo["fraction_a"] = finite(ov.fractionA);
+        jo["fraction_b"] = finite(ov.fractionB);
+        jo["ns_a"] = ov.nsA;
+        jo["ns_b"] = ov.nsB;
+        overlaps.push_back(std::move(jo));
+    }
+    j["overlap"] = std::move(overlaps);
+    return dumpJson(j, o.indent);
+}
+
+std::string comparisonReport(const TraceComparison& c, const std::string& nameA, const std::string& nameB)
+{
+    std::string r;
+    auto line = [&r](const std::string& s) { r += s + '\n'; };
+    auto signedDuration = [](int64_t ns) { return (ns > 0 ? "+" : "") + formatDuration(ns); };
+    auto signedNum = [](double v, const char* fmt) { return (v > 0 ? "+" : "") + num(v, fmt); };
+    line("                      " + nameA + " -> " + nameB);
+    line("makespan:             " + formatDuration(c.a.makespanNs) + " -> " + formatDuration(c.b.makespanNs) + " ("
+         + signedDuration(c.makespanDeltaNs) + ", " + nameB + " " + num(c.speedupOfB, "%.2fx")
+         + (c.speedupOfB >= 1 ? " faster)" : " as fast)"));
+    line("speedup over serial:  " + num(c.a.speedup, "%.2fx") + " -> " + num(c.b.speedup, "%.2fx") + " ("
+         + signedNum(c.speedupDelta, "%.2f") + ")");
+    line("max concurrency:      " + std::to_string(c.a.concurrency.maxConcurrency) + " -> "
+         + std::to_string(c.b.concurrency.maxConcurrency));
+    line("average concurrency:  " + num(c.a.concurrency.averageConcurrency) + " -> "
+         + num(c.b.concurrency.averageConcurrency));
+    line("GPU idle:             " + formatDuration(c.a.idleNs) + " -> " + formatDuration(c.b.idleNs) + " ("
+         + signedDuration(c.idleDeltaNs) + ")");
+    line("copy/compute overlap: " + pct(c.a.copyComputeOverlap) + " -> " + pct(c.b.copyComputeOverlap));
+    if (!c.streams.empty()) {
+        line("busy per stream:");
+        for (const auto& s : c.streams)
+            line("  " + s.name + " (device " + std::to_string(s.device)
+                 + "): " + (s.inA ? formatDuration(s.busyA) : std::string("-")) + " -> "
+                 + (s.inB ? formatDuration(s.busyB) : std::string("-")) + " (" + signedDuration(s.busyDeltaNs) + ")");
+    }
+    size_t listed = 0;
+    for (const auto& ov : c.overlaps) {
+        if (ov.nsA == 0 && ov.nsB == 0)
+            continue;
+        if (listed++ == 0)
+            line("overlap between streams:");
+        if (listed > 24) {
+            line("  ...");
+            break;
+        }
+        line("  " + ov.streamA + " / " + ov.streamB + ": " + pct(ov.fractionA) + " -> " + pct(ov.fractionB));
+    }
+    return r;
+}
+
+// ---- sweeps -----------------------------------------------------------------------------------------------------
+
+std::string_view toString(SweepKnob k)
+{
+    switch (k) {
+    case SweepKnob::Streams: return "streams";
+    case SweepKnob::Chunks: return "chunks";
+    case SweepKnob::KernelSize: return "kernel-size";
+    }
+    return "?";
+}
+
+std::optional<SweepKnob> sweepKnobFromString(std::string_view s)
+{
+    for (SweepKnob k : {SweepKnob::Streams, SweepKnob::Chunks, SweepKnob::KernelSize})
+        if (toString(k) == s)
+            return k;
+    if (s == "kernel_size" || s == "size")
+        return SweepKnob::KernelSize;
+    return std::nullopt;
+}
+
+std::vector<double> defaultSweepValues(SweepKnob knob)
+{
+    switch (knob) {
+    case SweepKnob::Streams: {
+        std::vector<double> v;
+        for (int i = 1; i <= 16; ++i)
+            v.push_back(i);
+        return v;
+    }
+    case SweepKnob::Chunks: return {1, 2, 4, 8, 16};
+    case SweepKnob::KernelSize: return {0.25, 0.5, 1, 2, 4};
+    }
+    return {};
+}
+
+namespace {
+
+constexpr int kMaxSweepStreams = 4096;
+constexpr int64_t kMaxUnrolledOps = 100000;
+
+bool isOrdinary(StreamKind k) { return k == StreamKind::Blocking || k == StreamKind::NonBlocking; }
+
+bool startsChain(OpKind k)
+{
+    return k == OpKind::Kernel || k == OpKind::Memcpy || k == OpKind::Memset || k == OpKind::HostFunc
+        || k == OpKind::Graph;
+}
+
+bool usesStream(OpKind k)
+{
+    return startsChain(k) || k == OpKind::Record || k == OpKind::Wait || k == OpKind::StreamSync;
+}
+
+// Scales the work of one op (graph nodes included) by `f`: durations and copy sizes linearly, problem sizes so
+// that the kernel's work scales by f (matmul n^3, transpose n^2).
+void scaleOp(Op& op, double f, bool kernelsOnly)
+{
+    for (auto& node : op.ops)
+        scaleOp(node, f, kernelsOnly);
+    if (op.kind == OpKind::Kernel) {
+        op.durationUs *= f;
+        if (op.size > 0) {
+            double s = double(op.size);
+            switch (op.kernel) {
+            case KernelKind::Matmul: s *= std::cbrt(f); break;
+            case KernelKind::Transpose: s *= std::sqrt(f); break;
+            default: s *= f; break;
+            }
+            op.size = std::max<int64_t>(1, std::llround(s));
+        }
+        return;
+    }
+    if (kernelsOnly)
+        return;
+    if (op.kind == OpKind::Memcpy || op.kind == OpKind::Memset)
+        op.bytes = std::max<int64_t>(1, std::llround(double(op.bytes) * f));
+    if (op.kind == OpKind::HostFunc || op.kind == OpKind::HostWork)
+        op.durationUs *= f;
+}
+
+Result<Scenario> rewriteStreams(const Scenario& in, int n)
+{
+    Scenario out = in;
+    out.variants.clear();
+    out.expect.clear();
+    // One template per device: the first ordinary stream there.
+    std::map<int, StreamSpec> templates;
+    for (const auto& s : in.streams)
+        if (isOrdinary(s.kind) && !templates.count(s.device))
+            templates[s.device] = s;
+    if (templates.empty())
+        return Error{{}, "/streams", "the scenario has no blocking or non-blocking stream to multiply"};
+
+    std::vector<StreamSpec> streams;
+    std::set<std::string> taken;
+    for (const auto& s : in.streams)
+        if (!isOrdinary(s.kind)) {
+            streams.push_back(s);
+            taken.insert(s.name);
+        }
+    std::map<int, std::vector<std::string>> newNames; // per device
+    const bool oneDevice = templates.size() == 1;
+    for (const auto& [device, tmpl] : templates)
+        for (int k = 0; k < n; ++k) {
+            std::string name = (oneDevice ? "" : "d" + std::to_string(device)) + "s" + std::to_string(k);
+            while (taken.count(name))
+                name += "'";
+            taken.insert(name);
+            StreamSpec s = tmpl;
+            s.name = name;
+            streams.push_back(s);
+            newNames[device].push_back(name);
+        }
+
+    std::map<std::string, const StreamSpec*> original;
+    for (const auto& s : in.streams)
+        original[s.name] = &s;
+    std::map<int, int> next; // per device: the next stream to deal a chain to
+    for (auto& t : out.threads) {
+        const int repeat = std::max(1, t.repeat);
+        if (t.workers <= 1 && repeat > 1 && int64_t(t.ops.size()) * repeat <= kMaxUnrolledOps) {
+            // Unrolled, so that the repeats of the op list are dealt to different streams too.
+            std::vector<Op> ops;
+            ops.reserve(t.ops.size() * size_t(repeat));
+            for (int r = 0; r < repeat; ++r)
+                ops.insert(ops.end(), t.ops.begin(), t.ops.end());
+            t.ops = std::move(ops);
+            t.repeat = 1;
+        }
+        std::map<std::string, std::string> current; // original stream -> the stream its current chain went to
+        std::string lastStream;                     // original stream of the previous stream op
+        for (auto& op : t.ops) {
+            if (!usesStream(op.kind))
+                continue;
+            auto it = original.find(op.stream);
+            if (it == original.end() || !isOrdinary(it->second->kind))
+                continue;
+            const int device = it->second->device;
+            const bool newChain = startsChain(op.kind) ? op.stream != lastStream || !current.count(op.stream)
+                                                       : !current.count(op.stream);
+            if (newChain) {
+                const auto& names = newNames[device];
+                current[op.stream] = names[size_t(next[device]++ % int(names.size()))];
+            }
+            lastStream = op.stream;
+            const std::string mapped = current[op.stream];
+            for (auto& node : op.ops)
+                if (node.stream.empty() || node.stream == op.stream)
+                    node.stream = mapped;
+            op.stream = mapped;
+        }
+    }
+    out.streams = std::move(streams);
+    auto valid = validateScenario(std::move(out), in.id.empty() ? std::string("sweep") : in.id);
+    if (!valid)
+        return valid.error();
+    return std::move(valid->scenario);
+}
+
+} // namespace
+
+Result<Scenario> sweepScenario(const Scenario& scenario, SweepKnob knob, double value, int thread, bool keepTotalWork)
+{
+    if (!std::isfinite(value) || value <= 0)
+        return Error{{}, {}, "sweep value must be positive (got " + num(value, "%g") + ")"};
+    if (thread >= int(scenario.threads.size()))
+        return Error{{}, "/threads", "no thread " + std::to_string(thread) + " in the scenario"};
+    auto selected = [thread](size_t t) { return thread < 0 || size_t(thread) == t; };
+    switch (knob) {
+    case SweepKnob::Streams: {
+        const long n = std::lround(value);
+        if (n < 1 || n > kMaxSweepStreams)
+            return Error{{}, {}, "number of streams must be 1.." + std::to_string(kMaxSweepStreams)};
+        return rewriteStreams(scenario, int(n));
+    }
+    case SweepKnob::Chunks: {
+        const long n = std::lround(value);
+        if (n < 1 || n > 1'000'000)
+            return Error{{}, {}, "number of chunks must be 1..1000000"};
+        Scenario out = scenario;
+        out.variants.clear();
+        for (size_t t = 0; t < out.threads.size(); ++t) {
+            if (!selected(t))
+                continue;
+            auto& th = out.threads[t];
+            const int old = std::max(1, th.repeat);
+            th.repeat = int(n);
+            if (keepTotalWork)
+                for (auto& op : th.ops)
+                    scaleOp(op, double(old) / double(n), false);
+        }
+        auto valid = validateScenario(std::move(out), scenario.id.empty() ? std::string("sweep") : scenario.id);
+        if (!valid)
+            return valid.error();
+        return std::move(valid->scenario);
+    }
+    case SweepKnob::KernelSize: {
+        Scenario out = scenario;
+        out.variants.clear();
+        for (size_t t = 0; t < out.threads.size(); ++t)
+            if (selected(t))
+                for (auto& op : out.threads[t].ops)
+                    scaleOp(op, value, true);
+        auto valid = validateScenario(std::move(out), scenario.id.empty() ? std::string("sweep") : scenario.id);
+        if (!valid)
+            return valid.error();
+        return std::move(valid->scenario);
+    }
+    }
+    return Error{{}, {}, "unknown sweep knob"};
+}
+
+Result<std::vector<Scenario>> sweepScenarios(const Scenario& scenario, const SweepSpec& spec)
+{
+    std::vector<Scenario> out;
+    const auto values = spec.values.empty() ? defaultSweepValues(spec.knob) : spec.values;
+    for (double v : values) {
+        auto s = sweepScenario(scenario, spec.knob, v, spec.thread, spec.keepTotalWork);
+        if (!s) {
+            Error e = s.error();
+            e.message = std::string(toString(spec.knob)) + " = " + num(v, "%g") + ": " + e.message;
+            return e;
+        }
+        out.push_back(std::move(*s));
+    }
+    return out;
+}
+
+std::vector<SweepPoint> runSweep(const Scenario& scenario, const SweepSpec& spec, const SimulatorOptions& simulator,
+                                 const std::atomic<bool>* cancel)
+{
+    std::vector<SweepPoint> points;
+    const auto values = spec.values.empty() ? defaultSweepValues(spec.knob) : spec.values;
+    for (double v : values) {
+        if (cancel && cancel->load())
+            break;
+        SweepPoint p;
+        p.value = v;
+        auto s = sweepScenario(scenario, spec.knob, v, spec.thread, spec.keepTotalWork);
+        if (!s) {
+            p.error = s.error().toString();
+        } else {
+            SimulatorBackend sim(simulator);
+            RunOptions ro;
+            ro.cancel = cancel;
+            auto out = runScenario(*s, sim, ro);
+            if (!out.status) {
+                p.error = out.status.error().toString();
+            } else {
+                const TraceMetrics m = computeMetrics(out.trace);
+                p.makespanNs = m.makespanNs;
+                p.speedup = m.speedup;
+                p.maxConcurrency = m.maxConcurrency;
+                p.gpuWorkNs = m.gpuWorkNs;
+            }
+        }
+        points.push_back(std::move(p));
+    }
+    int64_t base = 0;
+    for (const auto& p : points)
+        if (p.error.empty() && p.makespanNs > 0) {
+            base = p.makespanNs;
+            break;
+        }
+    for (auto& p : points)
+        p.relativeSpeedup = p.error.empty() ? ratio(double(base), double(p.makespanNs)) : 0.0;
+    return points;
+}
+
+std::string sweepToJson(const SweepSpec& spec, const std::vector<SweepPoint>& points, int indent)
+{
+    OrderedJson j;
+    j["knob"] = std::string(toString(spec.knob));
+    if (spec.thread >= 0)
+        j["thread"] = spec.thread;
+    auto list = OrderedJson::array();
+    for (const auto& p : points) {
+        OrderedJson jp;
+        jp["value"] = p.value;
+        if (!p.error.empty()) {
+            jp["error"] = p.error;
+        } else {
+            jp["makespan_ns"] = p.makespanNs;
+            jp["speedup"] = finite(p.speedup);
+            jp["relative_speedup"] = finite(p.relativeSpeedup);
+            jp["max_concurrency"] = p.maxConcurrency;
+            jp["gpu_work_ns"] = p.gpuWorkNs;
+        }
+        list.push_back(std::move(jp));
+    }
+    j["points"] = std::move(list);
+    return dumpJson(j, indent);
+}
+
+} // namespace streamscope
