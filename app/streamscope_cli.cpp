@@ -1,1 +1,575 @@
-int main() { return 0; }
+// streamscope-cli: run scenarios and lessons on a GPU or the simulator, analyze, check and convert traces.
+// Qt-free, so that it builds on headless GPU servers. Exit codes: 0 success, 1 a check failed, 2 bad input,
+// 3 a GPU/runtime error.
+#include "device_profile.h"
+#include "expect.h"
+#include "metrics.h"
+#include "resources.h"
+#include "runner.h"
+#include "scenario_json.h"
+#include "simulator.h"
+#include "trace_json.h"
+
+#ifdef STREAMSCOPE_HAVE_CUDA
+#include "cuda_backend.h"
+#endif
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#ifndef STREAMSCOPE_VERSION
+#define STREAMSCOPE_VERSION "0.1.0"
+#endif
+
+namespace ss = streamscope;
+
+namespace {
+
+enum ExitCode : int {
+    kExitOk = 0,
+    kExitCheckFailed = 1,
+    kExitBadInput = 2,
+    kExitRuntime = 3,
+};
+
+int exitCodeOf(ss::ErrorClass cls)
+{
+    return cls == ss::ErrorClass::BadInput ? kExitBadInput : kExitRuntime;
+}
+
+int fail(const ss::Error& e, int code)
+{
+    std::cerr << "error: " << e.toString() << '\n';
+    return code;
+}
+
+int fail(const std::string& message, int code)
+{
+    return fail(ss::Error{{}, {}, message}, code);
+}
+
+bool cudaBuiltIn()
+{
+#ifdef STREAMSCOPE_HAVE_CUDA
+    return true;
+#else
+    return false;
+#endif
+}
+
+std::string formatDuration(int64_t ns)
+{
+    char buf[64];
+    const double a = std::fabs(double(ns));
+    if (a < 1e3)
+        std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(ns));
+    else if (a < 1e6)
+        std::snprintf(buf, sizeof buf, "%.2f us", double(ns) / 1e3);
+    else if (a < 1e9)
+        std::snprintf(buf, sizeof buf, "%.3f ms", double(ns) / 1e6);
+    else
+        std::snprintf(buf, sizeof buf, "%.3f s", double(ns) / 1e9);
+    return buf;
+}
+
+std::string formatNumber(double v, const char* fmt)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, fmt, v);
+    return buf;
+}
+
+std::string padRight(std::string s, size_t width)
+{
+    if (s.size() < width)
+        s.append(width - s.size(), ' ');
+    return s;
+}
+
+// The command line as a shell would take it back, for the trace's run info.
+std::string commandLine(int argc, char** argv)
+{
+    std::string s;
+    for (int i = 0; i < argc; ++i) {
+        std::string_view a = argv[i];
+        if (i > 0)
+            s += ' ';
+        const bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                             "0123456789-_./=:,+@%") == std::string_view::npos;
+        if (plain) {
+            s += a;
+            continue;
+        }
+        s += '\'';
+        for (char c : a) {
+            if (c == '\'')
+                s += "'\\''";
+            else
+                s += c;
+        }
+        s += '\'';
+    }
+    return s;
+}
+
+void printWarnings(const std::vector<ss::Warning>& warnings)
+{
+    for (const auto& w : warnings)
+        std::cerr << "warning: " << w.toString() << '\n';
+}
+
+// The desktop app reads these lines ("  device N: NAME") from `run` to name the GPU it found.
+void printDevices(const ss::Trace& trace)
+{
+    for (const auto& d : trace.info.devices)
+        std::cout << "  device " << d.index << ": " << (d.name.empty() ? "(unnamed)" : d.name) << '\n';
+}
+
+// The metrics part of the summaries of `run` and `analyze`.
+void printMetrics(const ss::TraceMetrics& m)
+{
+    std::cout << "makespan:             " << formatDuration(m.makespanNs) << '\n';
+    std::cout << "GPU work:             " << formatDuration(m.gpuWorkNs) << " (all GPU operations back to back)\n";
+    std::cout << "speedup over serial:  " << formatNumber(m.speedup, "%.2fx") << '\n';
+    std::cout << "max concurrency:      " << m.maxConcurrency << '\n';
+    std::cout << "copy/compute overlap: " << formatDuration(m.copyComputeOverlapNs) << '\n';
+    if (m.streams.empty())
+        return;
+    size_t width = 6;
+    for (const auto& s : m.streams)
+        width = std::max(width, s.name.size());
+    std::cout << "streams:\n";
+    for (const auto& s : m.streams) {
+        const double share = m.makespanNs > 0 ? 100.0 * double(s.busyNs) / double(m.makespanNs) : 0.0;
+        std::cout << "  " << padRight(s.name, width) << "  device " << s.device << "  busy "
+                  << padRight(formatDuration(s.busyNs), 10) << " (" << formatNumber(share, "%5.1f") << "%)  "
+                  << s.spanCount << (s.spanCount == 1 ? " span" : " spans") << '\n';
+    }
+}
+
+void printScenarioLine(const ss::RunInfo& info)
+{
+    std::cout << "scenario: " << (info.scenarioId.empty() ? "(unnamed)" : info.scenarioId);
+    if (!info.scenarioTitle.empty())
+        std::cout << " - " << info.scenarioTitle;
+    if (!info.variant.empty())
+        std::cout << " [variant " << info.variant << "]";
+    std::cout << '\n';
+}
+
+// Prints one PASS/FAIL line per expectation, with the sentence saying why it should hold; true when all passed.
+bool printChecks(const ss::Trace& trace, const std::vector<ss::Expectation>& expect)
+{
+    const std::string& variant = trace.info.variant;
+    if (expect.empty()) {
+        std::cout << "checks: none in this scenario\n";
+        return true;
+    }
+    const auto results = ss::evaluateExpectations(trace, expect);
+    int passed = 0;
+    int failed = 0;
+    bool keyFailed = false;
+    std::cout << "checks:\n";
+    for (const auto& r : results) {
+        (r.passed ? passed : failed)++;
+        keyFailed = keyFailed || (!r.passed && r.expectation.key);
+        std::cout << (r.passed ? "PASS  " : "FAIL  ");
+        if (!r.expectation.id.empty())
+            std::cout << r.expectation.id << ": ";
+        std::cout << (r.description.empty() ? r.expectation.metric : r.description);
+        if (!r.error.empty() && r.description.find(r.error) == std::string::npos)
+            std::cout << " (" << r.error << ")";
+        std::cout << '\n';
+        if (!r.expectation.why.empty())
+            std::cout << "      " << r.expectation.why << '\n';
+    }
+    std::cout << "checks: " << passed << " passed, " << failed << " failed\n";
+    if (keyFailed && !variant.empty())
+        std::cout << "note: variant " << variant << " is this lesson's contrast: its key check is meant to fail\n";
+    return failed == 0 && ss::allPassed(results);
+}
+
+bool looksLikeFile(const std::string& arg)
+{
+    std::error_code ec;
+    return std::filesystem::exists(arg, ec) || arg.find('/') != std::string::npos || arg.ends_with(".json");
+}
+
+// ---- presets, profiles ----------------------------------------------------------------------------------------
+
+int cmdPresets()
+{
+    const auto presets = ss::listPresets();
+    if (presets.empty())
+        std::cerr << "no presets found in " << (std::filesystem::path(ss::resourcesDir()) / "presets").string()
+                  << " (set STREAMSCOPE_RESOURCES to the resources folder)\n";
+    for (const auto& p : presets)
+        std::cout << p.id << "  " << (p.title.empty() ? "(untitled)" : p.title) << '\n';
+    return kExitOk;
+}
+
+int cmdProfiles()
+{
+    const auto ids = ss::builtinProfileIds();
+    if (ids.empty())
+        std::cerr << "no device profiles found in "
+                  << (std::filesystem::path(ss::resourcesDir()) / "profiles").string() << '\n';
+    for (const auto& id : ids) {
+        auto profile = ss::findDeviceProfile(id);
+        if (profile)
+            std::cout << id << "  " << (profile->name.empty() ? "(unnamed)" : profile->name) << '\n';
+        else
+            std::cout << id << "  (unreadable: " << profile.error().toString() << ")\n";
+    }
+    return kExitOk;
+}
+
+// ---- run -------------------------------------------------------------------------------------------------------
+
+struct RunArgs {
+    std::string scenario;
+    std::string backend = "auto";
+    std::string output;
+    bool check = false;
+    std::string profile;
+    std::string variant;
+};
+
+struct ChosenBackend {
+    std::unique_ptr<ss::Backend> backend;
+    int exitCode = kExitOk; // non-zero: could not create one
+};
+
+ChosenBackend chooseBackend(const RunArgs& args, const ss::Scenario& scenario)
+{
+    ChosenBackend chosen;
+    bool useCuda = false;
+    if (args.backend == "cuda" || args.backend == "auto") {
+#ifdef STREAMSCOPE_HAVE_CUDA
+        // CUDA_DEVICE_MAX_CONNECTIONS and friends are read when the first context is created: set them first.
+        ss::applyCudaEnvironment(scenario);
+        const ss::CudaProbe probe = ss::probeCuda();
+        if (probe.usable) {
+            useCuda = true;
+        } else if (args.backend == "cuda") {
+            chosen.exitCode = fail("no usable GPU: " + probe.reason, kExitRuntime);
+            return chosen;
+        } else {
+            std::cerr << "no usable GPU (" << probe.reason << "); using the simulator\n";
+        }
+#else
+        (void)scenario;
+        if (args.backend == "cuda") {
+            chosen.exitCode = fail("the CUDA backend is not built into this streamscope-cli "
+                                   "(no CUDA toolkit at build time); use --backend sim",
+                                   kExitRuntime);
+            return chosen;
+        }
+        std::cerr << "no usable GPU (the CUDA backend is not built into this streamscope-cli); using the simulator\n";
+#endif
+    }
+
+    if (useCuda) {
+#ifdef STREAMSCOPE_HAVE_CUDA
+        if (!args.profile.empty())
+            std::cerr << "warning: --profile applies to the simulator only; ignored on the GPU\n";
+        chosen.backend = ss::makeCudaBackend();
+        if (!chosen.backend)
+            chosen.exitCode = fail("could not create the CUDA backend", kExitRuntime);
+#endif
+        return chosen;
+    }
+
+    ss::SimulatorOptions options;
+    if (!args.profile.empty()) {
+        auto profile = ss::findDeviceProfile(args.profile);
+        if (!profile) {
+            chosen.exitCode = fail(profile.error(), exitCodeOf(profile.errorClass()));
+            return chosen;
+        }
+        options.profile = std::move(profile).value();
+    }
+    chosen.backend = std::make_unique<ss::SimulatorBackend>(std::move(options));
+    return chosen;
+}
+
+int cmdRun(const RunArgs& args, const std::string& command)
+{
+    std::string path = args.scenario;
+    if (!looksLikeFile(path)) {
+        auto preset = ss::findPreset(path);
+        if (!preset)
+            return fail(preset.error(), kExitBadInput);
+        path = preset->path;
+    }
+    auto loaded = ss::loadScenarioFile(path, args.variant);
+    if (!loaded)
+        return fail(loaded.error(), exitCodeOf(loaded.errorClass()));
+    printWarnings(loaded->warnings);
+    const ss::Scenario& scenario = loaded->scenario;
+
+    ChosenBackend chosen = chooseBackend(args, scenario);
+    if (chosen.exitCode != kExitOk)
+        return chosen.exitCode;
+
+    ss::RunOptions options;
+    options.variant = args.variant;
+    options.command = command;
+    ss::RunOutcome outcome = ss::runScenario(scenario, *chosen.backend, options);
+    const ss::Trace& trace = outcome.trace;
+
+    int code = kExitOk;
+    if (!outcome.status) {
+        code = fail(outcome.status.error(), exitCodeOf(outcome.status.errorClass()));
+    } else {
+        printScenarioLine(trace.info);
+        std::cout << "backend: " << chosen.backend->name() << '\n';
+        printDevices(trace);
+        printMetrics(ss::computeMetrics(trace));
+        if (args.check && !printChecks(trace, scenario.expect))
+            code = kExitCheckFailed;
+    }
+
+    if (!args.output.empty()) {
+        // Also after a failure: the partial trace shows how far the run got.
+        if (ss::Status saved = ss::saveTextFileAtomic(args.output, ss::traceToJson(trace)); !saved) {
+            const bool ranWell = code == kExitOk || code == kExitCheckFailed;
+            return fail(saved.error(), ranWell ? exitCodeOf(saved.errorClass()) : code);
+        }
+        std::cerr << (outcome.status ? "trace written to " : "partial trace written to ") << args.output << '\n';
+    }
+    return code;
+}
+
+// ---- analyze, check, convert -----------------------------------------------------------------------------------
+
+nlohmann::ordered_json metricsJson(const ss::TraceMetrics& m)
+{
+    nlohmann::ordered_json j;
+    j["makespan_ns"] = m.makespanNs;
+    j["gpu_work_ns"] = m.gpuWorkNs;
+    j["speedup"] = std::isfinite(m.speedup) ? m.speedup : 0.0;
+    j["max_concurrency"] = m.maxConcurrency;
+    j["copy_compute_overlap_ns"] = m.copyComputeOverlapNs;
+    j["host_makespan_ns"] = m.hostMakespanNs;
+    j["gpu_span_count"] = m.gpuSpanCount;
+    j["api_call_count"] = m.apiCallCount;
+    auto streams = nlohmann::ordered_json::array();
+    for (const auto& s : m.streams) {
+        nlohmann::ordered_json js;
+        js["name"] = s.name;
+        js["device"] = s.device;
+        js["busy_ns"] = s.busyNs;
+        js["span_count"] = s.spanCount;
+        streams.push_back(std::move(js));
+    }
+    j["streams"] = std::move(streams);
+    return j;
+}
+
+int cmdAnalyze(const std::string& path, bool json)
+{
+    auto trace = ss::loadTraceFile(path);
+    if (!trace)
+        return fail(trace.error(), exitCodeOf(trace.errorClass()));
+    const ss::RunInfo& info = trace->info;
+    const ss::TraceMetrics m = ss::computeMetrics(*trace);
+    if (json) {
+        nlohmann::ordered_json j;
+        j["metrics"] = metricsJson(m);
+        j["source"] = std::string(ss::toString(info.source));
+        j["backend"] = info.backend;
+        j["scenario_id"] = info.scenarioId;
+        j["variant"] = info.variant;
+        std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+        return kExitOk;
+    }
+    std::cout << "trace: " << path << '\n';
+    printScenarioLine(info);
+    std::cout << "source: " << ss::toString(info.source);
+    if (!info.backend.empty())
+        std::cout << " (backend " << info.backend << ")";
+    std::cout << '\n';
+    if (!info.date.empty())
+        std::cout << "recorded: " << info.date << (info.host.empty() ? "" : " on " + info.host) << '\n';
+    if (!info.command.empty())
+        std::cout << "command: " << info.command << '\n';
+    printDevices(*trace);
+    std::cout << "spans: " << trace->spanCount() << " (" << m.gpuSpanCount << " on the GPU, " << m.apiCallCount
+              << " API calls), tracks: " << trace->tracks.size() << ", flows: " << trace->flows.size() << '\n';
+    printMetrics(m);
+    std::cout << "host time span:       " << formatDuration(m.hostMakespanNs) << '\n';
+    return kExitOk;
+}
+
+int cmdCheck(const std::string& path)
+{
+    auto trace = ss::loadTraceFile(path);
+    if (!trace)
+        return fail(trace.error(), exitCodeOf(trace.errorClass()));
+    const ss::RunInfo& info = trace->info;
+    if (info.scenarioJson.empty())
+        return fail(ss::Error{path, {}, "the trace carries no scenario, so it has no expectations to check"},
+                    kExitBadInput);
+    // The embedded scenario is the one that ran, its variant already applied.
+    auto scenario = ss::parseScenario(info.scenarioJson, path + " (embedded scenario)");
+    if (!scenario)
+        return fail(scenario.error(), kExitBadInput);
+    std::cout << "trace: " << path << '\n';
+    printScenarioLine(info);
+    return printChecks(*trace, scenario->scenario.expect) ? kExitOk : kExitCheckFailed;
+}
+
+// The value of the first "format" key in a JSON text, found without parsing the (possibly huge) document.
+std::string detectFormat(const std::string& text)
+{
+    const std::string key = "\"format\"";
+    for (size_t pos = text.find(key); pos != std::string::npos; pos = text.find(key, pos + 1)) {
+        size_t i = pos + key.size();
+        auto skipSpace = [&] {
+            while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
+                ++i;
+        };
+        skipSpace();
+        if (i >= text.size() || text[i] != ':')
+            continue;
+        ++i;
+        skipSpace();
+        if (i >= text.size() || text[i] != '"')
+            continue;
+        const size_t end = text.find('"', i + 1);
+        if (end == std::string::npos)
+            return {};
+        return text.substr(i + 1, end - i - 1);
+    }
+    return {};
+}
+
+int cmdConvert(const std::string& in, const std::string& out, const std::string& to)
+{
+    auto text = ss::readTextFile(in);
+    if (!text)
+        return fail(text.error(), exitCodeOf(text.errorClass()));
+    const std::string format = detectFormat(*text);
+    if (format == "streamscope-scenario")
+        return fail(ss::Error{in, "/format", "this is a scenario, not a trace; run it to get a trace: "
+                                             "streamscope-cli run " + in + " -o " + out},
+                    kExitBadInput);
+    if (format != "streamscope-trace")
+        return fail(ss::Error{in, {}, format.empty() ? "unrecognized input: not a StreamScope trace "
+                                                       "(no \"format\": \"streamscope-trace\")"
+                                                     : "unsupported input format '" + format + "'"},
+                    kExitBadInput);
+    auto trace = ss::parseTrace(*text, in);
+    if (!trace)
+        return fail(trace.error(), exitCodeOf(trace.errorClass()));
+    if (to != "streamscope")
+        return fail("unknown output format '" + to + "'", kExitBadInput);
+    if (ss::Status saved = ss::saveTextFileAtomic(out, ss::traceToJson(*trace)); !saved)
+        return fail(saved.error(), exitCodeOf(saved.errorClass()));
+    std::cerr << "wrote " << out << " (" << trace->spanCount() << " spans)\n";
+    return kExitOk;
+}
+
+int runMain(int argc, char** argv)
+{
+    CLI::App app{"StreamScope: see what CUDA streams do. Runs scenarios and lessons on a GPU or the simulator, "
+                 "and analyzes, checks and converts traces.",
+                 "streamscope-cli"};
+    // The desktop app looks for "no CUDA backend" in this line to know whether GPU runs are possible at all.
+    app.set_version_flag("--version", std::string("streamscope-cli ") + STREAMSCOPE_VERSION +
+                                          (cudaBuiltIn() ? " (CUDA backend built)" : " (no CUDA backend)"));
+    app.require_subcommand(1);
+    app.failure_message([](const CLI::App*, const CLI::Error& e) {
+        return "error: " + std::string(e.what()) + "\nRun with --help for more information.\n";
+    });
+    app.footer("Exit codes: 0 success, 1 a check failed, 2 bad input, 3 GPU or runtime error.");
+
+    app.add_subcommand("presets", "List the lessons: id and title per line");
+    app.add_subcommand("profiles", "List the shipped simulator device profiles");
+
+    RunArgs run;
+    CLI::App* runCmd = app.add_subcommand("run", "Run a scenario file or a lesson (by id, number or name)");
+    runCmd->add_option("scenario", run.scenario, "Scenario JSON file, or a preset: \"01\", \"two-streams\"")
+        ->required();
+    runCmd->add_option("--backend", run.backend, "auto: the GPU when one is usable, else the simulator")
+        ->check(CLI::IsMember({"auto", "cuda", "sim"}))
+        ->capture_default_str();
+    runCmd->add_option("-o,--output", run.output, "Write the trace (JSON) here");
+    runCmd->add_flag("--check", run.check, "Evaluate the scenario's expectations; exit 1 if one fails");
+    runCmd->add_option("--profile", run.profile, "Simulator device profile: a shipped id or a JSON file");
+    runCmd->add_option("--variant", run.variant, "Run this variant of the scenario");
+
+    std::string analyzePath;
+    bool analyzeJson = false;
+    CLI::App* analyzeCmd = app.add_subcommand("analyze", "Print a trace's metrics");
+    analyzeCmd->add_option("trace", analyzePath, "Trace JSON file")->required();
+    analyzeCmd->add_flag("--json", analyzeJson, "Print one JSON object instead");
+
+    std::string checkPath;
+    CLI::App* checkCmd = app.add_subcommand("check", "Evaluate the expectations of the scenario in a trace");
+    checkCmd->add_option("trace", checkPath, "Trace JSON file")->required();
+
+    std::string convertIn;
+    std::string convertOut;
+    std::string convertTo = "streamscope";
+    CLI::App* convertCmd = app.add_subcommand("convert", "Convert a trace to another format");
+    convertCmd->add_option("input", convertIn, "Input trace")->required();
+    convertCmd->add_option("-o,--output", convertOut, "Output file")->required();
+    convertCmd->add_option("--to", convertTo, "Output format")
+        ->check(CLI::IsMember({"streamscope"}))
+        ->capture_default_str();
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        return kExitBadInput;
+    }
+
+    if (app.got_subcommand("presets"))
+        return cmdPresets();
+    if (app.got_subcommand("profiles"))
+        return cmdProfiles();
+    if (*runCmd)
+        return cmdRun(run, commandLine(argc, argv));
+    if (*analyzeCmd)
+        return cmdAnalyze(analyzePath, analyzeJson);
+    if (*checkCmd)
+        return cmdCheck(checkPath);
+    if (*convertCmd)
+        return cmdConvert(convertIn, convertOut, convertTo);
+    return kExitBadInput;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    try {
+        return runMain(argc, argv);
+    } catch (const std::bad_alloc&) {
+        std::cerr << "error: out of memory\n";
+        return kExitRuntime;
+    } catch (const std::exception& e) {
+        std::cerr << "error: " << e.what() << '\n';
+        return kExitRuntime;
+    }
+}

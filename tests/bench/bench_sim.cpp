@@ -1,1 +1,286 @@
-int main() { return 0; }
+// Simulator benchmark: generated scenarios of ~10k, 100k and 1M operations over many host threads and streams,
+// mixing kernels, copies, event records/waits and syncs. Reports wall time, ops/s and peak memory per size.
+//
+//   bench_sim [--json] [--sizes 10000,100000,1000000] [--threads 16] [--streams 32]
+//
+// Each size runs in a fresh child process (this executable re-executed with --one), so that the peak resident
+// memory (getrusage ru_maxrss) belongs to that size alone.
+#include "runner.h"
+#include "scenario.h"
+#include "scenario_json.h"
+#include "simulator.h"
+
+#include <nlohmann/json.hpp>
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace ss = streamscope;
+
+namespace {
+
+struct Config {
+    int threads = 16;
+    int streams = 32;
+    std::vector<int64_t> sizes{10'000, 100'000, 1'000'000};
+    bool json = false;
+    int64_t one = 0; // child mode: run this size only and print one JSON line
+};
+
+ss::Op gpuOp(ss::OpKind kind, const std::string& stream)
+{
+    ss::Op op;
+    op.kind = kind;
+    op.stream = stream;
+    return op;
+}
+
+ss::Op eventOp(ss::OpKind kind, const std::string& stream, const std::string& event)
+{
+    ss::Op op = gpuOp(kind, stream);
+    op.event = event;
+    return op;
+}
+
+// One task of a host thread: a small copy/compute pipeline over two of its streams, with a cross-thread event
+// dependency, and a stream and an event synchronization at the end. 10 ops.
+std::vector<ss::Op> taskOps(int thread, int threads, const std::string& a, const std::string& b)
+{
+    std::vector<ss::Op> ops;
+    ss::Op h2d = gpuOp(ss::OpKind::Memcpy, a);
+    h2d.copy = ss::CopyKind::H2D;
+    h2d.bytes = 256 << 10;
+    ops.push_back(h2d);
+
+    ss::Op spin = gpuOp(ss::OpKind::Kernel, a);
+    spin.kernel = ss::KernelKind::Spin;
+    spin.grid = ss::Dim3{8, 1, 1};
+    spin.gridGiven = true;
+    spin.durationUs = 10;
+    ops.push_back(spin);
+
+    ops.push_back(eventOp(ss::OpKind::Record, a, "produced" + std::to_string(thread)));
+    // Waits on the neighbour thread's event: a dependency between host threads, like a producer/consumer pair.
+    ops.push_back(eventOp(ss::OpKind::Wait, b, "produced" + std::to_string((thread + 1) % threads)));
+
+    ss::Op triad = gpuOp(ss::OpKind::Kernel, b);
+    triad.kernel = ss::KernelKind::Triad;
+    triad.size = 1 << 20;
+    ops.push_back(triad);
+
+    ss::Op d2h = gpuOp(ss::OpKind::Memcpy, b);
+    d2h.copy = ss::CopyKind::D2H;
+    d2h.bytes = 256 << 10;
+    ops.push_back(d2h);
+
+    ops.push_back(eventOp(ss::OpKind::Record, b, "done" + std::to_string(thread)));
+
+    ss::Op empty = gpuOp(ss::OpKind::Kernel, a);
+    empty.kernel = ss::KernelKind::Empty;
+    empty.grid = ss::Dim3{1, 1, 1};
+    empty.gridGiven = true;
+    ops.push_back(empty);
+
+    ops.push_back(gpuOp(ss::OpKind::StreamSync, a));
+    ss::Op eventSync;
+    eventSync.kind = ss::OpKind::EventSync;
+    eventSync.event = "done" + std::to_string(thread);
+    ops.push_back(eventSync);
+    return ops;
+}
+
+ss::Scenario generate(int64_t targetOps, int threads, int streams)
+{
+    ss::Scenario s;
+    s.id = "bench-" + std::to_string(targetOps);
+    s.title = "simulator benchmark";
+    s.devices.push_back(ss::DeviceSpec{0, "h200"});
+    for (int i = 0; i < streams; ++i) {
+        // Half blocking, half non-blocking; no legacy default stream, which would serialize everything.
+        const auto kind = i % 2 == 0 ? ss::StreamKind::NonBlocking : ss::StreamKind::Blocking;
+        s.streams.push_back(ss::StreamSpec{"s" + std::to_string(i), 0, kind, 0});
+    }
+    const int64_t opsPerTask = int64_t(taskOps(0, threads, "a", "b").size());
+    const auto repeat = int((targetOps + threads * opsPerTask - 1) / (threads * opsPerTask));
+    for (int t = 0; t < threads; ++t) {
+        ss::ThreadSpec th;
+        th.name = "host" + std::to_string(t);
+        th.device = 0;
+        th.repeat = std::max(1, repeat);
+        const std::string a = "s" + std::to_string((2 * t) % streams);
+        const std::string b = "s" + std::to_string((2 * t + 1) % streams);
+        th.ops = taskOps(t, threads, a, b);
+        s.threads.push_back(std::move(th));
+    }
+    return s;
+}
+
+// User plus system CPU time of this process so far: on a loaded machine it is steadier than wall time.
+double cpuSeconds()
+{
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    auto seconds = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+double peakRssMb()
+{
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return double(usage.ru_maxrss) / 1024.0; // Linux reports kilobytes
+}
+
+// Child mode: one size, one JSON line on stdout.
+int runOne(const Config& cfg)
+{
+    ss::ScenarioLimits limits;
+    limits.maxIssued = std::max<int64_t>(limits.maxIssued, cfg.one * 2);
+    auto validated = ss::validateScenario(generate(cfg.one, cfg.threads, cfg.streams), "bench", limits);
+    if (!validated) {
+        std::cerr << "bench_sim: generated scenario is invalid: " << validated.error().toString() << '\n';
+        return 1;
+    }
+    const ss::Scenario& scenario = validated->scenario;
+    ss::SimulatorBackend backend;
+    const double cpu0 = cpuSeconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    ss::RunOutcome outcome = ss::runScenario(scenario, backend);
+    const auto t1 = std::chrono::steady_clock::now();
+    const double cpu = cpuSeconds() - cpu0;
+    if (!outcome.status) {
+        std::cerr << "bench_sim: simulation failed: " << outcome.status.error().toString() << '\n';
+        return 1;
+    }
+    const double seconds = std::chrono::duration<double>(t1 - t0).count();
+    const int64_t ops = ss::countOperations(scenario);
+    nlohmann::ordered_json j;
+    j["ops"] = ops;
+    j["seconds"] = seconds;
+    j["cpu_seconds"] = cpu;
+    j["ops_per_second"] = seconds > 0 ? double(ops) / seconds : 0.0;
+    j["peak_rss_mb"] = peakRssMb();
+    j["spans"] = outcome.trace.spanCount();
+    j["flows"] = outcome.trace.flows.size();
+    const auto [first, last] = outcome.trace.timeRange();
+    j["simulated_ms"] = double(last - first) / 1e6;
+    j["trace_mb"] = double(outcome.trace.memoryBytes()) / (1024.0 * 1024.0);
+    std::cout << j.dump() << std::endl;
+    return 0;
+}
+
+std::string selfPath(const char* argv0)
+{
+    std::vector<char> buf(4096);
+    const ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+    if (n > 0)
+        return std::string(buf.data(), size_t(n));
+    return argv0;
+}
+
+std::string shellQuote(const std::string& s)
+{
+    std::string q = "'";
+    for (char c : s)
+        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+bool parseArgs(int argc, char** argv, Config& cfg)
+{
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+        if (arg == "--json") {
+            cfg.json = true;
+        } else if (arg == "--threads" || arg == "--streams" || arg == "--one" || arg == "--sizes") {
+            const char* v = next();
+            if (!v)
+                return false;
+            if (arg == "--threads")
+                cfg.threads = std::atoi(v);
+            else if (arg == "--streams")
+                cfg.streams = std::atoi(v);
+            else if (arg == "--one")
+                cfg.one = std::atoll(v);
+            else {
+                cfg.sizes.clear();
+                std::stringstream list(v);
+                for (std::string item; std::getline(list, item, ',');)
+                    if (!item.empty())
+                        cfg.sizes.push_back(std::atoll(item.c_str()));
+            }
+        } else {
+            return false;
+        }
+    }
+    return cfg.threads >= 1 && cfg.streams >= 2 && !cfg.sizes.empty() &&
+           std::all_of(cfg.sizes.begin(), cfg.sizes.end(), [](int64_t n) { return n > 0; });
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    Config cfg;
+    if (!parseArgs(argc, argv, cfg)) {
+        std::cerr << "usage: bench_sim [--json] [--sizes N,N,...] [--threads N] [--streams N]\n";
+        return 2;
+    }
+    if (cfg.one > 0)
+        return runOne(cfg);
+
+    std::sort(cfg.sizes.begin(), cfg.sizes.end());
+    const std::string self = shellQuote(selfPath(argv[0]));
+    nlohmann::ordered_json sizes = nlohmann::ordered_json::object();
+    if (!cfg.json) {
+        std::printf("bench_sim: %d host threads, %d streams, simulator (default profile); one process per size\n",
+                    cfg.threads, cfg.streams);
+        std::printf("%12s %12s %10s %10s %14s %14s\n", "ops", "spans", "seconds", "CPU s", "ops/s", "peak RSS MB");
+        std::fflush(stdout);
+    }
+    for (int64_t size : cfg.sizes) {
+        const std::string command = self + " --one " + std::to_string(size) + " --threads " +
+                                    std::to_string(cfg.threads) + " --streams " + std::to_string(cfg.streams);
+        FILE* child = popen(command.c_str(), "r");
+        if (!child) {
+            std::cerr << "bench_sim: cannot start " << command << '\n';
+            return 1;
+        }
+        std::string out;
+        char buf[4096];
+        while (size_t n = std::fread(buf, 1, sizeof buf, child))
+            out.append(buf, n);
+        const int status = pclose(child);
+        const auto j = nlohmann::ordered_json::parse(out, nullptr, false);
+        if (status != 0 || !j.is_object()) {
+            std::cerr << "bench_sim: size " << size << " failed\n";
+            return 1;
+        }
+        sizes[std::to_string(size)] = j;
+        if (!cfg.json) {
+            std::printf("%12lld %12lld %10.3f %10.3f %14.0f %14.1f\n", static_cast<long long>(j["ops"].get<int64_t>()),
+                        static_cast<long long>(j["spans"].get<int64_t>()), j["seconds"].get<double>(),
+                        j["cpu_seconds"].get<double>(), j["ops_per_second"].get<double>(),
+                        j["peak_rss_mb"].get<double>());
+            std::fflush(stdout);
+        }
+    }
+    if (cfg.json) {
+        nlohmann::ordered_json root;
+        root["threads"] = cfg.threads;
+        root["streams"] = cfg.streams;
+        root["sizes"] = sizes;
+        std::cout << root.dump(2) << '\n';
+    }
+    return 0;
+}
