@@ -1,7 +1,9 @@
 // streamscope-cli: run scenarios and lessons on a GPU or the simulator, analyze, check and convert traces.
 // Qt-free, so that it builds on headless GPU servers. Exit codes: 0 success, 1 a check failed, 2 bad input,
 // 3 a GPU/runtime error.
+#include "analysis.h"
 #include "device_profile.h"
+#include "diagnostics.h"
 #include "expect.h"
 #include "metrics.h"
 #include "resources.h"
@@ -354,40 +356,14 @@ int cmdRun(const RunArgs& args, const std::string& command)
 
 // ---- analyze, check, convert -----------------------------------------------------------------------------------
 
-nlohmann::ordered_json metricsJson(const ss::TraceMetrics& m)
-{
-    nlohmann::ordered_json j;
-    j["makespan_ns"] = m.makespanNs;
-    j["gpu_work_ns"] = m.gpuWorkNs;
-    j["speedup"] = std::isfinite(m.speedup) ? m.speedup : 0.0;
-    j["max_concurrency"] = m.maxConcurrency;
-    j["copy_compute_overlap_ns"] = m.copyComputeOverlapNs;
-    j["host_makespan_ns"] = m.hostMakespanNs;
-    j["gpu_span_count"] = m.gpuSpanCount;
-    j["api_call_count"] = m.apiCallCount;
-    auto streams = nlohmann::ordered_json::array();
-    for (const auto& s : m.streams) {
-        nlohmann::ordered_json js;
-        js["name"] = s.name;
-        js["device"] = s.device;
-        js["busy_ns"] = s.busyNs;
-        js["span_count"] = s.spanCount;
-        streams.push_back(std::move(js));
-    }
-    j["streams"] = std::move(streams);
-    return j;
-}
-
-int cmdAnalyze(const std::string& path, bool json)
+int cmdAnalyzeOne(const std::string& path, bool json)
 {
     auto trace = ss::loadTraceFile(path);
     if (!trace)
         return fail(trace.error(), exitCodeOf(trace.errorClass()));
     const ss::RunInfo& info = trace->info;
-    const ss::TraceMetrics m = ss::computeMetrics(*trace);
     if (json) {
-        nlohmann::ordered_json j;
-        j["metrics"] = metricsJson(m);
+        auto j = nlohmann::ordered_json::parse(ss::analysisToJson(*trace));
         j["source"] = std::string(ss::toString(info.source));
         j["backend"] = info.backend;
         j["scenario_id"] = info.scenarioId;
@@ -395,6 +371,7 @@ int cmdAnalyze(const std::string& path, bool json)
         std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
         return kExitOk;
     }
+    const ss::TraceMetrics m = ss::computeMetrics(*trace);
     std::cout << "trace: " << path << '\n';
     printScenarioLine(info);
     std::cout << "source: " << ss::toString(info.source);
@@ -408,9 +385,32 @@ int cmdAnalyze(const std::string& path, bool json)
     printDevices(*trace);
     std::cout << "spans: " << trace->spanCount() << " (" << m.gpuSpanCount << " on the GPU, " << m.apiCallCount
               << " API calls), tracks: " << trace->tracks.size() << ", flows: " << trace->flows.size() << '\n';
-    printMetrics(m);
-    std::cout << "host time span:       " << formatDuration(m.hostMakespanNs) << '\n';
+    std::cout << '\n' << ss::analysisReport(*trace);
     return kExitOk;
+}
+
+// Two traces: their metrics side by side and the differences (B - A).
+int cmdCompare(const std::string& pathA, const std::string& pathB, bool json)
+{
+    auto a = ss::loadTraceFile(pathA);
+    if (!a)
+        return fail(a.error(), exitCodeOf(a.errorClass()));
+    auto b = ss::loadTraceFile(pathB);
+    if (!b)
+        return fail(b.error(), exitCodeOf(b.errorClass()));
+    const ss::TraceComparison c = ss::compareTraces(*a, *b);
+    if (json)
+        std::cout << ss::comparisonToJson(c) << '\n';
+    else
+        std::cout << ss::comparisonReport(c, pathA, pathB);
+    return kExitOk;
+}
+
+int cmdAnalyze(const std::vector<std::string>& paths, bool json)
+{
+    if (paths.size() == 2)
+        return cmdCompare(paths[0], paths[1], json);
+    return cmdAnalyzeOne(paths.at(0), json);
 }
 
 int cmdCheck(const std::string& path)
@@ -482,6 +482,106 @@ int cmdConvert(const std::string& in, const std::string& out, const std::string&
     return kExitOk;
 }
 
+// ---- sweep -----------------------------------------------------------------------------------------------------
+
+struct SweepArgs {
+    std::string scenario;
+    std::string knob = "streams";
+    std::vector<double> values;
+    std::string backend = "sim";
+    std::string profile;
+    std::string variant;
+    int thread = -1;
+    bool json = false;
+};
+
+// Makespan and speedup against one knob: instantly on the simulator, or run by run (with progress) on a GPU.
+int cmdSweep(const SweepArgs& args)
+{
+    std::string path = args.scenario;
+    if (!looksLikeFile(path)) {
+        auto preset = ss::findPreset(path);
+        if (!preset)
+            return fail(preset.error(), kExitBadInput);
+        path = preset->path;
+    }
+    auto loaded = ss::loadScenarioFile(path, args.variant);
+    if (!loaded)
+        return fail(loaded.error(), exitCodeOf(loaded.errorClass()));
+    const auto knob = ss::sweepKnobFromString(args.knob);
+    if (!knob)
+        return fail("unknown knob '" + args.knob + "' (streams, chunks or kernel-size)", kExitBadInput);
+    ss::SweepSpec spec;
+    spec.knob = *knob;
+    spec.values = args.values.empty() ? ss::defaultSweepValues(*knob) : args.values;
+    spec.thread = args.thread;
+
+    std::vector<ss::SweepPoint> points;
+    if (args.backend == "sim") {
+        ss::SimulatorOptions options;
+        if (!args.profile.empty()) {
+            auto profile = ss::findDeviceProfile(args.profile);
+            if (!profile)
+                return fail(profile.error(), exitCodeOf(profile.errorClass()));
+            options.profile = std::move(profile).value();
+        }
+        points = ss::runSweep(loaded->scenario, spec, options);
+    } else {
+        auto scenarios = ss::sweepScenarios(loaded->scenario, spec);
+        if (!scenarios)
+            return fail(scenarios.error(), exitCodeOf(scenarios.errorClass()));
+        RunArgs runArgs;
+        runArgs.backend = args.backend;
+        runArgs.profile = args.profile;
+        for (size_t i = 0; i < scenarios->size(); ++i) {
+            const ss::Scenario& sc = (*scenarios)[i];
+            ChosenBackend chosen = chooseBackend(runArgs, sc);
+            if (chosen.exitCode != kExitOk)
+                return chosen.exitCode;
+            std::cerr << "sweep " << (i + 1) << "/" << scenarios->size() << ": " << args.knob << " = "
+                      << spec.values[i] << " on " << chosen.backend->name() << "\n";
+            ss::RunOutcome outcome = ss::runScenario(sc, *chosen.backend);
+            ss::SweepPoint point;
+            point.value = spec.values[i];
+            if (!outcome.status) {
+                point.error = outcome.status.error().toString();
+            } else {
+                const auto m = ss::computeMetrics(outcome.trace);
+                point.makespanNs = m.makespanNs;
+                point.speedup = m.speedup;
+                point.maxConcurrency = m.maxConcurrency;
+                point.gpuWorkNs = m.gpuWorkNs;
+            }
+            points.push_back(point);
+        }
+        const int64_t first = points.empty() ? 0 : points.front().makespanNs;
+        for (auto& p : points)
+            p.relativeSpeedup = p.makespanNs > 0 ? double(first) / double(p.makespanNs) : 0.0;
+    }
+
+    if (args.json) {
+        std::cout << ss::sweepToJson(spec, points) << '\n';
+    } else {
+        std::cout << "sweep of " << args.knob << " over " << path << '\n';
+        std::cout << padRight(args.knob, 12) << "  " << padRight("makespan", 12) << "  speedup  vs first  concurrency\n";
+        for (const auto& p : points) {
+            char value[32];
+            std::snprintf(value, sizeof value, "%g", p.value);
+            if (!p.error.empty()) {
+                std::cout << padRight(value, 12) << "  error: " << p.error << '\n';
+                continue;
+            }
+            std::cout << padRight(value, 12) << "  " << padRight(formatDuration(p.makespanNs), 12) << "  "
+                      << padRight(formatNumber(p.speedup, "%.2fx"), 7) << "  "
+                      << padRight(formatNumber(p.relativeSpeedup, "%.2fx"), 7) << "  " << p.maxConcurrency << '\n';
+        }
+    }
+    for (const auto& p : points)
+        if (!p.error.empty())
+            return kExitRuntime;
+    return kExitOk;
+}
+
 int runMain(int argc, char** argv)
 {
     CLI::App app{"StreamScope: see what CUDA streams do. Runs scenarios and lessons on a GPU or the simulator, "
@@ -511,11 +611,28 @@ int runMain(int argc, char** argv)
     runCmd->add_option("--profile", run.profile, "Simulator device profile: a shipped id or a JSON file");
     runCmd->add_option("--variant", run.variant, "Run this variant of the scenario");
 
-    std::string analyzePath;
+    std::vector<std::string> analyzePaths;
     bool analyzeJson = false;
-    CLI::App* analyzeCmd = app.add_subcommand("analyze", "Print a trace's metrics");
-    analyzeCmd->add_option("trace", analyzePath, "Trace JSON file")->required();
+    CLI::App* analyzeCmd = app.add_subcommand(
+        "analyze", "Metrics, critical path and diagnostics of a trace; with two traces, compare them (B - A)");
+    analyzeCmd->add_option("trace", analyzePaths, "Trace JSON file (two: compare them)")->required()->expected(1, 2);
     analyzeCmd->add_flag("--json", analyzeJson, "Print one JSON object instead");
+
+    SweepArgs sweep;
+    CLI::App* sweepCmd = app.add_subcommand("sweep", "Vary one knob of a scenario and report makespan and speedup");
+    sweepCmd->add_option("scenario", sweep.scenario, "Scenario JSON file or a preset")->required();
+    sweepCmd->add_option("--knob", sweep.knob, "streams, chunks or kernel-size")
+        ->check(CLI::IsMember({"streams", "chunks", "kernel-size"}))
+        ->capture_default_str();
+    sweepCmd->add_option("--values", sweep.values, "Values to try, e.g. 1,2,4,8 (default: the knob's range)")
+        ->delimiter(',');
+    sweepCmd->add_option("--backend", sweep.backend, "sim (instant) or cuda/auto (one GPU run per value)")
+        ->check(CLI::IsMember({"auto", "cuda", "sim"}))
+        ->capture_default_str();
+    sweepCmd->add_option("--profile", sweep.profile, "Simulator device profile");
+    sweepCmd->add_option("--variant", sweep.variant, "Sweep this variant of the scenario");
+    sweepCmd->add_option("--thread", sweep.thread, "chunks, kernel-size: only this scenario thread (index)");
+    sweepCmd->add_flag("--json", sweep.json, "Print one JSON object");
 
     std::string checkPath;
     CLI::App* checkCmd = app.add_subcommand("check", "Evaluate the expectations of the scenario in a trace");
@@ -551,9 +668,11 @@ int runMain(int argc, char** argv)
     if (*runCmd)
         return cmdRun(run, commandLine(argc, argv));
     if (*analyzeCmd)
-        return cmdAnalyze(analyzePath, analyzeJson);
+        return cmdAnalyze(analyzePaths, analyzeJson);
     if (*checkCmd)
         return cmdCheck(checkPath);
+    if (*sweepCmd)
+        return cmdSweep(sweep);
     if (*convertCmd)
         return cmdConvert(convertIn, convertOut, convertTo);
     return kExitBadInput;

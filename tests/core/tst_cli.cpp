@@ -468,6 +468,52 @@ private Q_SLOTS:
         QVERIFY(text.out.contains(QStringLiteral("s1")));
     }
 
+    void analyzeDiagnosesAndCompares()
+    {
+        // The blocking variant of lesson 4 against its main configuration.
+        const QString blocking = path("lesson4-blocking.json");
+        const QString nonBlocking = path("lesson4.json");
+        auto r = runCli({QStringLiteral("run"), QStringLiteral("04"), QStringLiteral("--variant"), QStringLiteral("blocking"),
+                         QStringLiteral("--backend"), QStringLiteral("sim"), QStringLiteral("-o"), blocking});
+        QVERIFY2(QFile::exists(blocking), qPrintable(r.describe()));
+        r = runCli({QStringLiteral("run"), QStringLiteral("04"), QStringLiteral("--backend"), QStringLiteral("sim"),
+                    QStringLiteral("-o"), nonBlocking});
+        QVERIFY2(r.code == 0, qPrintable(r.describe()));
+
+        r = runCli({QStringLiteral("analyze"), blocking, QStringLiteral("--json")});
+        QVERIFY2(r.code == 0, qPrintable(r.describe()));
+        const QJsonObject root = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QVERIFY(root.value(QStringLiteral("metrics")).toObject().value(QStringLiteral("makespan_ns")).toDouble() > 3.5e6);
+        QVERIFY(!root.value(QStringLiteral("critical_path")).toArray().isEmpty());
+        const QJsonArray diagnostics = root.value(QStringLiteral("diagnostics")).toArray();
+        QVERIFY2(!diagnostics.isEmpty(), qPrintable(r.out));
+        const QJsonObject d = diagnostics.first().toObject();
+        QCOMPARE(d.value(QStringLiteral("rule")).toString(), QStringLiteral("legacy-default-stream"));
+        QVERIFY(!d.value(QStringLiteral("message")).toString().isEmpty());
+        QVERIFY(!d.value(QStringLiteral("spans")).toArray().isEmpty());
+
+        r = runCli({QStringLiteral("analyze"), blocking, nonBlocking});
+        QVERIFY2(r.code == 0, qPrintable(r.describe()));
+        QVERIFY2(r.out.contains(QStringLiteral("faster")), qPrintable(r.out));
+        r = runCli({QStringLiteral("analyze"), blocking, nonBlocking, QStringLiteral("--json")});
+        QVERIFY2(r.code == 0, qPrintable(r.describe()));
+        QVERIFY(QJsonDocument::fromJson(r.out.toUtf8()).isObject());
+    }
+
+    void sweepStreams()
+    {
+        auto r = runCli({QStringLiteral("sweep"), QStringLiteral("08"), QStringLiteral("--knob"), QStringLiteral("streams"),
+                         QStringLiteral("--values"), QStringLiteral("1,4"), QStringLiteral("--json")});
+        QVERIFY2(r.code == 0, qPrintable(r.describe()));
+        const QJsonArray points = QJsonDocument::fromJson(r.out.toUtf8()).object().value(QStringLiteral("points")).toArray();
+        QCOMPARE(points.size(), 2);
+        const double one = points[0].toObject().value(QStringLiteral("makespan_ns")).toDouble();
+        const double four = points[1].toObject().value(QStringLiteral("makespan_ns")).toDouble();
+        QVERIFY2(four < one * 0.7, qPrintable(r.out)); // the pipeline needs several streams to overlap
+        r = runCli({QStringLiteral("sweep"), QStringLiteral("08"), QStringLiteral("--knob"), QStringLiteral("colour")});
+        QCOMPARE(r.code, 2);
+    }
+
     void analyzeBadTrace()
     {
         const QString file = path("not-a-trace.json");
