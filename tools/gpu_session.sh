@@ -146,6 +146,29 @@ if [ -x "$CLI" ]; then
             "$CLI" analyze "$trace" >"$OUTDIR/traces/$id.analysis.txt" 2>&1 || true
         fi
     done
+    # Every variant too (contrasting variants are meant to fail their key check: exit 1 is a recording, not a
+    # failure); their traces let the analysis be checked on real hardware.
+    mkdir -p "$OUTDIR/traces/variants"
+    for id in $ids; do
+        variants=$(python3 -c "import json,sys; print(' '.join(v['id'] for v in json.load(open(sys.argv[1])).get('variants', [])))" \
+            "$REPO/resources/presets/$id.json" 2>/dev/null)
+        for v in $variants; do
+            trace="$OUTDIR/traces/variants/$id--$v.json"
+            vlog="$OUTDIR/traces/variants/$id--$v.log"
+            timeout 600 "$CLI" run "$id" --variant "$v" --backend cuda --check -o "$trace" >"$vlog" 2>&1
+            rc=$?
+            case $rc in
+            0 | 1) result "variant $id/$v" ok "checks exit $rc" ;;
+            3) if grep -q "does not exist: this machine has" "$vlog"; then
+                   result "variant $id/$v" skipped "needs more GPUs than this machine has"
+                   rm -f "$trace"
+               else
+                   result "variant $id/$v" FAILED "GPU/runtime error"
+               fi ;;
+            *) result "variant $id/$v" FAILED "exit $rc" ;;
+            esac
+        done
+    done
     if ls "$OUTDIR"/traces/* >/dev/null 2>&1; then
         if tar -C "$OUTDIR" -czf "$OUTDIR/traces.tar.gz" traces; then
             result "traces.tar.gz" ok

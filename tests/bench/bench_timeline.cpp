@@ -1,0 +1,288 @@
+// Timeline rendering benchmark: replot time of the timeline at 1920x1080, offscreen, at full view and at 1 % and
+// 0.01 % zoom, for synthetic traces of 100k, 1M and 10M spans over 64 tracks (8 host threads issuing API calls with
+// launch arrows, 56 streams of kernels and copies); the hover hit test; memory per span; and, as the naive baseline,
+// the same 100k spans drawn as one QCPItemRect each.
+//
+//   bench_timeline [--json] [--max SPANS] [--reps R] [--no-naive]     (offscreen unless QT_QPA_PLATFORM says otherwise)
+#include "timeline_plottable.h"
+#include "timeline_view.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace streamscope;
+
+namespace {
+
+constexpr int kHostTracks = 8;
+constexpr int kStreamTracks = 56;
+constexpr QSize kSize(1920, 1080);
+
+// Spans laid out track by track in start order (so finalize() has nothing to move): 1-20 us each with 0-5 us gaps.
+std::shared_ptr<Trace> syntheticTrace(size_t n)
+{
+    auto t = std::make_shared<Trace>();
+    for (int h = 0; h < kHostTracks; ++h) {
+        Track tr;
+        tr.kind = TrackKind::HostThread;
+        tr.name = "thread " + std::to_string(h);
+        t->addTrack(tr);
+    }
+    for (int s = 0; s < kStreamTracks; ++s) {
+        Track tr;
+        tr.kind = TrackKind::Stream;
+        tr.device = s % 2;
+        tr.name = "s" + std::to_string(s);
+        t->addTrack(tr);
+    }
+    for (int d = 0; d < 2; ++d) {
+        DeviceInfo info;
+        info.index = d;
+        info.name = "synthetic GPU";
+        t->info.devices.push_back(info);
+    }
+    const int tracks = kHostTracks + kStreamTracks;
+    t->spans.reserve(n);
+    std::mt19937_64 rng(42);
+    std::uniform_int_distribution<int64_t> dur(1000, 20000), gap(0, 5000);
+    const SpanKind gpuKinds[] = {SpanKind::Kernel, SpanKind::Kernel, SpanKind::Kernel, SpanKind::MemcpyH2D,
+                                 SpanKind::MemcpyD2H, SpanKind::Memset};
+    const char* gpuNames[] = {"gemm", "softmax", "layernorm", "h2d chunk", "d2h chunk", "memset"};
+    std::vector<std::vector<int64_t>> streamStarts(kStreamTracks);
+    for (int tr = 0; tr < tracks; ++tr) {
+        const size_t count = n / tracks + (size_t(tr) < n % tracks ? 1 : 0);
+        int64_t time = gap(rng);
+        const bool host = tr < kHostTracks;
+        for (size_t i = 0; i < count; ++i) {
+            SpanInit s;
+            s.track = uint32_t(tr);
+            const int k = int(rng() % 6);
+            s.kind = host ? (i % 8 == 7 ? SpanKind::Sync : SpanKind::ApiCall) : gpuKinds[k];
+            s.name = host ? (s.kind == SpanKind::Sync ? "cudaStreamSynchronize" : "cudaLaunchKernel") : gpuNames[k];
+            s.start = time;
+            s.end = time + dur(rng);
+            s.bytes = isCopySpan(s.kind) ? 1 << 20 : 0;
+            time = s.end + gap(rng);
+            if (!host)
+                streamStarts[size_t(tr - kHostTracks)].push_back(s.start);
+            t->addSpan(s);
+        }
+    }
+    // Launch arrows: each API call to the next op of one of its thread's streams (short in time, as real ones are).
+    t->finalize();
+    for (int h = 0; h < kHostTracks; ++h) {
+        for (uint32_t i = t->trackBegin(uint32_t(h)); i < t->trackEnd(uint32_t(h)); ++i) {
+            if (t->spans.kind[i] != SpanKind::ApiCall)
+                continue;
+            const int s = (h * 7 + int(i % 7)) % kStreamTracks;
+            const auto& starts = streamStarts[size_t(s)];
+            const auto it = std::lower_bound(starts.begin(), starts.end(), t->spans.start[i]);
+            if (it == starts.end())
+                continue;
+            const uint32_t to = t->trackBegin(uint32_t(kHostTracks + s)) + uint32_t(it - starts.begin());
+            t->addFlow(i, to, FlowKind::Launch);
+        }
+    }
+    t->finalize();
+    return t;
+}
+
+// Shown (on the offscreen platform), so that the widget really is 1920x1080 and each replot also paints it.
+void show(QWidget& w)
+{
+    w.show();
+    for (int i = 0; i < 5; ++i)
+        QCoreApplication::processEvents();
+    if (w.size() != kSize) {
+        std::fprintf(stderr, "bench_timeline: widget is %dx%d, not %dx%d\n", w.width(), w.height(), kSize.width(),
+                     kSize.height());
+        std::exit(1);
+    }
+}
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+double processCpuMs()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
+}
+
+// Median wall time of a replot (layout, drawing into the paint buffer, painting the widget); `cpuMs` gets the median
+// CPU time of the process over the same replots (steadier than wall time on a shared machine).
+double replotMs(QCustomPlot& plot, int reps, double* cpuMs = nullptr)
+{
+    plot.replot(QCustomPlot::rpImmediateRefresh); // warm-up: buffers, glyph caches
+    if (plot.viewport().size() != kSize) {
+        std::fprintf(stderr, "bench_timeline: plot viewport is not %dx%d\n", kSize.width(), kSize.height());
+        std::exit(1);
+    }
+    std::vector<double> times, cpu;
+    for (int r = 0; r < reps; ++r) {
+        QElapsedTimer timer;
+        const double c0 = processCpuMs();
+        timer.start();
+        plot.replot(QCustomPlot::rpImmediateRefresh);
+        times.push_back(double(timer.nsecsElapsed()) / 1e6);
+        cpu.push_back(processCpuMs() - c0);
+    }
+    if (cpuMs)
+        *cpuMs = median(cpu);
+    return median(times);
+}
+
+struct Result {
+    double fullMs = 0, zoom1Ms = 0, zoom001Ms = 0, hoverUs = 0, bytesPerSpan = 0;
+    double fullCpu = 0, zoom1Cpu = 0, zoom001Cpu = 0;
+    double setTraceMs = 0;
+    TimelineDrawStats full, zoom1, zoom001;
+};
+
+Result benchTimeline(size_t n, int reps)
+{
+    Result r;
+    auto trace = syntheticTrace(n);
+    TimelineView view;
+    view.resize(kSize);
+    show(view);
+    QElapsedTimer timer;
+    timer.start();
+    view.setTrace(trace);
+    r.setTraceMs = double(timer.nsecsElapsed()) / 1e6;
+
+    view.fitToView();
+    r.fullMs = replotMs(view, reps, &r.fullCpu);
+    r.full = view.spansPlottable()->lastDrawStats();
+    const auto [lo, hi] = view.visibleTimeRange();
+    const double mid = (lo + hi) / 2, width = hi - lo;
+    view.setVisibleTimeRange(mid - width * 0.005, mid + width * 0.005);
+    r.zoom1Ms = replotMs(view, reps, &r.zoom1Cpu);
+    r.zoom1 = view.spansPlottable()->lastDrawStats();
+
+    // Hover: hit tests at random points of the chart area at 1 % zoom.
+    const QRect area = view.axisRect()->rect();
+    std::mt19937 rng(7);
+    std::vector<QPoint> points(20000);
+    for (QPoint& p : points)
+        p = QPoint(area.left() + int(rng() % uint32_t(area.width())),
+                   area.top() + int(rng() % uint32_t(area.height())));
+    int hits = 0;
+    timer.restart();
+    for (const QPoint& p : points)
+        hits += view.spanAt(p) >= 0;
+    r.hoverUs = double(timer.nsecsElapsed()) / 1e3 / double(points.size());
+    (void)hits;
+
+    view.setVisibleTimeRange(mid - width * 0.00005, mid + width * 0.00005);
+    r.zoom001Ms = replotMs(view, reps, &r.zoom001Cpu);
+    r.zoom001 = view.spansPlottable()->lastDrawStats();
+
+    r.bytesPerSpan = double(trace->memoryBytes() + view.timelineLayout().memoryBytes()
+                            + view.spansPlottable()->memoryBytes())
+        / double(n);
+    return r;
+}
+
+// The naive way: one QCPItemRect per span (same rows, same colours), at full view.
+double benchNaive(size_t n, int reps)
+{
+    auto trace = syntheticTrace(n);
+    const TimelineLayout layout(*trace);
+    QCustomPlot plot;
+    plot.resize(kSize);
+    show(plot);
+    plot.yAxis->setRangeReversed(true);
+    for (uint32_t i = 0; i < trace->spanCount(); ++i) {
+        auto* rect = new QCPItemRect(&plot);
+        const int row = layout.rowOfTrack(trace->spans.track[i]);
+        const double lane = layout.rows()[size_t(row)].firstLane + layout.laneOfSpan(i);
+        rect->topLeft->setCoords(double(trace->spans.start[i] - layout.origin()), lane + 0.1);
+        rect->bottomRight->setCoords(double(trace->spans.end[i] - layout.origin()), lane + 0.9);
+        rect->setPen(Qt::NoPen);
+        rect->setBrush(spanKindColor(trace->spans.kind[i]));
+    }
+    plot.xAxis->setRange(0, double(layout.endTime() - layout.origin()));
+    plot.yAxis->setRange(0, 1080.0 / 18);
+    return replotMs(plot, reps);
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    bool json = false;
+    size_t maxSpans = 10'000'000;
+    int reps = 15;
+    bool naiveRun = true;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--json") == 0)
+            json = true;
+        else if (std::strcmp(argv[i], "--max") == 0 && i + 1 < argc)
+            maxSpans = std::stoull(argv[++i]);
+        else if (std::strcmp(argv[i], "--no-naive") == 0)
+            naiveRun = false;
+        else if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
+            reps = std::max(1, std::atoi(argv[++i]));
+        else {
+            std::fprintf(stderr, "usage: bench_timeline [--json] [--max SPANS] [--reps R] [--no-naive]\n");
+            return 2;
+        }
+    }
+
+    std::map<size_t, Result> results;
+    for (size_t n : {size_t(100'000), size_t(1'000'000), size_t(10'000'000)}) {
+        if (n > maxSpans)
+            continue;
+        results[n] = benchTimeline(n, reps);
+        if (!json) {
+            const Result& r = results[n];
+            std::printf("%9zu spans: full %7.2f ms  1%% %7.2f ms  0.01%% %7.2f ms  hover %6.2f us  %5.1f B/span  "
+                        "setTrace %7.1f ms\n",
+                        n, r.fullMs, r.zoom1Ms, r.zoom001Ms, r.hoverUs, r.bytesPerSpan, r.setTraceMs);
+            std::printf("           cpu: full %.2f ms  1%% %.2f ms  0.01%% %.2f ms\n", r.fullCpu, r.zoom1Cpu,
+                        r.zoom001Cpu);
+            std::printf("           rects full %zu (merged %zu, visited %zu)  1%% %zu (labels %zu, arrows %zu, "
+                        "skipped %zu)  0.01%% %zu (labels %zu, arrows %zu)\n",
+                        r.full.rects(), r.full.mergedRects, r.full.spansVisited, r.zoom1.rects(), r.zoom1.labels,
+                        r.zoom1.flows, r.zoom1.flowsSkipped, r.zoom001.rects(), r.zoom001.labels, r.zoom001.flows);
+            std::fflush(stdout);
+        }
+    }
+    const double naive = naiveRun ? benchNaive(100'000, std::min(reps, 3)) : 0;
+    if (json) {
+        std::printf("{\"spans\": {");
+        bool first = true;
+        for (const auto& [n, r] : results) {
+            std::printf("%s\"%zu\": {\"full_ms\": %.3f, \"zoom1_ms\": %.3f, \"zoom001_ms\": %.3f, \"hover_us\": %.3f, "
+                        "\"bytes_per_span\": %.1f}",
+                        first ? "" : ", ", n, r.fullMs, r.zoom1Ms, r.zoom001Ms, r.hoverUs, r.bytesPerSpan);
+            first = false;
+        }
+        std::printf("}, \"naive_100k_full_ms\": %.3f}\n", naive);
+    } else {
+        std::printf("naive: 100000 QCPItemRects, full view: %.1f ms", naive);
+        if (results.count(100'000))
+            std::printf(" (%.0fx slower than the timeline)", naive / std::max(1e-9, results[100'000].fullMs));
+        std::printf("\n");
+    }
+    return 0;
+}

@@ -1,0 +1,34 @@
+// Timeline images for slides and papers: PNG, SVG (QSvgGenerator) and PDF (QPdfWriter) of a given size, rendered
+// without a display (works on the offscreen platform): a title, the legend of span kinds, row labels and the time
+// axis with units. The format comes from the file extension (.png, .svg, .pdf).
+#pragma once
+
+#include <QSize>
+#include <QString>
+
+#include <optional>
+
+namespace streamscope {
+
+class Trace;
+class TimelineView;
+
+enum class ImageFormat { Png, Svg, Pdf };
+
+// The format a path's extension names (case-insensitive), or nullopt.
+std::optional<ImageFormat> imageFormatForPath(const QString& path);
+
+// A title for an image: the scenario title (and variant) of the trace, else the file name of `tracePath`.
+QString defaultImageTitle(const Trace& trace, const QString& tracePath = {});
+
+// Renders the whole trace (fit to view, all rows, all arrows) into `path`. `size` is in pixels for PNG and SVG and
+// in points (1/72 in) for PDF. Returns false with a message in `error` (when given) on failure. Needs a
+// QApplication (any platform, offscreen included).
+bool exportTimelineImage(const Trace& trace, const QString& path, QSize size, const QString& title,
+                         QString* error = nullptr);
+
+// Renders what `view` shows (its time range, hidden arrow kinds, selection) at `size`, with all rows.
+bool exportTimelineImage(const TimelineView& view, const QString& path, QSize size, const QString& title,
+                         QString* error = nullptr);
+
+} // namespace streamscope

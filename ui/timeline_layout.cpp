@@ -1,0 +1,290 @@
+#include "timeline_layout.h"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <map>
+#include <queue>
+#include <string_view>
+
+namespace streamscope {
+
+bool naturalLess(std::string_view a, std::string_view b)
+{
+    size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+        const bool da = std::isdigit(static_cast<unsigned char>(a[i])) != 0;
+        const bool db = std::isdigit(static_cast<unsigned char>(b[j])) != 0;
+        if (da && db) {
+            size_t ie = i, je = j;
+            while (ie < a.size() && std::isdigit(static_cast<unsigned char>(a[ie])))
+                ++ie;
+            while (je < b.size() && std::isdigit(static_cast<unsigned char>(b[je])))
+                ++je;
+            // Compare numerically without overflow: strip leading zeros, then longer is bigger.
+            size_t is = i, js = j;
+            while (is + 1 < ie && a[is] == '0')
+                ++is;
+            while (js + 1 < je && b[js] == '0')
+                ++js;
+            if (ie - is != je - js)
+                return ie - is < je - js;
+            const int c = a.substr(is, ie - is).compare(b.substr(js, je - js));
+            if (c != 0)
+                return c < 0;
+            i = ie;
+            j = je;
+            continue;
+        }
+        if (a[i] != b[j])
+            return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]);
+        ++i;
+        ++j;
+    }
+    return a.size() - i < b.size() - j;
+}
+
+std::vector<uint16_t> assignLanes(const int64_t* start, const int64_t* end, size_t n, int& laneCount)
+{
+    std::vector<uint16_t> lanes(n, 0);
+    laneCount = n > 0 ? 1 : 0;
+    // Fast path: most tracks (a CUDA stream runs its work in order) never overlap.
+    int64_t lastEnd = std::numeric_limits<int64_t>::min();
+    bool overlaps = false;
+    for (size_t i = 0; i < n && !overlaps; ++i) {
+        overlaps = start[i] < lastEnd;
+        lastEnd = std::max(lastEnd, end[i]);
+    }
+    if (!overlaps)
+        return lanes;
+
+    // Greedy interval partitioning: the lowest lane free at each start. Optimal (lanes = deepest overlap), and
+    // spans within a lane stay disjoint, hence sorted by end too.
+    using Busy = std::pair<int64_t, uint16_t>; // (end, lane)
+    std::priority_queue<Busy, std::vector<Busy>, std::greater<>> busy;
+    std::priority_queue<uint16_t, std::vector<uint16_t>, std::greater<>> freeLanes;
+    int count = 0;
+    constexpr int kMaxLanes = std::numeric_limits<uint16_t>::max();
+    for (size_t i = 0; i < n; ++i) {
+        while (!busy.empty() && busy.top().first <= start[i]) {
+            freeLanes.push(busy.top().second);
+            busy.pop();
+        }
+        uint16_t lane;
+        if (!freeLanes.empty()) {
+            lane = freeLanes.top();
+            freeLanes.pop();
+        } else if (count < kMaxLanes) {
+            lane = uint16_t(count++);
+        } else {
+            // 65535 spans at once in one track: stack the rest in the last lane (they may then overlap there).
+            lane = uint16_t(kMaxLanes - 1);
+            lanes[i] = lane;
+            continue;
+        }
+        lanes[i] = lane;
+        busy.push({std::max(end[i], start[i]), lane});
+    }
+    laneCount = std::max(count, 1);
+    return lanes;
+}
+
+TimelineLayout::TimelineLayout(const Trace& trace) : m_trace(&trace)
+{
+    const size_t n = trace.spanCount();
+    if (n > 0) {
+        auto [lo, hi] = trace.timeRange();
+        m_origin = lo;
+        m_end = hi;
+    }
+
+    // Lanes per track; only tracks with overlaps store a lane per span.
+    const size_t trackCount = trace.tracks.size();
+    std::vector<int> trackLanes(trackCount, 1);
+    m_trackLaneOffset.assign(trackCount, -1);
+    const bool indexed = trace.finalized();
+    for (size_t t = 0; t < trackCount && indexed; ++t) {
+        const uint32_t b = trace.trackBegin(uint32_t(t)), e = trace.trackEnd(uint32_t(t));
+        int count = 1;
+        auto lanes = assignLanes(trace.spans.start.data() + b, trace.spans.end.data() + b, e - b, count);
+        trackLanes[t] = std::max(count, 1);
+        if (count > 1) {
+            m_trackLaneOffset[t] = int64_t(m_spanLane.size());
+            m_spanLane.insert(m_spanLane.end(), lanes.begin(), lanes.end());
+        }
+    }
+
+    // Rows: host threads (in track order, as the run created them), then per device its streams.
+    auto streamRank = [](StreamKind k) {
+        switch (k) {
+        case StreamKind::LegacyDefault: return 0;
+        case StreamKind::PerThreadDefault: return 1;
+        default: return 2;
+        }
+    };
+    std::vector<uint32_t> hostTracks;
+    std::map<int, std::vector<uint32_t>> deviceStreams;
+    for (uint32_t t = 0; t < trackCount; ++t) {
+        const Track& tr = trace.tracks[t];
+        if (tr.kind == TrackKind::HostThread)
+            hostTracks.push_back(t);
+        else
+            deviceStreams[tr.device].push_back(t);
+    }
+    m_rowOfTrack.assign(trackCount, -1);
+    int lane = 0;
+    int globalLanes = 0;
+    auto addTrackRow = [&](TimelineRowKind kind, uint32_t t) {
+        TimelineRow row;
+        row.kind = kind;
+        row.track = int(t);
+        row.device = trace.tracks[t].device;
+        const bool host = kind == TimelineRowKind::HostThread;
+        row.label = trace.tracks[t].name.empty() ? std::string(host ? "thread" : "stream") : trace.tracks[t].name;
+        row.firstLane = lane;
+        row.laneCount = trackLanes[t];
+        row.firstGlobalLane = globalLanes;
+        lane += row.laneCount;
+        globalLanes += row.laneCount;
+        m_rowOfTrack[t] = int(m_rows.size());
+        m_rows.push_back(std::move(row));
+    };
+    auto addHeader = [&](TimelineRowKind kind, int device, std::string label) {
+        TimelineRow row;
+        row.kind = kind;
+        row.device = device;
+        row.label = std::move(label);
+        row.firstLane = lane;
+        row.laneCount = 1;
+        lane += 1;
+        m_rows.push_back(std::move(row));
+    };
+    if (!hostTracks.empty()) {
+        addHeader(TimelineRowKind::HostHeader, -1, "Host threads");
+        for (uint32_t t : hostTracks)
+            addTrackRow(TimelineRowKind::HostThread, t);
+    }
+    for (auto& [device, streams] : deviceStreams) {
+        std::stable_sort(streams.begin(), streams.end(), [&](uint32_t a, uint32_t b) {
+            const Track& ta = trace.tracks[a];
+            const Track& tb = trace.tracks[b];
+            if (streamRank(ta.streamKind) != streamRank(tb.streamKind))
+                return streamRank(ta.streamKind) < streamRank(tb.streamKind);
+            return naturalLess(ta.name, tb.name);
+        });
+        std::string label;
+        if (device < 0) {
+            label = "Unknown device";
+        } else {
+            label = "GPU " + std::to_string(device);
+            for (const DeviceInfo& d : trace.info.devices)
+                if (d.index == device && !d.name.empty())
+                    label += " \xC2\xB7 " + d.name; // U+00B7 middle dot
+        }
+        addHeader(TimelineRowKind::DeviceHeader, device, std::move(label));
+        for (uint32_t t : streams)
+            addTrackRow(TimelineRowKind::Stream, t);
+    }
+    m_totalLanes = lane;
+    m_rowFirstLane.reserve(m_rows.size());
+    for (const TimelineRow& r : m_rows)
+        m_rowFirstLane.push_back(r.firstLane);
+
+    // Spans per lane: a track with one lane is its consecutive spans; the lanes of a track with overlaps list theirs.
+    m_lanes.assign(size_t(globalLanes), TimelineLane{});
+    if (!indexed)
+        return;
+    m_laneLists.reserve(m_spanLane.size());
+    for (uint32_t t = 0; t < trackCount; ++t) {
+        const TimelineRow& row = m_rows[size_t(m_rowOfTrack[t])];
+        const uint32_t b = trace.trackBegin(t), e = trace.trackEnd(t);
+        if (m_trackLaneOffset[t] < 0) {
+            m_lanes[size_t(row.firstGlobalLane)] = TimelineLane{nullptr, b, e - b};
+            continue;
+        }
+        const uint16_t* lanes = m_spanLane.data() + m_trackLaneOffset[t];
+        for (int l = 0; l < row.laneCount; ++l) {
+            const size_t begin = m_laneLists.size();
+            for (uint32_t i = b; i < e; ++i)
+                if (lanes[i - b] == l)
+                    m_laneLists.push_back(i);
+            const auto count = uint32_t(m_laneLists.size() - begin);
+            m_lanes[size_t(row.firstGlobalLane + l)] = TimelineLane{nullptr, uint32_t(begin), count};
+        }
+    }
+    // Pointers only now that m_laneLists no longer grows.
+    for (uint32_t t = 0; t < trackCount; ++t) {
+        if (m_trackLaneOffset[t] < 0)
+            continue;
+        const TimelineRow& row = m_rows[size_t(m_rowOfTrack[t])];
+        for (int l = 0; l < row.laneCount; ++l) {
+            TimelineLane& ln = m_lanes[size_t(row.firstGlobalLane + l)];
+            ln.list = m_laneLists.data() + ln.base;
+            ln.base = 0;
+        }
+    }
+}
+
+int TimelineLayout::laneOfSpan(uint32_t span) const
+{
+    if (!m_trace || span >= m_trace->spanCount())
+        return 0;
+    const uint32_t t = m_trace->spans.track[span];
+    if (t >= m_trackLaneOffset.size() || m_trackLaneOffset[t] < 0)
+        return 0;
+    return m_spanLane[size_t(m_trackLaneOffset[t]) + (span - m_trace->trackBegin(t))];
+}
+
+int TimelineLayout::rowAtLane(double laneY) const
+{
+    if (m_rows.empty() || laneY < 0 || laneY >= m_totalLanes)
+        return -1;
+    auto it = std::upper_bound(m_rowFirstLane.begin(), m_rowFirstLane.end(), laneY,
+                               [](double v, int first) { return v < double(first); });
+    return int(it - m_rowFirstLane.begin()) - 1;
+}
+
+int TimelineLayout::rowOfTrack(uint32_t track) const
+{
+    return track < m_rowOfTrack.size() ? m_rowOfTrack[track] : -1;
+}
+
+size_t TimelineLayout::memoryBytes() const
+{
+    size_t bytes = m_spanLane.capacity() * sizeof(uint16_t) + m_laneLists.capacity() * sizeof(uint32_t)
+        + m_lanes.capacity() * sizeof(TimelineLane) + m_trackLaneOffset.capacity() * sizeof(int64_t)
+        + m_rowOfTrack.capacity() * sizeof(int) + m_rowFirstLane.capacity() * sizeof(int);
+    for (const TimelineRow& r : m_rows)
+        bytes += sizeof(TimelineRow) + r.label.capacity();
+    return bytes;
+}
+
+size_t firstEndingAfter(const Trace& trace, const TimelineLane& lane, size_t from, int64_t t)
+{
+    const int64_t* end = trace.spans.end.data();
+    size_t lo = from, hi = lane.count;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (end[lane.at(mid)] <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+size_t firstStartingAtOrAfter(const Trace& trace, const TimelineLane& lane, size_t from, int64_t t)
+{
+    const int64_t* start = trace.spans.start.data();
+    size_t lo = from, hi = lane.count;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (start[lane.at(mid)] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+} // namespace streamscope
