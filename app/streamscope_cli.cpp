@@ -10,6 +10,7 @@
 #include "runner.h"
 #include "scenario_json.h"
 #include "simulator.h"
+#include "trace_import.h"
 #include "trace_json.h"
 
 #ifdef STREAMSCOPE_HAVE_CUDA
@@ -358,7 +359,7 @@ int cmdRun(const RunArgs& args, const std::string& command)
 
 int cmdAnalyzeOne(const std::string& path, bool json)
 {
-    auto trace = ss::loadTraceFile(path);
+    auto trace = ss::importTraceFile(path);
     if (!trace)
         return fail(trace.error(), exitCodeOf(trace.errorClass()));
     const ss::RunInfo& info = trace->info;
@@ -392,10 +393,10 @@ int cmdAnalyzeOne(const std::string& path, bool json)
 // Two traces: their metrics side by side and the differences (B - A).
 int cmdCompare(const std::string& pathA, const std::string& pathB, bool json)
 {
-    auto a = ss::loadTraceFile(pathA);
+    auto a = ss::importTraceFile(pathA);
     if (!a)
         return fail(a.error(), exitCodeOf(a.errorClass()));
-    auto b = ss::loadTraceFile(pathB);
+    auto b = ss::importTraceFile(pathB);
     if (!b)
         return fail(b.error(), exitCodeOf(b.errorClass()));
     const ss::TraceComparison c = ss::compareTraces(*a, *b);
@@ -415,7 +416,7 @@ int cmdAnalyze(const std::vector<std::string>& paths, bool json)
 
 int cmdCheck(const std::string& path)
 {
-    auto trace = ss::loadTraceFile(path);
+    auto trace = ss::importTraceFile(path);
     if (!trace)
         return fail(trace.error(), exitCodeOf(trace.errorClass()));
     const ss::RunInfo& info = trace->info;
@@ -431,54 +432,19 @@ int cmdCheck(const std::string& path)
     return printChecks(*trace, scenario->scenario.expect) ? kExitOk : kExitCheckFailed;
 }
 
-// The value of the first "format" key in a JSON text, found without parsing the (possibly huge) document.
-std::string detectFormat(const std::string& text)
-{
-    const std::string key = "\"format\"";
-    for (size_t pos = text.find(key); pos != std::string::npos; pos = text.find(key, pos + 1)) {
-        size_t i = pos + key.size();
-        auto skipSpace = [&] {
-            while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
-                ++i;
-        };
-        skipSpace();
-        if (i >= text.size() || text[i] != ':')
-            continue;
-        ++i;
-        skipSpace();
-        if (i >= text.size() || text[i] != '"')
-            continue;
-        const size_t end = text.find('"', i + 1);
-        if (end == std::string::npos)
-            return {};
-        return text.substr(i + 1, end - i - 1);
-    }
-    return {};
-}
-
 int cmdConvert(const std::string& in, const std::string& out, const std::string& to)
 {
-    auto text = ss::readTextFile(in);
-    if (!text)
-        return fail(text.error(), exitCodeOf(text.errorClass()));
-    const std::string format = detectFormat(*text);
-    if (format == "streamscope-scenario")
-        return fail(ss::Error{in, "/format", "this is a scenario, not a trace; run it to get a trace: "
-                                             "streamscope-cli run " + in + " -o " + out},
-                    kExitBadInput);
-    if (format != "streamscope-trace")
-        return fail(ss::Error{in, {}, format.empty() ? "unrecognized input: not a StreamScope trace "
-                                                       "(no \"format\": \"streamscope-trace\")"
-                                                     : "unsupported input format '" + format + "'"},
-                    kExitBadInput);
-    auto trace = ss::parseTrace(*text, in);
+    const auto format = ss::exportFormatFromString(to);
+    if (!format)
+        return fail("unknown output format '" + to + "' (streamscope, chrome or csv)", kExitBadInput);
+    // The input format (StreamScope, Chrome/Perfetto JSON, PyTorch profiler, Nsight Systems SQLite, CSV) is
+    // recognized from the content.
+    auto trace = ss::importTraceFile(in);
     if (!trace)
         return fail(trace.error(), exitCodeOf(trace.errorClass()));
-    if (to != "streamscope")
-        return fail("unknown output format '" + to + "'", kExitBadInput);
-    if (ss::Status saved = ss::saveTextFileAtomic(out, ss::traceToJson(*trace)); !saved)
+    if (ss::Status saved = ss::exportTrace(*trace, out, *format); !saved)
         return fail(saved.error(), exitCodeOf(saved.errorClass()));
-    std::cerr << "wrote " << out << " (" << trace->spanCount() << " spans)\n";
+    std::cerr << "wrote " << out << " (" << trace->spanCount() << " spans, " << trace->flows.size() << " flows)\n";
     return kExitOk;
 }
 
@@ -641,11 +607,12 @@ int runMain(int argc, char** argv)
     std::string convertIn;
     std::string convertOut;
     std::string convertTo = "streamscope";
-    CLI::App* convertCmd = app.add_subcommand("convert", "Convert a trace to another format");
+    CLI::App* convertCmd = app.add_subcommand(
+        "convert", "Convert a trace (StreamScope, Chrome/Perfetto, PyTorch, Nsight Systems SQLite, CSV) to another format");
     convertCmd->add_option("input", convertIn, "Input trace")->required();
     convertCmd->add_option("-o,--output", convertOut, "Output file")->required();
     convertCmd->add_option("--to", convertTo, "Output format")
-        ->check(CLI::IsMember({"streamscope"}))
+        ->check(CLI::IsMember({"streamscope", "chrome", "perfetto", "csv"}))
         ->capture_default_str();
 
     try {

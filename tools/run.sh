@@ -15,7 +15,7 @@ say() { printf '==> %s\n' "$*"; }
 
 # Debian 12 / Ubuntu 24.04 package names (the same list as tools/test.sh).
 PACKAGES=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev qt6-base-dev qt6-svg-dev
-          libqcustomplot-dev xvfb xauth libgtest-dev)
+          libqcustomplot-dev xvfb xauth libgtest-dev libsqlite3-dev)
 
 ensure_packages() {
     if ! command -v dpkg-query >/dev/null; then
