@@ -660,7 +660,9 @@ private:
                 if (other == uint32_t(stream) || !isBlocking(os.kind) || os.lastOp == kNone)
                     continue;
                 addDep(os.lastOp, g, gapBefore(m_ops[g], os.lastOp));
-                if (real && os.lastRealOp != kNone && m_ops[os.lastRealOp].state != OpState::Done)
+                // An arrow only from work issued since the previous legacy op: older work it already waited for.
+                const bool newSinceLegacy = st.lastOp == kNone || os.lastRealOp > st.lastOp;
+                if (real && newSinceLegacy && os.lastRealOp != kNone && m_ops[os.lastRealOp].state != OpState::Done)
                     m_out.deps.push_back({os.lastReal, rec, FlowKind::Implicit, false, false});
             }
         } else if (isBlocking(st.kind) && dev.legacyStream != kNone && dev.legacyStream != uint32_t(stream)) {

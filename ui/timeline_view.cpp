@@ -638,9 +638,12 @@ void TimelineView::applyFonts()
     m_kindLegend->setRowSpacing(int(std::lround(px * 0.2)));
     m_kindLegend->setMargins(QMargins(m_rowLabelWidth, int(std::lround(px * 0.4)), 8, int(std::lround(px * 0.2))));
     for (int i = 0; i < m_kindLegend->itemCount(); ++i) {
-        m_kindLegend->item(i)->setFont(f);
-        m_kindLegend->item(i)->setTextColor(QColor(0x20, 0x20, 0x20));
-        m_kindLegend->item(i)->setMargins(QMargins(0, 0, 0, 0));
+        QCPAbstractLegendItem* item = m_kindLegend->item(i);
+        if (!item)
+            continue; // a wrapped legend's grid has empty cells
+        item->setFont(f);
+        item->setTextColor(QColor(0x20, 0x20, 0x20));
+        item->setMargins(QMargins(0, 0, 0, 0));
     }
     if (m_titleElement)
         m_titleElement->setFont(pixelFont(font(), int(std::lround(px * 1.45)), true));
@@ -669,9 +672,15 @@ void TimelineView::updateMargins()
     // Legend columns: as many as fit in the width.
     int itemWidth = 1;
     for (int i = 0; i < m_kindLegend->itemCount(); ++i)
-        itemWidth = std::max(itemWidth, m_kindLegend->item(i)->minimumOuterSizeHint().width());
+        if (QCPAbstractLegendItem* item = m_kindLegend->item(i))
+            itemWidth = std::max(itemWidth, item->minimumOuterSizeHint().width());
     const int avail = std::max(1, (m_fitRows ? viewport().width() : width()) - m_rowLabelWidth - 16);
-    m_kindLegend->setWrap(std::max(1, avail / (itemWidth + m_kindLegend->columnSpacing())));
+    const int columns = std::max(1, avail / (itemWidth + m_kindLegend->columnSpacing()));
+    if (columns != m_kindLegend->wrap()) {
+        m_kindLegend->setWrap(columns);
+        // setWrap() alone leaves the items where they are: rearrange them into the new number of columns.
+        m_kindLegend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+    }
     if (m_fitRows) {
         // Images lay rows out top-down with spare height at the bottom: keep the legend at its natural height.
         m_kindLegend->setSizeConstraintRect(QCPLayoutElement::scrOuterRect);

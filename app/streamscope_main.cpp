@@ -1,0 +1,223 @@
+// streamscope: the desktop app. `streamscope [FILE|LESSON]` opens the window; `streamscope FILE --export out.png`
+// renders a scenario (simulated) or a trace to PNG, SVG or PDF without a display.
+#include "document_loader.h"
+#include "format.h"
+#include "image_export.h"
+#include "lesson_gallery.h"
+#include "main_window.h"
+#include "run_controller.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDockWidget>
+#include <QFileInfo>
+#include <QTimer>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+
+#ifndef STREAMSCOPE_VERSION
+#define STREAMSCOPE_VERSION "0.1.0"
+#endif
+
+namespace ss = streamscope;
+
+namespace {
+
+enum ExitCode : int { kExitOk = 0, kExitBadInput = 2, kExitRuntime = 3 };
+
+bool envSet(const char* name)
+{
+    const char* v = std::getenv(name);
+    return v && *v;
+}
+
+int fail(const QString& message, int code)
+{
+    std::fprintf(stderr, "streamscope: error: %s\n", qPrintable(message));
+    return code;
+}
+
+bool parseSize(const QCommandLineParser& parser, const QCommandLineOption& option, int fallback, int* out,
+               QString* error)
+{
+    if (!parser.isSet(option)) {
+        *out = fallback;
+        return true;
+    }
+    bool ok = false;
+    const int v = parser.value(option).toInt(&ok);
+    if (!ok || v < 16 || v > 20000) {
+        *error = QStringLiteral("--%1 must be a number of pixels between 16 and 20000, got \"%2\"")
+                     .arg(option.names().front(), parser.value(option));
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+int exportHeadless(const QString& input, const QString& output, const QString& variant, const QString& profile,
+                   QSize size)
+{
+    if (!ss::imageFormatForPath(output))
+        return fail(QStringLiteral("%1: unknown image format: use a .png, .svg or .pdf file name").arg(output),
+                    kExitBadInput);
+    auto doc = ss::loadDocument(input, variant);
+    if (!doc)
+        return fail(ss::qs(doc.error().toString()), kExitBadInput);
+    std::shared_ptr<const ss::Trace> trace;
+    if (doc->kind == ss::DocumentKind::Trace) {
+        trace = doc->trace->trace;
+    } else {
+        for (const auto& w : doc->warnings)
+            std::fprintf(stderr, "streamscope: warning: %s\n", w.toString().c_str());
+        auto simulated = ss::RunController::simulate(doc->scenario, profile, doc->variant);
+        if (!simulated)
+            return fail(ss::qs(simulated.error().toString()),
+                        simulated.errorClass() == ss::ErrorClass::BadInput ? kExitBadInput : kExitRuntime);
+        trace = std::make_shared<const ss::Trace>(std::move(simulated).value());
+    }
+    QString error;
+    const QString title = ss::defaultImageTitle(*trace, doc->kind == ss::DocumentKind::Trace ? doc->path : QString());
+    if (!ss::exportTimelineImage(*trace, output, size, title, &error))
+        return fail(error.isEmpty() ? QStringLiteral("could not write %1").arg(output) : error, kExitRuntime);
+    std::printf("exported %s (%d x %d%s)\n", qPrintable(output), size.width(), size.height(),
+                doc->kind == ss::DocumentKind::Trace ? "" : ", simulated");
+    return kExitOk;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    // Headless export needs no display: without one (and without the user's own choice) use the offscreen
+    // platform. This must happen before QApplication exists.
+    bool exporting = false;
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], "--export") == 0 || std::strncmp(argv[i], "--export=", 9) == 0)
+            exporting = true;
+    if (exporting && !envSet("DISPLAY") && !envSet("WAYLAND_DISPLAY") && !envSet("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("StreamScope"));
+    QApplication::setApplicationName(QStringLiteral("StreamScope"));
+    QApplication::setApplicationVersion(QStringLiteral(STREAMSCOPE_VERSION));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral(
+        "StreamScope: see what CUDA streams do.\n\n"
+        "  streamscope [FILE]                      open a scenario, trace or lesson (\"01\", \"two-streams\")\n"
+        "  streamscope FILE --export out.png       render a scenario (simulated) or trace to PNG, SVG or PDF,\n"
+        "                                          without a display"));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument(QStringLiteral("file"), QStringLiteral("Scenario or trace file, or a lesson id"),
+                                 QStringLiteral("[FILE]"));
+    const QCommandLineOption exportOption(QStringLiteral("export"),
+                                          QStringLiteral("Render FILE to this image (.png, .svg, .pdf) and exit"),
+                                          QStringLiteral("image"));
+    const QCommandLineOption widthOption(QStringLiteral("width"), QStringLiteral("Image or window width (pixels)"),
+                                         QStringLiteral("w"));
+    const QCommandLineOption heightOption(QStringLiteral("height"), QStringLiteral("Image or window height (pixels)"),
+                                          QStringLiteral("h"));
+    const QCommandLineOption variantOption(QStringLiteral("variant"), QStringLiteral("Variant of the scenario or lesson"),
+                                           QStringLiteral("id"));
+    const QCommandLineOption backendOption(QStringLiteral("backend"),
+                                           QStringLiteral("auto (GPU when usable), sim or gpu"), QStringLiteral("b"),
+                                           QStringLiteral("auto"));
+    const QCommandLineOption profileOption(QStringLiteral("profile"), QStringLiteral("Simulator device profile"),
+                                           QStringLiteral("id"));
+    QCommandLineOption screenshotOption(QStringLiteral("screenshot"),
+                                        QStringLiteral("Save a screenshot of the window after the first run"),
+                                        QStringLiteral("png"));
+    screenshotOption.setFlags(QCommandLineOption::HiddenFromHelp);
+    QCommandLineOption quitOption(QStringLiteral("quit-after-run"),
+                                  QStringLiteral("Quit after the first run (and screenshot)"));
+    quitOption.setFlags(QCommandLineOption::HiddenFromHelp);
+    for (const QCommandLineOption* o : std::initializer_list<const QCommandLineOption*>{&exportOption, &widthOption, &heightOption, &variantOption, &backendOption,
+                                        &profileOption, &screenshotOption, &quitOption})
+        parser.addOption(*o);
+    if (!parser.parse(QApplication::arguments()))
+        return fail(parser.errorText(), kExitBadInput);
+    if (parser.isSet(QStringLiteral("help"))) {
+        std::printf("%s", qPrintable(parser.helpText()));
+        return kExitOk;
+    }
+    if (parser.isSet(QStringLiteral("version"))) {
+        std::printf("streamscope %s\n", STREAMSCOPE_VERSION);
+        return kExitOk;
+    }
+    const QStringList files = parser.positionalArguments();
+    if (files.size() > 1)
+        return fail(QStringLiteral("one file at a time, got %1").arg(files.size()), kExitBadInput);
+    const QString file = files.value(0);
+    const QString variant = parser.value(variantOption);
+    const QString profile = parser.value(profileOption);
+    QString backend = parser.value(backendOption);
+    if (backend == QLatin1String("cuda")) // streamscope-cli's name for it
+        backend = QStringLiteral("gpu");
+    if (backend != QLatin1String("auto") && backend != QLatin1String("sim") && backend != QLatin1String("gpu"))
+        return fail(QStringLiteral("--backend must be auto, sim or gpu, got \"%1\"").arg(backend), kExitBadInput);
+    if (!profile.isEmpty() && !ss::RunController::profileIds().contains(profile) && !QFileInfo::exists(profile))
+        return fail(QStringLiteral("unknown device profile \"%1\" (shipped: %2)")
+                        .arg(profile, ss::RunController::profileIds().join(QStringLiteral(", "))),
+                    kExitBadInput);
+    QString error;
+    int width = 0, height = 0;
+    const bool exportMode = parser.isSet(exportOption);
+    if (!parseSize(parser, widthOption, exportMode ? 1600 : 0, &width, &error) ||
+        !parseSize(parser, heightOption, exportMode ? 900 : 0, &height, &error))
+        return fail(error, kExitBadInput);
+
+    if (exportMode) {
+        if (file.isEmpty())
+            return fail(QStringLiteral("--export needs a scenario, trace or lesson to render"), kExitBadInput);
+        return exportHeadless(file, parser.value(exportOption), variant, profile, QSize(width, height));
+    }
+
+    ss::MainWindow window;
+    if (!profile.isEmpty())
+        window.runController()->setProfileId(profile);
+    const QString screenshot = parser.value(screenshotOption);
+    const bool quitAfterRun = parser.isSet(quitOption);
+    const bool scripted = !screenshot.isEmpty() || quitAfterRun;
+    if (backend == QLatin1String("sim") || (scripted && backend == QLatin1String("auto"))) {
+        window.setBackend(ss::RunBackend::Simulator);
+        window.setGpuProbeEnabled(false);
+    }
+    if (scripted && backend == QLatin1String("gpu"))
+        window.setGpuProbeEnabled(false); // run on the GPU straight away, through streamscope-cli
+    if (scripted) {
+        window.setScreenshotAfterRun(screenshot.isEmpty() ? QString() : screenshot, quitAfterRun);
+        window.setUnsavedPrompt([] { return ss::MainWindow::UnsavedChoice::Discard; });
+        window.resize(width > 0 ? width : 1600, height > 0 ? height : 1000);
+        QObject::connect(&window, &ss::MainWindow::errorShown, &app, [quitAfterRun](const QString& message) {
+            std::fprintf(stderr, "streamscope: error: %s\n", qPrintable(message));
+            if (quitAfterRun)
+                QCoreApplication::exit(kExitBadInput);
+        });
+        // Never hang a script: give up after a minute.
+        QTimer::singleShot(60000, &app, [] {
+            std::fprintf(stderr, "streamscope: error: no run finished within 60 s\n");
+            QCoreApplication::exit(kExitRuntime);
+        });
+    } else if (width > 0 && height > 0) {
+        window.resize(width, height);
+    }
+    window.show();
+    if (backend == QLatin1String("gpu"))
+        window.setBackend(ss::RunBackend::Gpu);
+
+    if (!file.isEmpty()) {
+        window.openPath(file, variant);
+    } else {
+        window.newScenario();
+        // A first start: show the lessons.
+        if (auto* lessons = window.findChild<QDockWidget*>(QStringLiteral("lessonsDock")))
+            lessons->raise();
+    }
+    return app.exec();
+}

@@ -1,0 +1,1052 @@
+#include "main_window.h"
+
+#include "analysis_panel.h"
+#include "format.h"
+#include "image_export.h"
+#include "lesson_gallery.h"
+#include "property_editor.h"
+#include "quick_controls.h"
+#include "resources.h"
+#include "run_info_panel.h"
+#include "scenario_editor.h"
+#include "scenario_json.h"
+#include "scenario_model.h"
+#include "span_inspector.h"
+#include "span_table_model.h"
+#include "timeline_plottable.h"
+#include "timeline_view.h"
+#include "trace_import.h"
+#include "trace_json.h"
+
+#include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QCheckBox>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QFrame>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QKeySequence>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPixmap>
+#include <QPointer>
+#include <QProgressBar>
+#include <QSaveFile>
+#include <QSettings>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QStatusBar>
+#include <QTableView>
+#include <QThread>
+#include <QTimer>
+#include <QToolBar>
+#include <QToolButton>
+#include <QTreeView>
+#include <QUndoStack>
+#include <QUrl>
+#include <QVBoxLayout>
+
+#include <cstdio>
+#include <initializer_list>
+
+namespace streamscope {
+
+namespace {
+
+constexpr int kMaxRecentFiles = 10;
+
+QDockWidget* makeDock(const QString& title, const QString& objectName, QWidget* content, QMainWindow* parent)
+{
+    auto* dock = new QDockWidget(title, parent);
+    dock->setObjectName(objectName);
+    dock->setWidget(content);
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
+                      QDockWidget::DockWidgetClosable);
+    return dock;
+}
+
+// Writes text atomically: QSaveFile renames over the old file only once everything is written.
+bool writeFileAtomically(const QString& path, const std::string& text, QString* error)
+{
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly)) {
+        *error = QStringLiteral("Cannot write %1: %2").arg(path, file.errorString());
+        return false;
+    }
+    if (file.write(text.data(), qint64(text.size())) != qint64(text.size()) || !file.commit()) {
+        *error = QStringLiteral("Cannot write %1: %2").arg(path, file.errorString());
+        return false;
+    }
+    return true;
+}
+
+} // namespace
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent), m_model(new ScenarioModel(this)), m_runner(new RunController(this)),
+      m_timeline(new TimelineView), m_liveTimer(new QTimer(this)), m_progressDelay(new QTimer(this))
+{
+    setObjectName(QStringLiteral("StreamScopeMainWindow"));
+    setAcceptDrops(true);
+    setDockNestingEnabled(true);
+    m_unsavedPrompt = [this] {
+        const auto answer = QMessageBox::warning(
+            this, QStringLiteral("Unsaved changes"),
+            QStringLiteral("%1 has changes that are not saved. Save them?").arg(documentTitle()),
+            QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+        return answer == QMessageBox::Save      ? UnsavedChoice::Save
+               : answer == QMessageBox::Discard ? UnsavedChoice::Discard
+                                                : UnsavedChoice::Cancel;
+    };
+
+    // Centre: a message bar (run and file errors) over the timeline.
+    m_messageBar = new QFrame;
+    m_messageBar->setObjectName(QStringLiteral("messageBar"));
+    m_messageBar->setStyleSheet(QStringLiteral("#messageBar { background:#fdecea; border:1px solid #e57373; }"));
+    m_messageText = new QLabel;
+    m_messageText->setWordWrap(true);
+    m_messageText->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_messageText->setStyleSheet(QStringLiteral("color:#8e1c1c;"));
+    auto* closeMessage = new QToolButton;
+    closeMessage->setText(QStringLiteral("✕"));
+    closeMessage->setAutoRaise(true);
+    closeMessage->setToolTip(QStringLiteral("Dismiss"));
+    connect(closeMessage, &QToolButton::clicked, this, &MainWindow::clearError);
+    auto* barLayout = new QHBoxLayout(m_messageBar);
+    barLayout->setContentsMargins(8, 4, 4, 4);
+    barLayout->addWidget(m_messageText, 1);
+    barLayout->addWidget(closeMessage, 0, Qt::AlignTop);
+    m_messageBar->hide();
+
+    auto* centre = new QWidget;
+    auto* centreLayout = new QVBoxLayout(centre);
+    centreLayout->setContentsMargins(0, 0, 0, 0);
+    centreLayout->setSpacing(0);
+    centreLayout->addWidget(m_messageBar);
+    centreLayout->addWidget(m_timeline, 1);
+    setCentralWidget(centre);
+    m_timeline->setFocusPolicy(Qt::StrongFocus);
+
+    m_progress = new QProgressBar;
+    m_progress->setRange(0, 0);
+    m_progress->setMaximumWidth(160);
+    m_progress->setMaximumHeight(16);
+    m_progress->hide();
+    m_statusText = new QLabel;
+    statusBar()->addWidget(m_statusText, 1);
+    statusBar()->addPermanentWidget(m_progress);
+    m_progressDelay->setSingleShot(true);
+    m_progressDelay->setInterval(150);
+    connect(m_progressDelay, &QTimer::timeout, this, [this] { m_progress->setVisible(m_runner->isRunning()); });
+
+    createDocks();
+    createActions();
+    createToolbars();
+
+    // Live simulation: every edit (and undo/redo) re-simulates, coalesced per event-loop turn.
+    m_liveTimer->setSingleShot(true);
+    m_liveTimer->setInterval(0);
+    connect(m_liveTimer, &QTimer::timeout, this, &MainWindow::liveRun);
+    connect(m_model->undoStack(), &QUndoStack::indexChanged, this, &MainWindow::scheduleLiveRun);
+    connect(m_model->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
+    connect(m_model, &ScenarioModel::scenarioChanged, this, &MainWindow::updateLesson);
+
+    // Runs.
+    connect(m_runner, &RunController::finished, this,
+            [this](std::shared_ptr<const AnalyzedTrace> trace, RunBackend b, double ms) {
+                clearError();
+                m_traceFile.clear();
+                showTrace(std::move(trace), {}, ms, m_previewRun && b == RunBackend::Simulator);
+                m_statusText->setText(b == RunBackend::Gpu ? QStringLiteral("Ran on the GPU in %1.").arg(formatNs(ms * 1e6))
+                                                           : QStringLiteral("Simulated in %1.").arg(formatNs(ms * 1e6)));
+            });
+    connect(m_runner, &RunController::failed, this, [this](const QString& message, int) {
+        if (m_quitAfterScreenshot)
+            std::fprintf(stderr, "streamscope: the run failed: %s\n", qPrintable(message));
+        showError(message);
+        m_statusText->setText(QStringLiteral("The run failed."));
+        if (m_quitAfterScreenshot)
+            QCoreApplication::exit(message.startsWith(QLatin1String("GPU error")) ? 3 : 2);
+    });
+    connect(m_runner, &RunController::cancelled, this, [this] { m_statusText->setText(QStringLiteral("Run cancelled.")); });
+    connect(m_runner, &RunController::progressMessage, m_statusText, &QLabel::setText);
+    connect(m_runner, &RunController::runningChanged, this, [this](bool running) {
+        m_cancelAction->setEnabled(running);
+        if (running) {
+            m_progressDelay->start();
+        } else {
+            m_progressDelay->stop();
+            m_progress->hide();
+        }
+    });
+    connect(m_runner, &RunController::started, this, [this](RunBackend b) {
+        if (b == RunBackend::Gpu) {
+            m_progress->show();
+            m_statusText->setText(QStringLiteral("Running on the GPU…"));
+        }
+    });
+    connect(m_runner, &RunController::gpuStatusChanged, this, &MainWindow::updateGpuChoice);
+
+    // Selection: timeline ⇄ span table ⇄ inspector.
+    connect(m_timeline, &TimelineView::spanSelected, this, [this](int span) {
+        m_inspector->showSpan(span);
+        selectSpanInTable(span);
+    });
+    connect(m_inspector, &SpanInspector::spanActivated, m_timeline, &TimelineView::selectSpan);
+    connect(m_analysis, &AnalysisPanel::spanActivated, m_timeline, &TimelineView::selectSpan);
+    connect(m_inspector, &SpanInspector::opActivated, this, [this](int thread, int op) {
+        if (auto* dock = findChild<QDockWidget*>(QStringLiteral("scenarioDock"))) {
+            dock->show();
+            dock->raise();
+        }
+        m_editor->selectItem(ScenarioItemRef::op(thread, op));
+    });
+    connect(m_spanTable->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) {
+                if (m_syncingSelection || !current.isValid())
+                    return;
+                const int span = m_spanProxy->spanAtRow(current.row());
+                m_syncingSelection = true;
+                m_timeline->selectSpan(span);
+                m_syncingSelection = false;
+            });
+
+    connect(m_gallery, &LessonGallery::openRequested, this,
+            [this](const QString& id, const QString& variant) { openPath(id, variant); });
+
+    readSettings();
+    updateGpuChoice();
+    updateTitle();
+    updateLesson();
+    rebuildRecentMenu();
+}
+
+MainWindow::~MainWindow()
+{
+    // Signals sent while the parts go (the undo stack clearing itself, the timeline dropping its trace) must not
+    // reach a half-destroyed window; and the widgets that watch the scenario model go before it does.
+    for (QObject* sender : std::initializer_list<QObject*>{m_model, m_model->undoStack(), m_runner, m_timeline,
+                                                           m_inspector, m_analysis, m_spanTable->selectionModel(), m_gallery,
+                                                           m_liveTimer, m_progressDelay})
+        disconnect(sender, nullptr, this, nullptr);
+    const auto docks = findChildren<QDockWidget*>(Qt::FindDirectChildrenOnly);
+    for (QDockWidget* dock : docks)
+        delete dock;
+}
+
+QuickControls* MainWindow::quickControls() const
+{
+    return m_editor->quickControls();
+}
+
+// ---- construction ----------------------------------------------------------------------------------------------
+
+void MainWindow::createDocks()
+{
+    m_editor = new ScenarioEditor(m_model);
+    m_gallery = new LessonGallery;
+    m_inspector = new SpanInspector;
+    m_analysis = new AnalysisPanel;
+    m_runInfo = new RunInfoPanel;
+
+    m_spanModel = new SpanTableModel(this);
+    m_spanProxy = new SpanTableProxy(this);
+    m_spanProxy->setSourceModel(m_spanModel);
+    m_spanTable = new QTableView;
+    m_spanTable->setModel(m_spanProxy);
+    // Unsorted at first: spans come grouped by stream and sorted by start, and sorting millions of rows takes
+    // seconds, so it happens only when a header is clicked.
+    m_spanTable->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
+    m_spanTable->setSortingEnabled(true);
+    m_spanTable->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_spanTable->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_spanTable->setAlternatingRowColors(true);
+    m_spanTable->verticalHeader()->hide();
+    m_spanTable->verticalHeader()->setDefaultSectionSize(m_spanTable->fontMetrics().height() + 6);
+    m_spanTable->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    m_spanTable->horizontalHeader()->setStretchLastSection(true);
+    m_spanTable->setWordWrap(false);
+    const int unit = m_spanTable->fontMetrics().averageCharWidth();
+    const int widths[] = {21, 19, 18, 11, 11, 11, 10, 10, 14};
+    for (int c = 0; c < SpanTableModel::ColumnCount; ++c)
+        m_spanTable->setColumnWidth(c, widths[c] * unit);
+    m_spanFilter = new QLineEdit;
+    m_spanFilter->setPlaceholderText(QStringLiteral("Filter by name, kind or stream…"));
+    m_spanFilter->setClearButtonEnabled(true);
+    connect(m_spanFilter, &QLineEdit::textChanged, m_spanProxy, &SpanTableProxy::setFilterText);
+    auto* spans = new QWidget;
+    auto* spansLayout = new QVBoxLayout(spans);
+    spansLayout->setContentsMargins(4, 4, 4, 4);
+    spansLayout->setSpacing(4);
+    spansLayout->addWidget(m_spanFilter);
+    spansLayout->addWidget(m_spanTable, 1);
+
+    QDockWidget* scenarioDock = makeDock(QStringLiteral("Scenario"), QStringLiteral("scenarioDock"), m_editor, this);
+    QDockWidget* lessonsDock = makeDock(QStringLiteral("Lessons"), QStringLiteral("lessonsDock"), m_gallery, this);
+    QDockWidget* analysisDock = makeDock(QStringLiteral("Analysis"), QStringLiteral("analysisDock"), m_analysis, this);
+    QDockWidget* inspectorDock = makeDock(QStringLiteral("Inspector"), QStringLiteral("inspectorDock"), m_inspector, this);
+    QDockWidget* runInfoDock = makeDock(QStringLiteral("Run info"), QStringLiteral("runInfoDock"), m_runInfo, this);
+    QDockWidget* spansDock = makeDock(QStringLiteral("Spans"), QStringLiteral("spansDock"), spans, this);
+
+    addDockWidget(Qt::LeftDockWidgetArea, scenarioDock);
+    tabifyDockWidget(scenarioDock, lessonsDock);
+    scenarioDock->raise();
+    addDockWidget(Qt::RightDockWidgetArea, analysisDock);
+    addDockWidget(Qt::RightDockWidgetArea, inspectorDock);
+    splitDockWidget(analysisDock, inspectorDock, Qt::Vertical);
+    tabifyDockWidget(inspectorDock, runInfoDock);
+    inspectorDock->raise();
+    addDockWidget(Qt::BottomDockWidgetArea, spansDock);
+    setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+    setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
+    resizeDocks({scenarioDock, analysisDock}, {390, 340}, Qt::Horizontal);
+    resizeDocks({analysisDock, inspectorDock}, {520, 320}, Qt::Vertical);
+    resizeDocks({spansDock}, {250}, Qt::Vertical);
+}
+
+void MainWindow::createActions()
+{
+    // File
+    QMenu* file = menuBar()->addMenu(QStringLiteral("&File"));
+    m_newAction = file->addAction(QStringLiteral("&New Scenario"), this, &MainWindow::newScenario);
+    m_newAction->setShortcut(QKeySequence::New);
+    m_newAction->setIconText(QStringLiteral("New"));
+    QAction* open = m_openAction = file->addAction(QStringLiteral("&Open…"), this, [this] {
+        QSettings settings;
+        const QString path = QFileDialog::getOpenFileName(
+            this, QStringLiteral("Open a scenario or trace"), settings.value(QStringLiteral("lastDir")).toString(),
+            QStringLiteral("Scenarios and traces (*.json *.csv *.sqlite);;All files (*)"));
+        if (!path.isEmpty()) {
+            settings.setValue(QStringLiteral("lastDir"), QFileInfo(path).absolutePath());
+            openPath(path);
+        }
+    });
+    open->setShortcut(QKeySequence::Open);
+    open->setIconText(QStringLiteral("Open"));
+    QMenu* lessons = file->addMenu(QStringLiteral("Open &Lesson"));
+    for (const LessonEntry& e : m_gallery->model()->lessons()) {
+        lessons->addAction(e.id.section(QLatin1Char('-'), 0, 0) + QStringLiteral("  ") + e.title, this,
+                           [this, id = e.id] { openPath(id); });
+    }
+    m_recentMenu = file->addMenu(QStringLiteral("Open &Recent"));
+    file->addSeparator();
+    m_saveAction = file->addAction(QStringLiteral("&Save Scenario"), this, &MainWindow::save);
+    m_saveAction->setShortcut(QKeySequence::Save);
+    m_saveAction->setIconText(QStringLiteral("Save"));
+    QAction* saveAs = file->addAction(QStringLiteral("Save Scenario &As…"), this, [this] {
+        QSettings settings;
+        QString suggestion = m_path;
+        if (suggestion.isEmpty())
+            suggestion = QDir(settings.value(QStringLiteral("lastDir"), QDir::homePath()).toString())
+                             .filePath((m_lessonId.isEmpty() ? QStringLiteral("scenario") : m_lessonId) +
+                                       QStringLiteral(".json"));
+        const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Save the scenario"), suggestion,
+                                                          QStringLiteral("Scenario (*.json)"));
+        if (!path.isEmpty())
+            saveScenarioAs(path);
+    });
+    saveAs->setShortcut(QKeySequence::SaveAs);
+    m_saveTraceAction = file->addAction(QStringLiteral("Save &Trace As…"), this, [this] {
+        QSettings settings;
+        const QString suggestion = QDir(settings.value(QStringLiteral("lastDir"), QDir::homePath()).toString())
+                                       .filePath(documentTitle() + QStringLiteral(".trace.json"));
+        QString filter;
+        const QString chrome = QStringLiteral("Chrome/Perfetto trace (*.json)");
+        const QString csv = QStringLiteral("CSV, one row per span (*.csv)");
+        const QString path = QFileDialog::getSaveFileName(
+            this, QStringLiteral("Save the trace"), suggestion,
+            QStringLiteral("StreamScope trace (*.json);;") + chrome + QStringLiteral(";;") + csv, &filter);
+        if (path.isEmpty())
+            return;
+        const ExportFormat format = filter == chrome ? ExportFormat::Chrome
+                                    : filter == csv || path.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive)
+                                        ? ExportFormat::Csv
+                                        : ExportFormat::Streamscope;
+        saveTraceAs(path, format);
+    });
+    m_exportAction = file->addAction(QStringLiteral("&Export Image…"), this, [this] {
+        QSettings settings;
+        const QString suggestion = QDir(settings.value(QStringLiteral("lastDir"), QDir::homePath()).toString())
+                                       .filePath(documentTitle() + QStringLiteral(".png"));
+        QString filter;
+        const QString path = QFileDialog::getSaveFileName(
+            this, QStringLiteral("Export the timeline"), suggestion,
+            QStringLiteral("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"), &filter);
+        if (path.isEmpty())
+            return;
+        QString chosen = path;
+        if (!imageFormatForPath(chosen))
+            chosen += filter.startsWith(QLatin1String("SVG"))   ? QStringLiteral(".svg")
+                      : filter.startsWith(QLatin1String("PDF")) ? QStringLiteral(".pdf")
+                                                                : QStringLiteral(".png");
+        // The size, remembered for next time (PDF: points).
+        QDialog dialog(this);
+        dialog.setWindowTitle(QStringLiteral("Image size"));
+        auto* width = new QSpinBox;
+        auto* height = new QSpinBox;
+        width->setRange(200, 16000);
+        height->setRange(150, 16000);
+        const QSize last = settings.value(QStringLiteral("exportSize"), QSize(1920, 1080)).toSize();
+        width->setValue(last.width());
+        height->setValue(last.height());
+        auto* form = new QFormLayout(&dialog);
+        form->addRow(QStringLiteral("Width"), width);
+        form->addRow(QStringLiteral("Height"), height);
+        auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+        connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+        connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+        form->addRow(buttons);
+        if (dialog.exec() != QDialog::Accepted)
+            return;
+        const QSize size(width->value(), height->value());
+        settings.setValue(QStringLiteral("exportSize"), size);
+        if (exportImage(chosen, size))
+            m_statusText->setText(QStringLiteral("Exported %1.").arg(chosen));
+    });
+    m_exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    m_exportAction->setIconText(QStringLiteral("Export Image"));
+    file->addSeparator();
+    QAction* quit = file->addAction(QStringLiteral("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+
+    // Edit
+    QMenu* edit = menuBar()->addMenu(QStringLiteral("&Edit"));
+    QAction* undo = m_model->undoStack()->createUndoAction(this, QStringLiteral("&Undo"));
+    undo->setShortcut(QKeySequence::Undo);
+    QAction* redo = m_model->undoStack()->createRedoAction(this, QStringLiteral("&Redo"));
+    redo->setShortcuts({QKeySequence::Redo, QKeySequence(Qt::CTRL | Qt::Key_Y)});
+    edit->addAction(undo);
+    edit->addAction(redo);
+    edit->addSeparator();
+    edit->addMenu(m_editor->addMenu());
+    edit->addAction(m_editor->removeAction());
+    edit->addAction(m_editor->moveUpAction());
+    edit->addAction(m_editor->moveDownAction());
+    edit->addAction(m_editor->duplicateAction());
+
+    // Run
+    QMenu* run = menuBar()->addMenu(QStringLiteral("&Run"));
+    m_runAction = run->addAction(QStringLiteral("&Run"), this, &MainWindow::runScenario);
+    m_runAction->setShortcuts({QKeySequence(Qt::Key_F5), QKeySequence(Qt::CTRL | Qt::Key_R)});
+    m_runAction->setToolTip(QStringLiteral("Run the scenario on the chosen backend (F5)"));
+    m_cancelAction = run->addAction(QStringLiteral("&Cancel"), m_runner, &RunController::cancel);
+    m_cancelAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period));
+    m_cancelAction->setEnabled(false);
+    run->addSeparator();
+    run->addAction(QStringLiteral("Check the &GPU Again"), this, [this] {
+        m_probed = true;
+        m_runner->probeGpu();
+    });
+
+    // View
+    m_viewMenu = menuBar()->addMenu(QStringLiteral("&View"));
+    QAction* fit = m_viewMenu->addAction(QStringLiteral("&Fit to View"), m_timeline, &TimelineView::fitToView);
+    fit->setToolTip(QStringLiteral("Show the whole trace (0 or Home on the timeline)"));
+    QMenu* arrows = m_viewMenu->addMenu(QStringLiteral("Dependency &Arrows"));
+    for (FlowKind k : {FlowKind::Launch, FlowKind::Event, FlowKind::Sync, FlowKind::Implicit}) {
+        QAction* a = arrows->addAction(flowKindLabel(k));
+        a->setCheckable(true);
+        a->setChecked(m_timeline->isFlowKindVisible(k));
+        a->setObjectName(QStringLiteral("arrows-") + flowKindLabel(k));
+        connect(a, &QAction::toggled, this, [this, k](bool on) { m_timeline->setFlowKindVisible(k, on); });
+    }
+    m_viewMenu->addSeparator();
+    const auto docks = findChildren<QDockWidget*>();
+    for (QDockWidget* d : docks)
+        m_viewMenu->addAction(d->toggleViewAction());
+
+    QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
+    help->addAction(QStringLiteral("&Keys and Mouse"), this, [this] {
+        QMessageBox::information(
+            this, QStringLiteral("Keys and mouse"),
+            QStringLiteral("<p><b>Timeline</b> (Perfetto/Tracy style)</p><table>"
+                           "<tr><td>Wheel, W / S</td><td>zoom in / out</td></tr>"
+                           "<tr><td>Drag, A / D, ← →</td><td>pan</td></tr>"
+                           "<tr><td>↑ ↓, Page Up / Down</td><td>scroll the rows</td></tr>"
+                           "<tr><td>Shift+drag, right drag</td><td>measure a range</td></tr>"
+                           "<tr><td>Click</td><td>select a span (inspector, span table)</td></tr>"
+                           "<tr><td>F</td><td>focus the selection</td></tr>"
+                           "<tr><td>0, Home</td><td>fit to view</td></tr>"
+                           "<tr><td>Esc</td><td>clear selection and range</td></tr></table>"
+                           "<p><b>Scenario</b>: Delete removes, Ctrl+↑/↓ moves, Ctrl+D duplicates, Ctrl+Z/Ctrl+Shift+Z "
+                           "undo/redo. F5 runs.</p>"));
+    });
+    help->addAction(QStringLiteral("&About StreamScope"), this, [this] {
+        QMessageBox::about(this, QStringLiteral("About StreamScope"),
+                           QStringLiteral("<p><b>StreamScope</b> shows what CUDA streams do: configure host threads, "
+                                          "devices, streams and the work they issue, run it on a GPU or the "
+                                          "simulator, and explore the timeline.</p>"));
+    });
+}
+
+void MainWindow::createToolbars()
+{
+    QToolBar* bar = addToolBar(QStringLiteral("Main"));
+    bar->setObjectName(QStringLiteral("mainToolBar"));
+    bar->setMovable(false);
+    bar->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    bar->addAction(m_newAction);
+    bar->addAction(m_openAction);
+    bar->addAction(m_saveAction);
+    bar->addSeparator();
+
+    bar->addWidget(new QLabel(QStringLiteral(" Backend ")));
+    m_backendBox = new QComboBox;
+    m_backendBox->addItem(QStringLiteral("Simulator"), int(RunBackend::Simulator));
+    m_backendBox->addItem(QStringLiteral("GPU"), int(RunBackend::Gpu));
+    m_backendBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    connect(m_backendBox, &QComboBox::activated, this, [this] {
+        m_userChoseBackend = true;
+        m_gpuRunPending = false;
+        m_profileBox->setEnabled(backend() == RunBackend::Simulator);
+    });
+    bar->addWidget(m_backendBox);
+    bar->addWidget(new QLabel(QStringLiteral(" Profile ")));
+    m_profileBox = new QComboBox;
+    m_profileBox->addItem(QStringLiteral("scenario's"), QString());
+    for (const QString& id : RunController::profileIds())
+        m_profileBox->addItem(id, id);
+    m_profileBox->setToolTip(QStringLiteral("Simulator device profile for every GPU (the scenario's own by default)"));
+    connect(m_profileBox, &QComboBox::activated, this, [this] {
+        m_runner->setProfileId(m_profileBox->currentData().toString());
+        scheduleLiveRun();
+    });
+    bar->addWidget(m_profileBox);
+    bar->addAction(m_runAction);
+    bar->addAction(m_cancelAction);
+    m_liveBox = new QCheckBox(QStringLiteral("Live"));
+    m_liveBox->setChecked(true);
+    m_liveBox->setToolTip(QStringLiteral("Re-simulate (in-process) after every edit; Run uses the chosen backend"));
+    bar->addWidget(m_liveBox);
+    bar->addSeparator();
+    QAction* fit = bar->addAction(QStringLiteral("Fit"), m_timeline, &TimelineView::fitToView);
+    fit->setToolTip(QStringLiteral("Show the whole trace (0 or Home on the timeline)"));
+    bar->addAction(m_exportAction);
+}
+
+// ---- documents -------------------------------------------------------------------------------------------------
+
+QString MainWindow::documentTitle() const
+{
+    if (!m_path.isEmpty())
+        return QFileInfo(m_path).completeBaseName();
+    if (!m_lessonId.isEmpty())
+        return m_lessonId + (m_variant.isEmpty() ? QString() : QLatin1Char(' ') + m_variant);
+    if (!m_untitledName.isEmpty())
+        return m_untitledName;
+    return QStringLiteral("untitled");
+}
+
+bool MainWindow::isModified() const
+{
+    return !m_model->undoStack()->isClean();
+}
+
+void MainWindow::updateTitle()
+{
+    setWindowTitle(documentTitle() + QStringLiteral("[*] — StreamScope"));
+    setWindowModified(isModified());
+}
+
+void MainWindow::updateLesson()
+{
+    const Scenario& s = m_model->scenario();
+    QString variantText;
+    if (!m_variant.isEmpty()) {
+        variantText = QStringLiteral("Variant ") + m_variant;
+        for (const Variant& v : s.variants) {
+            if (qs(v.id) != m_variant)
+                continue;
+            variantText = QStringLiteral("Variant “") + (v.title.empty() ? qs(v.id) : qs(v.title)) + QStringLiteral("”");
+            if (!v.description.empty())
+                variantText += QStringLiteral(": ") + qs(v.description);
+        }
+        variantText += QStringLiteral(" The variant shows the contrast: it is meant to fail the lesson's key check.");
+    }
+    m_analysis->setLesson(qs(s.title), qs(s.description), variantText);
+}
+
+bool MainWindow::maybeSave()
+{
+    if (!isModified())
+        return true;
+    switch (m_unsavedPrompt()) {
+    case UnsavedChoice::Save: return save();
+    case UnsavedChoice::Discard: return true;
+    case UnsavedChoice::Cancel: return false;
+    }
+    return false;
+}
+
+bool MainWindow::openPath(const QString& pathOrLesson, const QString& variant)
+{
+    if (!maybeSave())
+        return false;
+    const quint64 generation = ++m_openGeneration;
+    m_statusText->setText(QStringLiteral("Opening %1…").arg(pathOrLesson));
+    // Files are read and parsed off the GUI thread (traces can be large); the newest request wins.
+    QPointer<MainWindow> self(this);
+    QThread* worker = QThread::create([self, pathOrLesson, variant, generation] {
+        auto loaded = std::make_shared<Result<LoadedDocument>>(loadDocument(pathOrLesson, variant));
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, loaded, generation] {
+                if (!self || generation != self->m_openGeneration)
+                    return;
+                if (!*loaded) {
+                    self->showError(qs(loaded->error().toString()));
+                    self->m_statusText->setText(QStringLiteral("Could not open the file."));
+                    return;
+                }
+                self->applyDocument(std::move(loaded->value()));
+            },
+            Qt::QueuedConnection);
+    });
+    connect(worker, &QThread::finished, worker, &QObject::deleteLater);
+    worker->start();
+    return true;
+}
+
+void MainWindow::applyDocument(LoadedDocument doc)
+{
+    clearError();
+    m_lessonId = doc.lessonId;
+    m_variant = doc.variant;
+    m_untitledName.clear();
+    m_traceFile.clear();
+    const bool isFile = doc.lessonId.isEmpty();
+    if (isFile)
+        addRecentFile(doc.path);
+    if (doc.kind == DocumentKind::Trace) {
+        // The trace as recorded; its embedded scenario goes to the editor as a new, unsaved scenario.
+        m_path.clear();
+        m_traceFile = doc.path;
+        m_untitledName = QFileInfo(doc.path).completeBaseName() + QStringLiteral(" (scenario)");
+        m_runner->cancel();
+        m_model->setScenario(doc.hasScenario ? std::move(doc.scenario) : Scenario{});
+        m_liveTimer->stop(); // the trace is what the user opened: no preview replaces it
+        showTrace(doc.trace, doc.path, -1);
+        m_statusText->setText(QStringLiteral("Opened the trace %1.").arg(doc.path));
+    } else {
+        m_path = isFile ? doc.path : QString();
+        m_model->setScenario(std::move(doc.scenario));
+        m_liveTimer->stop(); // runScenario below runs it
+        if (!doc.lessonId.isEmpty())
+            m_gallery->setCurrentLesson(doc.lessonId, doc.variant);
+        QStringList warnings;
+        for (const Warning& w : doc.warnings)
+            warnings << qs(w.toString());
+        m_statusText->setText(warnings.isEmpty() ? QStringLiteral("Opened %1.").arg(documentTitle())
+                                                 : QStringLiteral("Opened %1 with %2 warning(s): %3")
+                                                       .arg(documentTitle())
+                                                       .arg(warnings.size())
+                                                       .arg(warnings.front()));
+        // Run it right away: on the GPU when one is usable (possibly once the probe has said so), else simulated.
+        if (!m_userChoseBackend && m_runner->gpuStatus().state == GpuStatus::State::Checking)
+            m_gpuRunPending = true;
+        runScenario();
+    }
+    m_editor->selectItem(ScenarioItemRef::settings());
+    updateTitle();
+    updateLesson();
+    Q_EMIT documentOpened(doc.path);
+}
+
+void MainWindow::newScenario()
+{
+    if (!maybeSave())
+        return;
+    Scenario s;
+    s.title = "New scenario";
+    s.devices.push_back(DeviceSpec{0, {}});
+    s.streams.push_back(StreamSpec{"s1", 0, StreamKind::NonBlocking, 0});
+    s.streams.push_back(StreamSpec{"s2", 0, StreamKind::NonBlocking, 0});
+    ThreadSpec t;
+    t.name = "main";
+    s.threads.push_back(t);
+    for (const char* stream : {"s1", "s2"}) {
+        Op k = ScenarioModel::defaultOp(s, 0, OpKind::Kernel);
+        k.stream = stream;
+        s.threads[0].ops.push_back(k);
+    }
+    s.threads[0].ops.push_back(ScenarioModel::defaultOp(s, 0, OpKind::DeviceSync));
+    m_path.clear();
+    m_lessonId.clear();
+    m_variant.clear();
+    m_traceFile.clear();
+    m_untitledName.clear();
+    m_model->setScenario(std::move(s));
+    m_liveTimer->stop();
+    m_editor->selectItem(ScenarioItemRef::settings());
+    updateTitle();
+    runScenario();
+}
+
+bool MainWindow::saveScenarioAs(const QString& path)
+{
+    QString error;
+    if (!writeFileAtomically(path, scenarioToJson(m_model->scenario()), &error)) {
+        showError(error);
+        return false;
+    }
+    m_path = path;
+    m_lessonId.clear();
+    m_variant.clear(); // a file of its own now, no longer a lesson's variant
+    m_untitledName.clear();
+    m_model->undoStack()->setClean();
+    addRecentFile(path);
+    updateTitle();
+    updateLesson();
+    m_statusText->setText(QStringLiteral("Saved %1.").arg(path));
+    return true;
+}
+
+bool MainWindow::save()
+{
+    if (!m_path.isEmpty())
+        return saveScenarioAs(m_path);
+    QSettings settings;
+    const QString suggestion = QDir(settings.value(QStringLiteral("lastDir"), QDir::homePath()).toString())
+                                   .filePath(documentTitle() + QStringLiteral(".json"));
+    const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Save the scenario"), suggestion,
+                                                      QStringLiteral("Scenario (*.json)"));
+    return !path.isEmpty() && saveScenarioAs(path);
+}
+
+bool MainWindow::saveTraceAs(const QString& path, ExportFormat format)
+{
+    if (!m_trace) {
+        showError(QStringLiteral("There is no trace to save yet: run the scenario first."));
+        return false;
+    }
+    QString error;
+    if (!writeFileAtomically(path, exportTraceText(*m_trace->trace, format), &error)) {
+        showError(error);
+        return false;
+    }
+    addRecentFile(path);
+    m_statusText->setText(QStringLiteral("Saved the trace to %1.").arg(path));
+    return true;
+}
+
+bool MainWindow::exportImage(const QString& path, QSize size)
+{
+    if (!m_trace) {
+        showError(QStringLiteral("There is no trace to export yet: run the scenario first."));
+        return false;
+    }
+    QString error;
+    // What the view shows: its time range, the arrows turned on, the selection.
+    if (!exportTimelineImage(*m_timeline, path, size, defaultImageTitle(*m_trace->trace, m_traceFile), &error)) {
+        showError(error.isEmpty() ? QStringLiteral("Could not export %1").arg(path) : error);
+        return false;
+    }
+    return true;
+}
+
+void MainWindow::addRecentFile(const QString& path)
+{
+    QSettings settings;
+    QStringList files = settings.value(QStringLiteral("recentFiles")).toStringList();
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    files.removeAll(absolute);
+    files.prepend(absolute);
+    while (files.size() > kMaxRecentFiles)
+        files.removeLast();
+    settings.setValue(QStringLiteral("recentFiles"), files);
+    rebuildRecentMenu();
+}
+
+QStringList MainWindow::recentFiles() const
+{
+    return QSettings().value(QStringLiteral("recentFiles")).toStringList();
+}
+
+void MainWindow::rebuildRecentMenu()
+{
+    m_recentMenu->clear();
+    const QStringList files = recentFiles();
+    for (const QString& f : files) {
+        QAction* a = m_recentMenu->addAction(QFileInfo(f).fileName(), this, [this, f] { openPath(f); });
+        a->setToolTip(f);
+        a->setStatusTip(f);
+    }
+    if (files.isEmpty())
+        m_recentMenu->addAction(QStringLiteral("(none)"))->setEnabled(false);
+    else {
+        m_recentMenu->addSeparator();
+        m_recentMenu->addAction(QStringLiteral("Clear"), this, [this] {
+            QSettings().remove(QStringLiteral("recentFiles"));
+            rebuildRecentMenu();
+        });
+    }
+}
+
+// ---- running ---------------------------------------------------------------------------------------------------
+
+RunBackend MainWindow::backend() const
+{
+    return RunBackend(m_backendBox->currentData().toInt());
+}
+
+void MainWindow::setBackend(RunBackend b)
+{
+    m_userChoseBackend = true;
+    m_gpuRunPending = false;
+    m_backendBox->setCurrentIndex(m_backendBox->findData(int(b)));
+    m_profileBox->setEnabled(b == RunBackend::Simulator);
+}
+
+void MainWindow::setLiveSimulation(bool on)
+{
+    m_liveBox->setChecked(on);
+}
+
+bool MainWindow::liveSimulation() const
+{
+    return m_liveBox->isChecked();
+}
+
+void MainWindow::updateGpuChoice()
+{
+    const GpuStatus& gpu = m_runner->gpuStatus();
+    const int gpuRow = m_backendBox->findData(int(RunBackend::Gpu));
+    auto* model = qobject_cast<QStandardItemModel*>(m_backendBox->model());
+    QString text = QStringLiteral("GPU");
+    bool usable = false;
+    switch (gpu.state) {
+    case GpuStatus::State::Unknown: text = QStringLiteral("GPU (not checked)"); break;
+    case GpuStatus::State::Checking: text = QStringLiteral("GPU (checking…)"); break;
+    case GpuStatus::State::Usable:
+        text = QStringLiteral("GPU: ") + gpu.description;
+        usable = true;
+        break;
+    case GpuStatus::State::Unusable: text = QStringLiteral("GPU (not available)"); break;
+    }
+    m_backendBox->setItemText(gpuRow, text);
+    m_backendBox->setItemData(gpuRow, gpu.state == GpuStatus::State::Unusable
+                                          ? QStringLiteral("No usable GPU: ") + gpu.description
+                                          : gpu.description,
+                              Qt::ToolTipRole);
+    if (model)
+        if (QStandardItem* item = model->item(gpuRow))
+            item->setEnabled(usable);
+    if (!usable && backend() == RunBackend::Gpu)
+        m_backendBox->setCurrentIndex(m_backendBox->findData(int(RunBackend::Simulator)));
+    m_backendBox->setToolTip(gpu.state == GpuStatus::State::Unusable
+                                 ? QStringLiteral("Simulator only: no usable GPU (%1)").arg(gpu.description)
+                                 : QStringLiteral("Where Run executes the scenario"));
+    // At start the lesson ran simulated while the GPU was being checked: now it runs on the GPU.
+    if (usable && !m_userChoseBackend) {
+        m_backendBox->setCurrentIndex(gpuRow);
+        m_profileBox->setEnabled(false);
+        if (m_gpuRunPending) {
+            m_gpuRunPending = false;
+            runScenario();
+        }
+    } else if (gpu.state != GpuStatus::State::Checking) {
+        m_gpuRunPending = false;
+    }
+}
+
+void MainWindow::runScenario()
+{
+    const auto validated = m_model->validatedScenario();
+    if (!validated) {
+        const auto error = m_model->error();
+        showError(QStringLiteral("The scenario cannot run: ") +
+                  (error ? error->path + QStringLiteral(": ") + error->message : QStringLiteral("it has an error")));
+        return;
+    }
+    m_previewRun = false;
+    m_runner->run(backend(), validated, m_variant);
+}
+
+void MainWindow::scheduleLiveRun()
+{
+    if (m_liveBox->isChecked())
+        m_liveTimer->start();
+}
+
+void MainWindow::liveRun()
+{
+    // The in-process simulator, whatever the backend: it answers within milliseconds.
+    const auto validated = m_model->validatedScenario();
+    if (!validated) {
+        const auto error = m_model->error();
+        m_statusText->setText(QStringLiteral("Not simulated: ") +
+                              (error ? error->path + QStringLiteral(": ") + error->message : QString()));
+        return;
+    }
+    if (m_runner->isRunning() && m_runner->runningBackend() == RunBackend::Gpu)
+        return; // a GPU run in progress is not replaced by a preview
+    m_previewRun = true;
+    m_runner->run(RunBackend::Simulator, validated, m_variant);
+}
+
+void MainWindow::showTrace(std::shared_ptr<const AnalyzedTrace> trace, const QString& file, double wallMs, bool preview)
+{
+    // A preview keeps the time range the user zoomed to; one that showed the whole trace shows the whole new one.
+    bool keepView = false;
+    if (preview && m_trace && m_timeline->trace()) {
+        const auto [first, last] = m_timeline->trace()->timeRange();
+        const auto [from, to] = m_timeline->visibleTimeRange();
+        keepView = from > double(first) + 0.02 * double(last - first) || to < double(last) - 0.02 * double(last - first);
+    }
+    m_trace = std::move(trace);
+    std::shared_ptr<const Trace> t = m_trace ? m_trace->trace : nullptr;
+    m_syncingSelection = true;
+    m_timeline->setTrace(t, keepView);
+    m_spanModel->setTrace(t);
+    m_syncingSelection = false;
+    m_inspector->setTrace(t);
+    m_runInfo->setTrace(t, file, wallMs);
+    m_analysis->setTrace(m_trace);
+    if ((!m_screenshotPath.isEmpty() || m_quitAfterScreenshot) && !m_screenshotScheduled) {
+        m_screenshotScheduled = true;
+        // Let the docks settle and the timeline replot first.
+        QTimer::singleShot(400, this, &MainWindow::takeScreenshot);
+    }
+    Q_EMIT traceShown();
+}
+
+void MainWindow::selectSpanInTable(int span)
+{
+    if (m_syncingSelection)
+        return;
+    m_syncingSelection = true;
+    const int row = m_spanProxy->rowOfSpan(span);
+    if (row < 0) {
+        m_spanTable->selectionModel()->clearSelection();
+    } else {
+        const QModelIndex index = m_spanProxy->index(row, 0);
+        m_spanTable->selectionModel()->setCurrentIndex(
+            index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        m_spanTable->scrollTo(index);
+    }
+    m_syncingSelection = false;
+}
+
+void MainWindow::showError(const QString& message)
+{
+    m_messageText->setText(message);
+    m_messageBar->show();
+    Q_EMIT errorShown(message);
+}
+
+void MainWindow::clearError()
+{
+    m_messageText->clear();
+    m_messageBar->hide();
+}
+
+QString MainWindow::errorMessage() const
+{
+    return m_messageBar->isHidden() ? QString() : m_messageText->text();
+}
+
+void MainWindow::setScreenshotAfterRun(const QString& path, bool quit)
+{
+    m_screenshotPath = path;
+    m_quitAfterScreenshot = quit;
+    m_screenshotScheduled = false;
+}
+
+void MainWindow::takeScreenshot()
+{
+    bool ok = true;
+    if (!m_screenshotPath.isEmpty()) {
+        const QPixmap shot = grab();
+        ok = !shot.isNull() && shot.save(m_screenshotPath, "PNG");
+        if (!ok)
+            std::fprintf(stderr, "streamscope: could not save the screenshot to %s\n", qPrintable(m_screenshotPath));
+    }
+    if (m_quitAfterScreenshot) {
+        m_model->undoStack()->setClean(); // nothing to ask about
+        QCoreApplication::exit(ok ? 0 : 1);
+    }
+}
+
+// ---- window events ---------------------------------------------------------------------------------------------
+
+void MainWindow::showEvent(QShowEvent* event)
+{
+    QMainWindow::showEvent(event);
+    if (m_probeGpu && !m_probed) {
+        m_probed = true;
+        m_runner->probeGpu();
+    }
+}
+
+void MainWindow::closeEvent(QCloseEvent* event)
+{
+    if (!maybeSave()) {
+        event->ignore();
+        return;
+    }
+    m_runner->cancel();
+    writeSettings();
+    event->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event)
+{
+    if (event->mimeData()->hasUrls()) {
+        const QList<QUrl> urls = event->mimeData()->urls();
+        if (!urls.isEmpty() && urls.front().isLocalFile())
+            event->acceptProposedAction();
+    }
+}
+
+void MainWindow::dropEvent(QDropEvent* event)
+{
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (urls.isEmpty() || !urls.front().isLocalFile())
+        return;
+    event->acceptProposedAction();
+    // After the drop has finished: the unsaved-changes prompt must not run inside the drag's event loop.
+    const QString path = urls.front().toLocalFile();
+    QTimer::singleShot(0, this, [this, path] { openPath(path); });
+}
+
+void MainWindow::readSettings()
+{
+    QSettings settings;
+    if (!restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray()))
+        resize(1600, 1000);
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    m_liveBox->setChecked(settings.value(QStringLiteral("liveSimulation"), true).toBool());
+    const QString profile = settings.value(QStringLiteral("profile")).toString();
+    const int p = m_profileBox->findData(profile);
+    if (p >= 0) {
+        m_profileBox->setCurrentIndex(p);
+        m_runner->setProfileId(profile);
+    }
+}
+
+void MainWindow::writeSettings()
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    settings.setValue(QStringLiteral("liveSimulation"), m_liveBox->isChecked());
+    settings.setValue(QStringLiteral("profile"), m_profileBox->currentData().toString());
+}
+
+} // namespace streamscope

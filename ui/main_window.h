@@ -1,0 +1,185 @@
+// The main window: the timeline in the centre; docks for the scenario editor (quick controls, tree, properties),
+// the lesson gallery, the inspector of the selected span, the span table, the run info and the analysis. File
+// menu with New, Open (scenario or trace, told apart by content), Save/Save As (atomic), recent files, Export
+// image and Quit; drag and drop of files; a prompt before unsaved edits are lost; window state kept in QSettings.
+#pragma once
+
+#include "document_loader.h"
+#include "run_controller.h"
+#include "trace_import.h"
+
+#include <QMainWindow>
+#include <QSize>
+
+#include <functional>
+#include <memory>
+
+class QAction;
+class QCheckBox;
+class QComboBox;
+class QFrame;
+class QLabel;
+class QLineEdit;
+class QMenu;
+class QProgressBar;
+class QTableView;
+class QTimer;
+
+namespace streamscope {
+
+class AnalysisPanel;
+class LessonGallery;
+class QuickControls;
+class RunInfoPanel;
+class ScenarioEditor;
+class ScenarioModel;
+class SpanInspector;
+class SpanTableModel;
+class SpanTableProxy;
+class TimelineView;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // ---- documents
+    // Opens a scenario or trace file, or a lesson by id or number; asynchronously (the file is read on a worker
+    // thread): documentOpened or errorShown tell when it is done. A scenario (or lesson) is run right away.
+    // Returns false when the user kept unsaved edits instead.
+    bool openPath(const QString& pathOrLesson, const QString& variant = {});
+    void newScenario();
+    // Writes the scenario atomically (QSaveFile); false with the message shown on failure.
+    bool saveScenarioAs(const QString& path);
+    bool save();
+    // The trace shown, in StreamScope's format (opens again with everything) or for other tools.
+    bool saveTraceAs(const QString& path, ExportFormat format = ExportFormat::Streamscope);
+    // PNG, SVG or PDF of the trace shown, by the path's extension.
+    bool exportImage(const QString& path, QSize size);
+    QString documentPath() const { return m_path; }
+    QString documentTitle() const;
+    bool isModified() const;
+
+    // Asked before unsaved edits are lost (replaceable, for tests).
+    enum class UnsavedChoice { Save, Discard, Cancel };
+    void setUnsavedPrompt(std::function<UnsavedChoice()> prompt) { m_unsavedPrompt = std::move(prompt); }
+
+    // ---- running
+    RunBackend backend() const;
+    void setBackend(RunBackend backend);
+    // Runs the scenario in the editor on the chosen backend.
+    void runScenario();
+    // Re-simulate after every edit (on by default).
+    void setLiveSimulation(bool on);
+    bool liveSimulation() const;
+    // Skip asking streamscope-cli about the GPU (headless runs, tests).
+    void setGpuProbeEnabled(bool enabled) { m_probeGpu = enabled; }
+    // Save a screenshot of the window after the first run that shows a trace, then optionally quit (exit code 0,
+    // or 1 when it could not be saved). For the end-to-end test and the README's picture.
+    void setScreenshotAfterRun(const QString& path, bool quit);
+
+    // ---- parts (for tests)
+    ScenarioModel* scenarioModel() const { return m_model; }
+    RunController* runController() const { return m_runner; }
+    TimelineView* timeline() const { return m_timeline; }
+    ScenarioEditor* scenarioEditor() const { return m_editor; }
+    QuickControls* quickControls() const;
+    LessonGallery* lessonGallery() const { return m_gallery; }
+    SpanTableModel* spanModel() const { return m_spanModel; }
+    SpanTableProxy* spanProxy() const { return m_spanProxy; }
+    QTableView* spanTable() const { return m_spanTable; }
+    SpanInspector* inspector() const { return m_inspector; }
+    AnalysisPanel* analysisPanel() const { return m_analysis; }
+    RunInfoPanel* runInfoPanel() const { return m_runInfo; }
+    std::shared_ptr<const AnalyzedTrace> currentTrace() const { return m_trace; }
+    // The message shown above the timeline (run and file errors); empty when none.
+    QString errorMessage() const;
+    QStringList recentFiles() const;
+
+Q_SIGNALS:
+    void documentOpened(const QString& path);
+    // A new trace is on the timeline.
+    void traceShown();
+    void errorShown(const QString& message);
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+    void showEvent(QShowEvent* event) override;
+
+private:
+    void createActions();
+    void createDocks();
+    void createToolbars();
+    void applyDocument(LoadedDocument doc);
+    // `preview`: a live re-simulation of an edit, which keeps the user's zoom (unless the view showed everything).
+    void showTrace(std::shared_ptr<const AnalyzedTrace> trace, const QString& file, double wallMs, bool preview = false);
+    void showError(const QString& message);
+    void clearError();
+    bool maybeSave();
+    void updateTitle();
+    void updateGpuChoice();
+    void updateLesson();
+    void addRecentFile(const QString& path);
+    void rebuildRecentMenu();
+    void scheduleLiveRun();
+    void liveRun();
+    void selectSpanInTable(int span);
+    void takeScreenshot();
+    void readSettings();
+    void writeSettings();
+
+    ScenarioModel* m_model;
+    RunController* m_runner;
+    TimelineView* m_timeline;
+    ScenarioEditor* m_editor = nullptr;
+    LessonGallery* m_gallery = nullptr;
+    SpanInspector* m_inspector = nullptr;
+    SpanTableModel* m_spanModel = nullptr;
+    SpanTableProxy* m_spanProxy = nullptr;
+    QTableView* m_spanTable = nullptr;
+    QLineEdit* m_spanFilter = nullptr;
+    AnalysisPanel* m_analysis = nullptr;
+    RunInfoPanel* m_runInfo = nullptr;
+
+    QFrame* m_messageBar = nullptr;
+    QLabel* m_messageText = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QLabel* m_statusText = nullptr;
+    QComboBox* m_backendBox = nullptr;
+    QComboBox* m_profileBox = nullptr;
+    QCheckBox* m_liveBox = nullptr;
+    QMenu* m_recentMenu = nullptr;
+    QMenu* m_viewMenu = nullptr;
+    QAction* m_newAction = nullptr;
+    QAction* m_openAction = nullptr;
+    QAction* m_runAction = nullptr;
+    QAction* m_cancelAction = nullptr;
+    QAction* m_saveAction = nullptr;
+    QAction* m_exportAction = nullptr;
+    QAction* m_saveTraceAction = nullptr;
+    QTimer* m_liveTimer = nullptr;
+    QTimer* m_progressDelay = nullptr;
+
+    QString m_path;      // the scenario file (empty: untitled, or a lesson)
+    QString m_lessonId;  // the lesson open, if any
+    QString m_variant;   // its variant
+    QString m_traceFile; // the trace file shown, if one was opened
+    QString m_untitledName;
+    std::shared_ptr<const AnalyzedTrace> m_trace;
+    std::function<UnsavedChoice()> m_unsavedPrompt;
+    quint64 m_openGeneration = 0;
+    bool m_syncingSelection = false;
+    bool m_previewRun = false; // the run in progress is a live preview
+    bool m_probeGpu = true;
+    bool m_probed = false;
+    bool m_userChoseBackend = false;
+    bool m_gpuRunPending = false; // run on the GPU once it turns out usable (opening a lesson at start)
+    QString m_screenshotPath;
+    bool m_quitAfterScreenshot = false;
+    bool m_screenshotScheduled = false;
+};
+
+} // namespace streamscope

@@ -1,0 +1,392 @@
+#include "run_controller.h"
+
+#include "device_profile.h"
+#include "format.h"
+#include "runner.h"
+#include "scenario_json.h"
+#include "simulator.h"
+#include "trace_json.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QThread>
+#include <QTimer>
+
+namespace streamscope {
+
+namespace {
+
+// streamscope-cli's error message: its "error: ..." lines, else its last lines.
+QString cliErrorMessage(const QByteArray& stderrBytes)
+{
+    const QStringList lines = QString::fromUtf8(stderrBytes).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QStringList errors;
+    for (const QString& line : lines)
+        if (line.startsWith(QLatin1String("error: ")))
+            errors << line.mid(7);
+    if (!errors.isEmpty())
+        return errors.join(QLatin1Char('\n'));
+    return lines.mid(std::max<qsizetype>(0, lines.size() - 5)).join(QLatin1Char('\n'));
+}
+
+} // namespace
+
+RunController::RunController(QObject* parent) : QObject(parent), m_tick(new QTimer(this))
+{
+    m_tick->setInterval(250);
+    connect(m_tick, &QTimer::timeout, this, [this] {
+        if (m_running && m_runningBackend == RunBackend::Gpu)
+            Q_EMIT progressMessage(QStringLiteral("Running on the GPU… %1 s")
+                                       .arg(double(m_clock.elapsed()) / 1000.0, 0, 'f', 1));
+    });
+}
+
+RunController::~RunController()
+{
+    if (m_simCancel)
+        m_simCancel->store(true);
+    for (QProcess* p : {m_process.data(), m_probe.data()}) {
+        if (p) {
+            p->disconnect(this);
+            p->kill();
+            p->waitForFinished(3000);
+        }
+    }
+}
+
+QStringList RunController::profileIds()
+{
+    QStringList ids;
+    for (const auto& id : builtinProfileIds())
+        ids << qs(id);
+    return ids;
+}
+
+QString RunController::cliPath() const
+{
+    if (!m_cliPath.isEmpty())
+        return m_cliPath;
+    return QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("streamscope-cli"));
+}
+
+void RunController::setRunning(bool running)
+{
+    if (m_running == running)
+        return;
+    m_running = running;
+    if (running)
+        m_tick->start();
+    else
+        m_tick->stop();
+    Q_EMIT runningChanged(running);
+}
+
+// ---- simulator -------------------------------------------------------------------------------------------------
+
+Result<Trace> RunController::simulate(const Scenario& scenario, const QString& profileId, const QString& variant,
+                                      const std::atomic<bool>* cancel)
+{
+    SimulatorOptions options;
+    if (!profileId.isEmpty()) {
+        auto profile = findDeviceProfile(profileId.toStdString());
+        if (!profile)
+            return Result<Trace>(profile.error(), profile.errorClass());
+        options.profile = std::move(profile).value();
+    }
+    SimulatorBackend backend(std::move(options));
+    RunOptions run;
+    run.variant = variant.toStdString();
+    run.command = "streamscope (simulator" + (profileId.isEmpty() ? std::string() : ", profile " + profileId.toStdString()) + ")";
+    run.cancel = cancel;
+    RunOutcome outcome = runScenario(scenario, backend, run);
+    if (!outcome.status)
+        return Result<Trace>(outcome.status.error(), outcome.status.errorClass());
+    return std::move(outcome.trace);
+}
+
+void RunController::startSimulation(std::shared_ptr<const Scenario> scenario, const QString& variant)
+{
+    const quint64 generation = m_generation;
+    auto cancelFlag = std::make_shared<std::atomic<bool>>(false);
+    m_simCancel = cancelFlag;
+    const QString profile = m_profileId;
+    QPointer<RunController> self(this);
+    QThread* worker = QThread::create([self, scenario, variant, profile, cancelFlag, generation] {
+        auto result = simulate(*scenario, profile, variant, cancelFlag.get());
+        std::shared_ptr<const AnalyzedTrace> analyzed;
+        QString error;
+        if (result)
+            analyzed = makeAnalyzedTrace(std::move(result).value());
+        else
+            error = qs(result.error().toString());
+        if (cancelFlag->load())
+            return;
+        // Back on the GUI thread; the controller may be gone by then (QPointer is checked there).
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, analyzed, error, generation] {
+                if (!self || generation != self->m_generation)
+                    return;
+                const double ms = double(self->m_clock.nsecsElapsed()) / 1e6;
+                self->setRunning(false);
+                if (analyzed)
+                    Q_EMIT self->finished(analyzed, RunBackend::Simulator, ms);
+                else
+                    Q_EMIT self->failed(error, -1);
+            },
+            Qt::QueuedConnection);
+    });
+    connect(worker, &QThread::finished, worker, &QObject::deleteLater);
+    worker->start();
+}
+
+// ---- GPU through streamscope-cli -------------------------------------------------------------------------------
+
+void RunController::startGpu(std::shared_ptr<const Scenario> scenario)
+{
+    m_tmp = std::make_unique<QTemporaryDir>();
+    if (!m_tmp->isValid()) {
+        setRunning(false);
+        Q_EMIT failed(QStringLiteral("Could not create a temporary directory: ") + m_tmp->errorString(), -1);
+        return;
+    }
+    const QString scenarioPath = m_tmp->filePath(QStringLiteral("scenario.json"));
+    m_tracePath = m_tmp->filePath(QStringLiteral("trace.json"));
+    if (Status s = saveTextFileAtomic(scenarioPath.toStdString(), scenarioToJson(*scenario)); !s) {
+        setRunning(false);
+        Q_EMIT failed(qs(s.error().toString()), -1);
+        return;
+    }
+    const QString cli = cliPath();
+    if (!QFileInfo(cli).isExecutable()) {
+        setRunning(false);
+        Q_EMIT failed(QStringLiteral("streamscope-cli was not found next to the app (%1)").arg(cli), -1);
+        return;
+    }
+    auto* process = new QProcess(this);
+    m_process = process;
+    process->setProgram(cli);
+    process->setArguments({QStringLiteral("run"), scenarioPath, QStringLiteral("--backend"), QStringLiteral("cuda"),
+                           QStringLiteral("-o"), m_tracePath});
+    connect(process, &QProcess::finished, this, [this, process](int code, QProcess::ExitStatus status) {
+        if (process != m_process)
+            return;
+        gpuProcessFinished(code, status);
+    });
+    connect(process, &QProcess::errorOccurred, this, [this, process](QProcess::ProcessError error) {
+        if (process != m_process || error != QProcess::FailedToStart)
+            return;
+        m_process = nullptr;
+        process->deleteLater();
+        setRunning(false);
+        Q_EMIT failed(QStringLiteral("Could not start %1: %2").arg(process->program(), process->errorString()), -1);
+    });
+    Q_EMIT progressMessage(QStringLiteral("Running on the GPU…"));
+    process->start();
+}
+
+void RunController::gpuProcessFinished(int exitCode, QProcess::ExitStatus status)
+{
+    QProcess* process = m_process;
+    m_process = nullptr;
+    const QByteArray err = process->readAllStandardError();
+    process->deleteLater();
+    if (status == QProcess::CrashExit) {
+        setRunning(false);
+        m_tmp.reset();
+        Q_EMIT failed(QStringLiteral("streamscope-cli crashed. ") + cliErrorMessage(err), -1);
+        return;
+    }
+    if (exitCode != 0 && exitCode != 1) {
+        setRunning(false);
+        m_tmp.reset();
+        const QString what = exitCode == 2   ? QStringLiteral("Bad input")
+                             : exitCode == 3 ? QStringLiteral("GPU error")
+                                             : QStringLiteral("streamscope-cli failed (exit code %1)").arg(exitCode);
+        Q_EMIT failed(what + QStringLiteral(": ") + cliErrorMessage(err), exitCode);
+        return;
+    }
+    // Read the trace off the GUI thread: real traces can be large.
+    Q_EMIT progressMessage(QStringLiteral("Reading the trace…"));
+    const quint64 generation = m_generation;
+    const QString tracePath = m_tracePath;
+    std::shared_ptr<QTemporaryDir> keep(m_tmp.release());
+    QPointer<RunController> self(this);
+    QThread* worker = QThread::create([self, tracePath, keep, generation] {
+        auto trace = loadTraceFile(tracePath.toStdString());
+        std::shared_ptr<const AnalyzedTrace> analyzed;
+        QString error;
+        if (trace)
+            analyzed = makeAnalyzedTrace(std::move(trace).value());
+        else
+            error = qs(trace.error().toString());
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, analyzed, error, generation] {
+                if (!self || generation != self->m_generation)
+                    return;
+                const double ms = double(self->m_clock.nsecsElapsed()) / 1e6;
+                self->setRunning(false);
+                if (analyzed)
+                    Q_EMIT self->finished(analyzed, RunBackend::Gpu, ms);
+                else
+                    Q_EMIT self->failed(QStringLiteral("Could not read the GPU trace: ") + error, -1);
+            },
+            Qt::QueuedConnection);
+    });
+    connect(worker, &QThread::finished, worker, &QObject::deleteLater);
+    worker->start();
+}
+
+void RunController::stopProcess()
+{
+    if (!m_process)
+        return;
+    QProcess* p = m_process;
+    m_process = nullptr;
+    p->disconnect(this);
+    // Its temporary files live until it has exited; then it is reaped and deleted (no zombie, no leak).
+    std::shared_ptr<QTemporaryDir> keep(m_tmp.release());
+    connect(p, &QProcess::finished, p, [p, keep] { p->deleteLater(); });
+    // SIGTERM first so that the CLI can tear down its CUDA context; SIGKILL if it does not exit soon.
+    p->terminate();
+    QTimer::singleShot(1500, p, [p] {
+        if (p->state() != QProcess::NotRunning)
+            p->kill();
+    });
+}
+
+// ---- runs ------------------------------------------------------------------------------------------------------
+
+void RunController::run(RunBackend backend, std::shared_ptr<const Scenario> scenario, const QString& variant)
+{
+    if (m_running) {
+        // A newer run supersedes the one in progress (live simulation while the user turns a knob).
+        if (m_simCancel)
+            m_simCancel->store(true);
+        stopProcess();
+    }
+    ++m_generation;
+    m_clock.start();
+    m_runningBackend = backend;
+    setRunning(true);
+    Q_EMIT started(backend);
+    if (!scenario) {
+        setRunning(false);
+        Q_EMIT failed(QStringLiteral("The scenario has an error; fix it before running."), 2);
+        return;
+    }
+    if (backend == RunBackend::Gpu)
+        startGpu(std::move(scenario));
+    else
+        startSimulation(std::move(scenario), variant);
+}
+
+void RunController::cancel()
+{
+    if (!m_running)
+        return;
+    ++m_generation;
+    if (m_simCancel)
+        m_simCancel->store(true);
+    stopProcess();
+    setRunning(false);
+    Q_EMIT cancelled();
+}
+
+// ---- GPU probe -------------------------------------------------------------------------------------------------
+
+void RunController::finishProbe(GpuStatus::State state, const QString& description)
+{
+    if (m_probe) {
+        m_probe->deleteLater();
+        m_probe = nullptr;
+    }
+    m_probeDir.reset();
+    m_gpu.state = state;
+    m_gpu.description = description;
+    Q_EMIT gpuStatusChanged();
+}
+
+void RunController::probeGpu()
+{
+    if (m_probe)
+        return;
+    const QString cli = cliPath();
+    if (!QFileInfo(cli).isExecutable()) {
+        finishProbe(GpuStatus::State::Unusable, QStringLiteral("streamscope-cli was not found next to the app"));
+        return;
+    }
+    m_gpu.state = GpuStatus::State::Checking;
+    m_gpu.description = QStringLiteral("checking…");
+    Q_EMIT gpuStatusChanged();
+
+    // Step 1: is the CUDA backend built in? Step 2: does a one-kernel scenario run on the GPU?
+    m_probeStep = 1;
+    auto* p = new QProcess(this);
+    m_probe = p;
+    p->setProgram(cli);
+    p->setArguments({QStringLiteral("--version")});
+    connect(p, &QProcess::errorOccurred, this, [this, p](QProcess::ProcessError e) {
+        if (p == m_probe && e == QProcess::FailedToStart)
+            finishProbe(GpuStatus::State::Unusable, QStringLiteral("could not start streamscope-cli: ") + p->errorString());
+    });
+    connect(p, &QProcess::finished, this, [this, p, cli](int code, QProcess::ExitStatus status) {
+        if (p != m_probe)
+            return;
+        const QString out = QString::fromUtf8(p->readAllStandardOutput());
+        const QByteArray err = p->readAllStandardError();
+        if (m_probeStep == 1) {
+            if (status != QProcess::NormalExit || code != 0) {
+                finishProbe(GpuStatus::State::Unusable, QStringLiteral("streamscope-cli --version failed"));
+                return;
+            }
+            if (out.contains(QLatin1String("no CUDA backend"))) {
+                finishProbe(GpuStatus::State::Unusable,
+                            QStringLiteral("streamscope-cli was built without the CUDA backend"));
+                return;
+            }
+            Scenario probe;
+            probe.id = "gpu-probe";
+            probe.devices.push_back(DeviceSpec{0, {}});
+            probe.streams.push_back(StreamSpec{"s", 0, StreamKind::NonBlocking, 0});
+            ThreadSpec t;
+            t.name = "main";
+            Op k;
+            k.kind = OpKind::Kernel;
+            k.kernel = KernelKind::Empty;
+            k.stream = "s";
+            k.grid = Dim3{1, 1, 1};
+            k.gridGiven = true;
+            k.block = Dim3{32, 1, 1};
+            t.ops.push_back(k);
+            probe.threads.push_back(t);
+            m_probeDir = std::make_unique<QTemporaryDir>();
+            const QString path = m_probeDir->filePath(QStringLiteral("probe.json"));
+            if (!m_probeDir->isValid() || !saveTextFileAtomic(path.toStdString(), scenarioToJson(probe))) {
+                finishProbe(GpuStatus::State::Unusable, QStringLiteral("could not write a probe scenario"));
+                return;
+            }
+            m_probeStep = 2;
+            p->start(cli, {QStringLiteral("run"), path, QStringLiteral("--backend"), QStringLiteral("cuda")});
+            return;
+        }
+        if (status == QProcess::NormalExit && code == 0) {
+            static const QRegularExpression deviceLine(QStringLiteral("^\\s*device \\d+: (.+)$"),
+                                                       QRegularExpression::MultilineOption);
+            const auto m = deviceLine.match(out);
+            finishProbe(GpuStatus::State::Usable, m.hasMatch() ? m.captured(1).trimmed() : QStringLiteral("GPU"));
+            return;
+        }
+        QString reason = cliErrorMessage(err);
+        if (reason.startsWith(QLatin1String("no usable GPU: ")))
+            reason = reason.mid(15);
+        finishProbe(GpuStatus::State::Unusable, reason.isEmpty() ? QStringLiteral("no usable GPU") : reason);
+    });
+    p->start();
+}
+
+} // namespace streamscope

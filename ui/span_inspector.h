@@ -1,0 +1,43 @@
+// The inspector dock: the selected span — name, kind, stream or thread, times, size, launch configuration, the
+// scenario op it came from — and its dependencies: what it waited for and what waited for it, as links that select
+// those spans.
+#pragma once
+
+#include <QWidget>
+
+#include <memory>
+
+class QTextBrowser;
+class QUrl;
+
+namespace streamscope {
+
+class Trace;
+
+// The inspector's content for span `span` of `trace` as HTML (exposed for tests); links are "span:N" and
+// "op:THREAD:OP".
+QString spanInspectorHtml(const Trace& trace, int span);
+
+class SpanInspector : public QWidget {
+    Q_OBJECT
+public:
+    explicit SpanInspector(QWidget* parent = nullptr);
+    void setTrace(std::shared_ptr<const Trace> trace);
+    void showSpan(int span);
+    int span() const { return m_span; }
+    QString html() const;
+
+Q_SIGNALS:
+    // A dependency link was clicked.
+    void spanActivated(int span);
+    // The "scenario op" link was clicked.
+    void opActivated(int thread, int op);
+
+private:
+    void linkClicked(const QUrl& url);
+    QTextBrowser* m_browser;
+    std::shared_ptr<const Trace> m_trace;
+    int m_span = -1;
+};
+
+} // namespace streamscope
