@@ -247,6 +247,7 @@ struct RunArgs {
     bool check = false;
     std::string profile;
     std::string variant;
+    bool progress = false;
 };
 
 struct ChosenBackend {
@@ -329,6 +330,12 @@ int cmdRun(const RunArgs& args, const std::string& command)
     ss::RunOptions options;
     options.variant = args.variant;
     options.command = command;
+    if (args.progress) {
+        // One line per finished iteration, for the desktop app's progress display.
+        options.progress = [](int done, int total) {
+            std::cerr << "progress: " << done << "/" << total << " iterations" << std::endl;
+        };
+    }
     ss::RunOutcome outcome = ss::runScenario(scenario, *chosen.backend, options);
     const ss::Trace& trace = outcome.trace;
 
@@ -576,6 +583,7 @@ int runMain(int argc, char** argv)
     runCmd->add_flag("--check", run.check, "Evaluate the scenario's expectations; exit 1 if one fails");
     runCmd->add_option("--profile", run.profile, "Simulator device profile: a shipped id or a JSON file");
     runCmd->add_option("--variant", run.variant, "Run this variant of the scenario");
+    runCmd->add_flag("--progress", run.progress, "Print \"progress: I/N iterations\" lines on stderr as the run goes");
 
     std::vector<std::string> analyzePaths;
     bool analyzeJson = false;

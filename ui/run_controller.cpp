@@ -39,7 +39,8 @@ RunController::RunController(QObject* parent) : QObject(parent), m_tick(new QTim
     m_tick->setInterval(250);
     connect(m_tick, &QTimer::timeout, this, [this] {
         if (m_running && m_runningBackend == RunBackend::Gpu)
-            Q_EMIT progressMessage(QStringLiteral("Running on the GPU… %1 s")
+            Q_EMIT progressMessage(QStringLiteral("Running on the GPU… %1%2 s")
+                                       .arg(m_progress.isEmpty() ? QString() : m_progress + QStringLiteral(", "))
                                        .arg(double(m_clock.elapsed()) / 1000.0, 0, 'f', 1));
     });
 }
@@ -170,7 +171,29 @@ void RunController::startGpu(std::shared_ptr<const Scenario> scenario)
     m_process = process;
     process->setProgram(cli);
     process->setArguments({QStringLiteral("run"), scenarioPath, QStringLiteral("--backend"), QStringLiteral("cuda"),
-                           QStringLiteral("-o"), m_tracePath});
+                           QStringLiteral("-o"), m_tracePath, QStringLiteral("--progress")});
+    m_stderr.clear();
+    m_progress.clear();
+    connect(process, &QProcess::readyReadStandardError, this, [this, process] {
+        if (process != m_process)
+            return;
+        m_stderr += process->readAllStandardError();
+        // Progress lines ("progress: I/N iterations") become the status; everything else is kept for errors.
+        qsizetype start = 0;
+        QByteArray rest;
+        for (qsizetype nl = m_stderr.indexOf('\n'); nl >= 0; start = nl + 1, nl = m_stderr.indexOf('\n', start)) {
+            const QByteArray line = m_stderr.mid(start, nl - start);
+            if (line.startsWith("progress: ")) {
+                const QList<QByteArray> parts = line.mid(10).split(' ').first().split('/');
+                if (parts.size() == 2)
+                    m_progress = QStringLiteral("iteration %1 of %2").arg(QString::fromLatin1(parts[0]),
+                                                                           QString::fromLatin1(parts[1]));
+            } else {
+                rest += line + '\n';
+            }
+        }
+        m_stderr = rest + m_stderr.mid(start);
+    });
     connect(process, &QProcess::finished, this, [this, process](int code, QProcess::ExitStatus status) {
         if (process != m_process)
             return;
@@ -192,7 +215,8 @@ void RunController::gpuProcessFinished(int exitCode, QProcess::ExitStatus status
 {
     QProcess* process = m_process;
     m_process = nullptr;
-    const QByteArray err = process->readAllStandardError();
+    const QByteArray err = m_stderr + process->readAllStandardError();
+    m_stderr.clear();
     process->deleteLater();
     if (status == QProcess::CrashExit) {
         setRunning(false);

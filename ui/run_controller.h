@@ -93,6 +93,8 @@ private:
     std::unique_ptr<QTemporaryDir> m_tmp;
     QString m_tracePath;
     QTimer* m_tick = nullptr;
+    QByteArray m_stderr;      // the GPU run's stderr so far (progress lines are taken out of it as they come)
+    QString m_progress;       // "iteration 2 of 5", from the CLI's --progress lines
 
     QPointer<QProcess> m_probe;
     std::unique_ptr<QTemporaryDir> m_probeDir;

@@ -500,6 +500,17 @@ private Q_SLOTS:
         QVERIFY(QJsonDocument::fromJson(r.out.toUtf8()).isObject());
     }
 
+    void runProgressLines()
+    {
+        const auto r = runCli({QStringLiteral("run"), QStringLiteral("04"), QStringLiteral("--backend"),
+                               QStringLiteral("sim"), QStringLiteral("--progress")});
+        QVERIFY2(r.code == 0, qPrintable(r.describe()));
+        // Lesson 4 has one warm-up and one measured iteration.
+        QVERIFY2(r.err.contains(QStringLiteral("progress: 2/2 iterations")), qPrintable(r.describe()));
+        const auto quiet = runCli({QStringLiteral("run"), QStringLiteral("04"), QStringLiteral("--backend"), QStringLiteral("sim")});
+        QVERIFY(!quiet.err.contains(QStringLiteral("progress:")));
+    }
+
     void sweepStreams()
     {
         auto r = runCli({QStringLiteral("sweep"), QStringLiteral("08"), QStringLiteral("--knob"), QStringLiteral("streams"),
