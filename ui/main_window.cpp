@@ -1,5 +1,7 @@
 #include "main_window.h"
 
+#include "analysis.h"
+
 #include "analysis_panel.h"
 #include "format.h"
 #include "image_export.h"
@@ -466,6 +468,12 @@ void MainWindow::createActions()
         a->setObjectName(QStringLiteral("arrows-") + flowKindLabel(k));
         connect(a, &QAction::toggled, this, [this, k](bool on) { m_timeline->setFlowKindVisible(k, on); });
     }
+    m_criticalPathAction = m_viewMenu->addAction(QStringLiteral("Highlight &Critical Path"));
+    m_criticalPathAction->setObjectName(QStringLiteral("highlight-critical-path"));
+    m_criticalPathAction->setCheckable(true);
+    m_criticalPathAction->setShortcut(QKeySequence(QStringLiteral("Ctrl+K")));
+    m_criticalPathAction->setToolTip(QStringLiteral("Outline the chain of operations that decided the run's length"));
+    connect(m_criticalPathAction, &QAction::toggled, this, &MainWindow::updateCriticalPath);
     m_viewMenu->addSeparator();
     const auto docks = findChildren<QDockWidget*>();
     for (QDockWidget* d : docks)
@@ -918,12 +926,26 @@ void MainWindow::showTrace(std::shared_ptr<const AnalyzedTrace> trace, const QSt
     m_inspector->setTrace(t);
     m_runInfo->setTrace(t, file, wallMs);
     m_analysis->setTrace(m_trace);
+    updateCriticalPath();
     if ((!m_screenshotPath.isEmpty() || m_quitAfterScreenshot) && !m_screenshotScheduled) {
         m_screenshotScheduled = true;
         // Let the docks settle and the timeline replot first.
         QTimer::singleShot(400, this, &MainWindow::takeScreenshot);
     }
     Q_EMIT traceShown();
+}
+
+void MainWindow::updateCriticalPath()
+{
+    std::vector<uint32_t> spans;
+    const std::shared_ptr<const Trace> t = m_timeline->trace();
+    if (t && m_criticalPathAction && m_criticalPathAction->isChecked()) {
+        const CriticalPath path = criticalPath(*t);
+        spans.reserve(path.segments.size());
+        for (const auto& segment : path.segments)
+            spans.push_back(segment.span);
+    }
+    m_timeline->setHighlightedSpans(std::move(spans));
 }
 
 void MainWindow::selectSpanInTable(int span)

@@ -116,6 +116,7 @@ private:
     void applyDocument(LoadedDocument doc);
     // `preview`: a live re-simulation of an edit, which keeps the user's zoom (unless the view showed everything).
     void showTrace(std::shared_ptr<const AnalyzedTrace> trace, const QString& file, double wallMs, bool preview = false);
+    void updateCriticalPath();
     void showError(const QString& message);
     void clearError();
     bool maybeSave();
@@ -134,6 +135,7 @@ private:
     ScenarioModel* m_model;
     RunController* m_runner;
     TimelineView* m_timeline;
+    QAction* m_criticalPathAction = nullptr;
     ScenarioEditor* m_editor = nullptr;
     LessonGallery* m_gallery = nullptr;
     SpanInspector* m_inspector = nullptr;

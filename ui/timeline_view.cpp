@@ -229,6 +229,35 @@ private:
             painter->drawText(box, Qt::AlignCenter, text);
         }
 
+        if (!v.m_highlighted.empty()) {
+            // The critical path: each span outlined, consecutive spans joined, in a colour no span kind uses.
+            const QColor pathColor(0xF0, 0x3C, 0x96);
+            painter->setRenderHint(QPainter::Antialiasing, true);
+            painter->setBrush(Qt::NoBrush);
+            QPointF previousEnd;
+            bool havePrevious = false;
+            const QRectF clip = QRectF(area).adjusted(-4, -4, 4, 4);
+            for (uint32_t span : v.m_highlighted) {
+                if (span >= v.m_trace->spanCount())
+                    continue;
+                const QRectF r = pl->spanRect(span);
+                if (havePrevious && (clip.contains(previousEnd) || clip.intersects(r))) {
+                    painter->setPen(QPen(pathColor, 2.0, Qt::DotLine, Qt::RoundCap));
+                    // Join at the point of this span where the previous one ended (a sync that began earlier
+                    // and returned after it is joined where it waited, not where it started).
+                    const double x = std::clamp(previousEnd.x(), r.left(), std::max(r.left(), r.right()));
+                    painter->drawLine(previousEnd, QPointF(x, r.center().y()));
+                }
+                if (r.intersects(clip)) {
+                    painter->setPen(QPen(pathColor, 2.5));
+                    painter->drawRect(r.adjusted(-1.5, -1.5, 1.5, 1.5));
+                }
+                previousEnd = QPointF(r.right(), r.center().y());
+                havePrevious = true;
+            }
+            painter->setRenderHint(QPainter::Antialiasing, false);
+        }
+
         if (v.m_selected >= 0) {
             painter->setRenderHint(QPainter::Antialiasing, true);
             const double head = std::clamp(v.yAxis->coordToPixel(1) - v.yAxis->coordToPixel(0), 5.0, 10.0);
@@ -451,6 +480,7 @@ void TimelineView::setTrace(std::shared_ptr<const Trace> trace, bool keepView)
     m_selected = -1;
     m_hovered = -1;
     m_selectedFlows.clear();
+    m_highlighted.clear();
     m_measured.reset();
     m_scrollLanes = 0;
     rebuildLegend();
@@ -820,6 +850,12 @@ void TimelineView::panRight()
 void TimelineView::requestReplot()
 {
     replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelineView::setHighlightedSpans(std::vector<uint32_t> spans)
+{
+    m_highlighted = std::move(spans);
+    replotOverlay();
 }
 
 void TimelineView::replotOverlay()

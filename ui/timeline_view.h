@@ -17,6 +17,7 @@
 
 #include <array>
 #include <memory>
+#include <vector>
 #include <optional>
 #include <utility>
 
@@ -46,6 +47,9 @@ public:
     // than that), or -1.
     int spanAt(QPoint pos) const;
     int selectedSpan() const { return m_selected; }
+    // Spans drawn with a highlight outline and joined in order (the critical path); cleared by setTrace().
+    void setHighlightedSpans(std::vector<uint32_t> spans);
+    const std::vector<uint32_t>& highlightedSpans() const { return m_highlighted; }
     int hoveredSpan() const { return m_hovered; }
 
     // Dependency arrows per kind (all visible by default).
@@ -154,6 +158,7 @@ private:
     int m_selected = -1;
     int m_hovered = -1;
     std::vector<Flow> m_selectedFlows;
+    std::vector<uint32_t> m_highlighted;
     std::optional<std::pair<int64_t, int64_t>> m_measured;
     int m_rowLabelWidth = 80;
 

@@ -26,6 +26,8 @@
 #include <QSet>
 #include <QSettings>
 #include <QSignalSpy>
+
+#include "analysis.h"
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTableView>
@@ -145,6 +147,44 @@ private Q_SLOTS:
         QVERIFY(openAndRun(*w, QStringLiteral("01"), QStringLiteral("one-stream")));
         QVERIFY(w->analysisPanel()->failedChecks() >= 1);
         QVERIFY(w->analysisPanel()->html().contains(QStringLiteral("FAIL")));
+    }
+
+    void criticalPathHighlight()
+    {
+        auto w = makeWindow();
+        QVERIFY(openAndRun(*w, QStringLiteral("04"), QStringLiteral("blocking")));
+        auto* action = w->findChild<QAction*>(QStringLiteral("highlight-critical-path"));
+        QVERIFY(action);
+        QVERIFY(w->timeline()->highlightedSpans().empty());
+        auto countPathPixels = [&] {
+            w->timeline()->replot(QCustomPlot::rpImmediateRefresh);
+            const QImage img = w->timeline()->grab().toImage().convertToFormat(QImage::Format_RGB32);
+            int n = 0;
+            for (int y = 0; y < img.height(); ++y)
+                for (int x = 0; x < img.width(); ++x)
+                {
+                    const QRgb c = img.pixel(x, y);
+                    n += std::abs(qRed(c) - 0xF0) + std::abs(qGreen(c) - 0x3C) + std::abs(qBlue(c) - 0x96) < 60;
+                }
+            return n;
+        };
+        const int before = countPathPixels();
+        action->setChecked(true);
+        const auto trace = w->currentTrace()->trace;
+        const CriticalPath path = criticalPath(*trace);
+        std::vector<uint32_t> expected;
+        for (const auto& s : path.segments)
+            expected.push_back(s.span);
+        QVERIFY(!expected.empty());
+        QCOMPARE(w->timeline()->highlightedSpans(), expected);
+        // The blocking variant's path runs through all four 1 ms kernels, one after the other.
+        int kernels = 0;
+        for (uint32_t s : expected)
+            kernels += trace->spans.kind[s] == SpanKind::Kernel && trace->duration(s) >= 900000;
+        QCOMPARE(kernels, 4);
+        QVERIFY(countPathPixels() > before + 100);
+        action->setChecked(false);
+        QVERIFY(w->timeline()->highlightedSpans().empty());
     }
 
     void quickControlReSimulates()
