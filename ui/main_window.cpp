@@ -1,6 +1,7 @@
 #include "main_window.h"
 
 #include "analysis.h"
+#include "concurrency_plot.h"
 
 #include "analysis_panel.h"
 #include "format.h"
@@ -142,6 +143,9 @@ MainWindow::MainWindow(QWidget* parent)
     centreLayout->setSpacing(0);
     centreLayout->addWidget(m_messageBar);
     centreLayout->addWidget(m_timeline, 1);
+    m_concurrency = new ConcurrencyPlot;
+    m_concurrency->followTimeline(m_timeline);
+    centreLayout->addWidget(m_concurrency);
     setCentralWidget(centre);
     m_timeline->setFocusPolicy(Qt::StrongFocus);
 
@@ -926,6 +930,8 @@ void MainWindow::showTrace(std::shared_ptr<const AnalyzedTrace> trace, const QSt
     m_inspector->setTrace(t);
     m_runInfo->setTrace(t, file, wallMs);
     m_analysis->setTrace(m_trace);
+    m_concurrency->setTrace(t);
+    m_concurrency->setVisibleTimeRange(m_timeline->visibleTimeRange().first, m_timeline->visibleTimeRange().second);
     updateCriticalPath();
     if ((!m_screenshotPath.isEmpty() || m_quitAfterScreenshot) && !m_screenshotScheduled) {
         m_screenshotScheduled = true;

@@ -83,6 +83,7 @@ public:
     ScenarioModel* scenarioModel() const { return m_model; }
     RunController* runController() const { return m_runner; }
     TimelineView* timeline() const { return m_timeline; }
+    class ConcurrencyPlot* concurrencyPlot() const { return m_concurrency; }
     ScenarioEditor* scenarioEditor() const { return m_editor; }
     QuickControls* quickControls() const;
     LessonGallery* lessonGallery() const { return m_gallery; }
@@ -136,6 +137,7 @@ private:
     RunController* m_runner;
     TimelineView* m_timeline;
     QAction* m_criticalPathAction = nullptr;
+    class ConcurrencyPlot* m_concurrency = nullptr;
     ScenarioEditor* m_editor = nullptr;
     LessonGallery* m_gallery = nullptr;
     SpanInspector* m_inspector = nullptr;

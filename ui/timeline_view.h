@@ -47,6 +47,8 @@ public:
     // than that), or -1.
     int spanAt(QPoint pos) const;
     int selectedSpan() const { return m_selected; }
+    // The rectangle of the time axis (the area the bars are drawn in), for widgets that align under it.
+    QRect timeAxisRect() const { return plotArea(); }
     // Spans drawn with a highlight outline and joined in order (the critical path); cleared by setTrace().
     void setHighlightedSpans(std::vector<uint32_t> spans);
     const std::vector<uint32_t>& highlightedSpans() const { return m_highlighted; }

@@ -28,6 +28,8 @@
 #include <QSignalSpy>
 
 #include "analysis.h"
+#include "concurrency_plot.h"
+#include "metrics.h"
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTableView>
@@ -185,6 +187,27 @@ private Q_SLOTS:
         QVERIFY(countPathPixels() > before + 100);
         action->setChecked(false);
         QVERIFY(w->timeline()->highlightedSpans().empty());
+    }
+
+    void concurrencyPlotFollowsTheTimeline()
+    {
+        auto w = makeWindow();
+        QVERIFY(openAndRun(*w, QStringLiteral("08")));
+        ConcurrencyPlot* plot = w->concurrencyPlot();
+        QVERIFY(plot);
+        const auto trace = w->currentTrace()->trace;
+        QCOMPARE(plot->maxConcurrency(), computeMetrics(*trace).maxConcurrency);
+        QVERIFY(plot->graph0()->dataCount() > 2);
+        // Zoom the timeline: the plot shows the same time range.
+        const auto [first, last] = trace->timeRange();
+        const double from = double(first) + 0.25 * double(last - first), to = double(first) + 0.5 * double(last - first);
+        w->timeline()->setVisibleTimeRange(from, to);
+        w->timeline()->replot(QCustomPlot::rpImmediateRefresh);
+        const auto [a, b] = plot->visibleTimeRange();
+        const auto [ta, tb] = w->timeline()->visibleTimeRange();
+        QVERIFY2(std::abs(a - ta) < 1 && std::abs(b - tb) < 1, qPrintable(QStringLiteral("%1..%2 vs %3..%4").arg(a).arg(b).arg(ta).arg(tb)));
+        // The two time axes line up.
+        QCOMPARE(plot->axisRect()->left(), w->timeline()->timeAxisRect().left());
     }
 
     void quickControlReSimulates()
