@@ -822,6 +822,18 @@ private:
 
     bool isDigit(char c) { return c >= '0' && c <= '9'; }
 
+    // Past a run of digits (refilling the buffer as needed).
+    void skipDigits()
+    {
+        while (true) {
+            if (m_p == m_end)
+                more();
+            if (!isDigit(*m_p))
+                break;
+            ++m_p;
+        }
+    }
+
     NumberText number()
     {
         NumberText n;
@@ -833,13 +845,7 @@ private:
         }
         if (!isDigit(*m_p))
             fail(m_p, "not valid JSON: a number must have digits");
-        while (true) {
-            if (m_p == m_end)
-                more();
-            if (!isDigit(*m_p))
-                break;
-            ++m_p;
-        }
+        skipDigits();
         if (*m_p == '.') {
             n.plainInteger = false;
             ++m_p;
@@ -847,13 +853,7 @@ private:
                 more();
             if (!isDigit(*m_p))
                 fail(m_p, "not valid JSON: a digit must follow the decimal point");
-            while (true) {
-                if (m_p == m_end)
-                    more();
-                if (!isDigit(*m_p))
-                    break;
-                ++m_p;
-            }
+            skipDigits();
         }
         if (*m_p == 'e' || *m_p == 'E') {
             n.plainInteger = false;
@@ -867,13 +867,7 @@ private:
             }
             if (!isDigit(*m_p))
                 fail(m_p, "not valid JSON: an exponent must have digits");
-            while (true) {
-                if (m_p == m_end)
-                    more();
-                if (!isDigit(*m_p))
-                    break;
-                ++m_p;
-            }
+            skipDigits();
         }
         n.end = m_p;
         return n;

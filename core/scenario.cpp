@@ -1,5 +1,7 @@
 #include "scenario.h"
 
+#include "enum_names.h"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -8,23 +10,8 @@ namespace streamscope {
 
 namespace {
 
-template <typename E, size_t N>
-std::optional<E> lookup(const std::array<std::pair<E, std::string_view>, N>& table, std::string_view s)
-{
-    for (const auto& [e, name] : table)
-        if (name == s)
-            return e;
-    return std::nullopt;
-}
-
-template <typename E, size_t N>
-std::string_view nameOf(const std::array<std::pair<E, std::string_view>, N>& table, E e)
-{
-    for (const auto& [k, name] : table)
-        if (k == e)
-            return name;
-    return "?";
-}
+using detail::lookup;
+using detail::nameOf;
 
 constexpr std::array<std::pair<StreamKind, std::string_view>, 4> kStreamKinds{{
     {StreamKind::LegacyDefault, "legacy-default"},
