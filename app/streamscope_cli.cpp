@@ -197,6 +197,15 @@ bool printChecks(const ss::Trace& trace, const std::vector<ss::Expectation>& exp
         if (!r.expectation.why.empty())
             std::cout << "      " << r.expectation.why << '\n';
     }
+    // The effect the lesson teaches: the analysis must name it.
+    if (const std::string effect = ss::lessonEffect(trace.info); !effect.empty()) {
+        const auto found = ss::findEffect(trace, effect);
+        (found ? passed : failed)++;
+        std::cout << (found ? "PASS  " : "FAIL  ") << "effect: the analysis names " << effect;
+        if (const ss::DiagnosticRule* rule = ss::findDiagnosticRule(effect))
+            std::cout << " (" << rule->title << ")";
+        std::cout << '\n' << "      " << (found ? found->message : "no such finding in this trace") << '\n';
+    }
     std::cout << "checks: " << passed << " passed, " << failed << " failed\n";
     if (keyFailed && !variant.empty())
         std::cout << "note: variant " << variant << " is this lesson's contrast: its key check is meant to fail\n";
@@ -376,6 +385,10 @@ int cmdAnalyzeOne(const std::string& path, bool json)
         j["backend"] = info.backend;
         j["scenario_id"] = info.scenarioId;
         j["variant"] = info.variant;
+        if (const std::string effect = ss::lessonEffect(info); !effect.empty()) {
+            // Whether the analysis names the effect the lesson teaches (one of the diagnostics above).
+            j["effect"] = {{"rule", effect}, {"named", ss::findEffect(*trace, effect).has_value()}};
+        }
         std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
         return kExitOk;
     }
@@ -394,6 +407,9 @@ int cmdAnalyzeOne(const std::string& path, bool json)
     std::cout << "spans: " << trace->spanCount() << " (" << m.gpuSpanCount << " on the GPU, " << m.apiCallCount
               << " API calls), tracks: " << trace->tracks.size() << ", flows: " << trace->flows.size() << '\n';
     std::cout << '\n' << ss::analysisReport(*trace);
+    if (const std::string effect = ss::lessonEffect(info); !effect.empty())
+        std::cout << "\nlesson effect: " << effect
+                  << (ss::findEffect(*trace, effect) ? " (named above)" : " (not found in this trace)") << '\n';
     return kExitOk;
 }
 

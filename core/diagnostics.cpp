@@ -1,9 +1,6 @@
 #include "diagnostics.h"
 
-#include "analysis.h"
-#include "device_profile.h"
-#include "metrics.h"
-#include "scenario_json.h"
+#include "diagnostics_context.h"
 
 #include <algorithm>
 #include <charconv>
@@ -16,9 +13,6 @@
 namespace streamscope {
 
 namespace {
-
-constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
-constexpr int64_t kMinTime = std::numeric_limits<int64_t>::min();
 
 const std::vector<DiagnosticRule> kRules = {
     {"pageable-memcpy", "warning", "Copies from pageable host memory block the host",
@@ -45,239 +39,28 @@ const std::vector<DiagnosticRule> kRules = {
      "Allocate and free outside the loop (or use cudaMallocAsync / cudaFreeAsync and a memory pool)."},
     {"wait-unrecorded-event", "error", "A stream waits on an event that is never recorded",
      "Record the event (cudaEventRecord) in the producing stream before the consumer's stream waits on it."},
+    // Effects: what the run shows, the way the lessons teach it.
+    {"streams-overlap", "info", "Work in different streams overlapped",
+     "Independent work in separate streams runs at once when the device has room for it."},
+    {"stream-serialization", "info", "One stream ran its work one operation at a time",
+     "Operations of one stream run in issue order; put work that does not depend on the previous operation into "
+     "another stream (created with cudaStreamNonBlocking) so that it can overlap."},
+    {"copy-compute-overlap", "info", "Copies overlapped kernels",
+     "The copy engines and the SMs work at once when copies and kernels are in different streams and the host "
+     "memory is pinned."},
+    {"event-dependency", "info", "An event ordered work across streams",
+     "cudaEventRecord + cudaStreamWaitEvent make one stream wait for another on the GPU without blocking the host."},
+    {"multi-device-overlap", "info", "Several GPUs worked at the same time",
+     "Each device has its own SMs and copy engines: give each device its own host thread or stream and its share "
+     "of the work."},
+    {"stream-priority", "info", "A higher-priority stream overtook a running kernel",
+     "Give latency-critical work a stream created with cudaStreamCreateWithPriority and a higher (numerically "
+     "lower) priority."},
+    {"graph-launch", "info", "A CUDA graph launched many operations with one call",
+     "Capture short, repeated sequences of operations into a CUDA graph and launch it with cudaGraphLaunch."},
 };
 
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
-
-// "a", "a and b", "a, b and c", "a, b, c and 4 more".
-std::string joinNames(const std::vector<std::string>& names, size_t maxNamed)
-{
-    const size_t shown = std::min(names.size(), std::max<size_t>(1, maxNamed));
-    std::string s;
-    for (size_t i = 0; i < shown; ++i) {
-        if (i > 0)
-            s += (i + 1 == shown && shown == names.size()) ? " and " : ", ";
-        s += names[i];
-    }
-    if (shown < names.size())
-        s += " and " + std::to_string(names.size() - shown) + " more";
-    return s;
-}
-
-std::string plural(int64_t n, const std::string& one, const std::string& many)
-{
-    return std::to_string(n) + " " + (n == 1 ? one : many);
-}
-
-std::optional<int64_t> leadingInt(std::string_view s)
-{
-    while (!s.empty() && s.front() == ' ')
-        s.remove_prefix(1);
-    int64_t v = 0;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || p == s.data())
-        return std::nullopt;
-    return v;
-}
-
-struct DeviceCaps {
-    int64_t smCount = 0;
-    int64_t maxThreadsPerSm = 0;
-    int64_t maxBlocksPerSm = 0;
-};
-
-class Context {
-public:
-    Context(const Trace& trace, const DiagnosticOptions& options)
-        : t(trace), o(options), th(options.thresholds), n(trace.spanCount()), in(trace), launchOf(n, kNone)
-    {
-        for (const auto& f : t.flows) {
-            if (f.kind == FlowKind::Launch) {
-                anyLaunch = true;
-                if (f.to < n && launchOf[f.to] == kNone)
-                    launchOf[f.to] = f.from;
-            }
-            anyImplicit = anyImplicit || f.kind == FlowKind::Implicit;
-        }
-        if (!t.info.scenarioJson.empty()) {
-            auto parsed = parseScenario(t.info.scenarioJson, "embedded scenario");
-            if (parsed)
-                scenario = std::move(parsed->scenario);
-        }
-    }
-
-    const Trace& t;
-    const DiagnosticOptions& o;
-    const DiagnosticThresholds& th;
-    const size_t n;
-    const IncomingFlows in;
-    std::vector<uint32_t> launchOf; // GPU span -> the API call that launched it
-    bool anyLaunch = false;
-    bool anyImplicit = false;
-    std::optional<Scenario> scenario;
-
-    // Busy intervals (merged) of one device's GPU spans, computed once per device.
-    const std::vector<Interval>& deviceBusy(int device) const
-    {
-        auto it = m_busy.find(device);
-        if (it != m_busy.end())
-            return it->second;
-        std::vector<Interval> v;
-        for (uint32_t i = 0; i < n; ++i)
-            if (isGpuSpan(t.spans.kind[i]) && this->device(i) == device)
-                v.push_back({start(i), end(i)});
-        return m_busy.emplace(device, mergeIntervals(std::move(v))).first->second;
-    }
-
-    bool onStream(uint32_t i) const
-    {
-        const uint32_t tr = t.spans.track[i];
-        return tr < t.tracks.size() && t.tracks[tr].kind == TrackKind::Stream;
-    }
-    bool gpuOnStream(uint32_t i) const { return isGpuSpan(t.spans.kind[i]) && onStream(i); }
-    int device(uint32_t i) const
-    {
-        const uint32_t tr = t.spans.track[i];
-        return tr < t.tracks.size() ? t.tracks[tr].device : -1;
-    }
-    int64_t start(uint32_t i) const { return t.spans.start[i]; }
-    int64_t end(uint32_t i) const { return t.spans.end[i]; }
-    int64_t dur(uint32_t i) const { return t.spans.end[i] - t.spans.start[i]; }
-    const std::string& trackName(uint32_t i) const { return t.tracks[t.spans.track[i]].name; }
-
-    // The previous span in the same stream, or kNone.
-    uint32_t streamPred(uint32_t i) const
-    {
-        const uint32_t tr = t.spans.track[i];
-        if (tr >= t.tracks.size() || i == 0 || i <= t.trackBegin(tr))
-            return kNone;
-        return i - 1;
-    }
-
-    // When a GPU operation could have started: its launch call had returned, its stream predecessor and the work
-    // it waits for (event and implicit flows) had ended. Without a launch flow, and with nothing before it in its
-    // stream, the issue time is unknown and the span's start is returned (no wait can be measured).
-    int64_t ready(uint32_t i, uint32_t exclude = kNone, bool* known = nullptr) const
-    {
-        int64_t r = kMinTime;
-        bool launchKnown = false;
-        if (launchOf[i] != kNone) {
-            r = end(launchOf[i]);
-            launchKnown = true;
-        }
-        if (const uint32_t p = streamPred(i); p != kNone && p != exclude)
-            r = std::max(r, end(p));
-        for (uint32_t k : in.of(i)) {
-            const Flow& f = t.flows[k];
-            if ((f.kind == FlowKind::Event || f.kind == FlowKind::Implicit) && f.from != exclude && f.from < n)
-                r = std::max(r, end(f.from));
-        }
-        if (known)
-            *known = launchKnown;
-        return r == kMinTime ? start(i) : r;
-    }
-
-    // "'h2d 0' (s0)" for a GPU span, "cudaFree on host thread main" for a host span.
-    std::string label(uint32_t i) const
-    {
-        const uint32_t tr = t.spans.track[i];
-        if (tr >= t.tracks.size())
-            return quoted(t.spanName(i));
-        if (t.tracks[tr].kind == TrackKind::Stream)
-            return quoted(t.spanName(i)) + " (" + t.tracks[tr].name + ")";
-        return std::string(t.spanName(i)) + " on host thread " + t.tracks[tr].name;
-    }
-    std::string at(int64_t ns) const { return formatDuration(ns); }
-
-    DeviceCaps caps(int dev) const
-    {
-        DeviceCaps c;
-        std::string profileId;
-        for (const auto& d : t.info.devices) {
-            if (d.index != dev)
-                continue;
-            for (const auto& [k, v] : d.properties) {
-                if (k == "sm_count")
-                    c.smCount = leadingInt(v).value_or(0);
-                else if (k == "max_threads_per_sm")
-                    c.maxThreadsPerSm = leadingInt(v).value_or(0);
-                else if (k == "max_blocks_per_sm")
-                    c.maxBlocksPerSm = leadingInt(v).value_or(0);
-                else if (k == "profile")
-                    profileId = v;
-            }
-        }
-        if (profileId.empty() && scenario)
-            if (const DeviceSpec* spec = scenario->device(dev))
-                profileId = spec->profile;
-        if ((c.smCount == 0 || c.maxThreadsPerSm == 0 || c.maxBlocksPerSm == 0) && !profileId.empty()) {
-            if (auto p = findDeviceProfile(profileId)) {
-                c.smCount = c.smCount ? c.smCount : p->smCount;
-                c.maxThreadsPerSm = c.maxThreadsPerSm ? c.maxThreadsPerSm : p->maxThreadsPerSm;
-                c.maxBlocksPerSm = c.maxBlocksPerSm ? c.maxBlocksPerSm : p->maxBlocksPerSm;
-            }
-        }
-        if (c.smCount > 0 && c.maxBlocksPerSm == 0)
-            c.maxBlocksPerSm = 32; // the limit of every architecture since Maxwell but Turing (16)
-        return c;
-    }
-
-    int maxConnections() const
-    {
-        for (const auto& [k, v] : t.info.settings)
-            if (k == "CUDA_DEVICE_MAX_CONNECTIONS")
-                if (auto c = leadingInt(v); c && *c > 0)
-                    return int(*c);
-        if (scenario)
-            if (auto c = scenario->run.maxConnections())
-                return *c;
-        return th.defaultMaxConnections;
-    }
-
-    const Op* scenarioOp(uint32_t i) const
-    {
-        if (!scenario)
-            return nullptr;
-        const int th_ = t.spans.thread[i], op = t.spans.op[i];
-        if (th_ < 0 || size_t(th_) >= scenario->threads.size())
-            return nullptr;
-        const auto& ops = scenario->threads[size_t(th_)].ops;
-        if (op < 0 || size_t(op) >= ops.size())
-            return nullptr;
-        return &ops[size_t(op)];
-    }
-
-    Diagnostic make(std::string_view rule, std::string message, std::vector<uint32_t> spans) const
-    {
-        Diagnostic d;
-        d.rule = std::string(rule);
-        const DiagnosticRule* r = findDiagnosticRule(rule);
-        d.severity = r ? std::string(r->severity) : "warning";
-        d.message = std::move(message);
-        std::sort(spans.begin(), spans.end(),
-                  [this](uint32_t a, uint32_t b) { return start(a) != start(b) ? start(a) < start(b) : a < b; });
-        spans.erase(std::unique(spans.begin(), spans.end()), spans.end());
-        if (spans.size() > o.maxSpans)
-            spans.resize(o.maxSpans);
-        d.spans = std::move(spans);
-        return d;
-    }
-
-private:
-    mutable std::map<int, std::vector<Interval>> m_busy;
-};
-
-// Time not covered by `busy` (merged) inside [from, to]: binary search to the first interval, then a walk.
-int64_t idleWithin(const std::vector<Interval>& busy, int64_t from, int64_t to)
-{
-    if (to <= from)
-        return 0;
-    auto it = std::partition_point(busy.begin(), busy.end(), [from](const Interval& x) { return x.end <= from; });
-    int64_t covered = 0;
-    for (; it != busy.end() && it->start < to; ++it)
-        covered += std::min(it->end, to) - std::max(it->start, from);
-    return (to - from) - covered;
-}
+using namespace diag;
 
 // ---- pageable-memcpy --------------------------------------------------------------------------------------------
 
@@ -605,31 +388,36 @@ void gpuFillingKernel(const Context& c, std::vector<Diagnostic>& out)
         if (caps.smCount <= 0)
             continue;
         std::sort(kernels.begin(), kernels.end(), [&c](uint32_t a, uint32_t b) { return c.start(a) < c.start(b); });
+        std::vector<Diagnostic> found;
         for (uint32_t big : kernels) {
             const Dim3 grid = c.t.spans.grid[big];
             const Dim3 block = c.t.spans.block[big];
-            if (grid.x == 0 || c.dur(big) <= 0)
+            if (grid.x == 0 || c.effDur(big) <= 0)
                 continue;
             const int64_t threads = int64_t(block.count());
-            const int64_t perSm = threads > 0 && block.x > 0 && caps.maxThreadsPerSm > 0
-                ? std::max<int64_t>(1, std::min(caps.maxBlocksPerSm, caps.maxThreadsPerSm / threads))
-                : caps.maxBlocksPerSm;
+            const int64_t perSm = c.blocksPerSm(caps, block);
             const int64_t resident = caps.smCount * perSm;
-            if (int64_t(grid.count()) <= resident)
+            if (int64_t(grid.count()) < resident)
                 continue;
-            // Kernels of other streams that were ready while it ran and got SMs only in its tail.
+            // Kernels of other streams that were ready while it ran and got SMs only in its tail (a grid of exactly
+            // one wave: only when its blocks finished).
             std::vector<uint32_t> waiting;
-            const int64_t tailStart = c.start(big) + int64_t(c.th.fillingTailFraction * double(c.dur(big)));
+            const bool more = int64_t(grid.count()) > resident;
+            const int64_t tailStart = more
+                ? c.effStart(big) + int64_t(c.th.fillingTailFraction * double(c.effDur(big)))
+                : c.end(big) - c.th.backToBackNs;
             const int64_t minWait
-                = std::max<int64_t>(c.th.minWaitNs, int64_t(c.th.fillingMinWaitFraction * double(c.dur(big))));
+                = std::max<int64_t>(c.th.minWaitNs, int64_t(c.th.fillingMinWaitFraction * double(c.effDur(big))));
             auto from = std::lower_bound(kernels.begin(), kernels.end(), c.start(big),
                                          [&c](uint32_t k, int64_t t) { return c.start(k) < t; });
             for (auto it = from; it != kernels.end() && c.start(*it) <= c.end(big) + c.th.backToBackNs; ++it) {
                 const uint32_t w = *it;
                 if (w == big || c.t.spans.track[w] == c.t.spans.track[big])
                     continue;
+                // On an event-timed trace the span starts when its stream reached it; effStart is when it ran.
                 const int64_t ready = c.ready(w);
-                if (c.start(w) >= tailStart && ready < c.end(big) - c.th.backToBackNs && c.start(w) - ready >= minWait)
+                if (c.effStart(w) >= tailStart && ready < c.end(big) - c.th.backToBackNs
+                    && c.effStart(w) - ready >= minWait)
                     waiting.push_back(w);
             }
             if (waiting.empty())
@@ -637,19 +425,34 @@ void gpuFillingKernel(const Context& c, std::vector<Diagnostic>& out)
             std::vector<std::string> names;
             std::vector<uint32_t> spans{big};
             for (uint32_t w : waiting) {
-                names.push_back(c.label(w) + " (ready at " + c.at(c.ready(w)) + ", started at " + c.at(c.start(w))
+                names.push_back(c.label(w) + " (ready at " + c.at(c.ready(w)) + ", "
+                                + (c.effStart(w) > c.start(w) ? "running from " : "started at ") + c.at(c.effStart(w))
                                 + ")");
                 spans.push_back(w);
             }
-            std::string msg = c.label(big) + " has " + std::to_string(grid.count()) + " blocks, more than device "
-                + std::to_string(device) + " holds at once (" + std::to_string(caps.smCount) + " SMs x "
-                + std::to_string(perSm)
+            std::string msg = c.label(big) + " has " + std::to_string(grid.count()) + " blocks, "
+                + (more ? "more than" : "as many as") + " device " + std::to_string(device) + " holds at once ("
+                + std::to_string(caps.smCount) + " SMs x " + std::to_string(perSm)
                 + (threads > 0 ? " blocks of " + std::to_string(threads) + " threads" : std::string(" blocks")) + " = "
-                + std::to_string(resident) + "), so it took every SM slot that freed: "
-                + joinNames(names, c.o.maxNamedSpans) + " got SMs only in its tail, although "
+                + std::to_string(resident) + "), so "
+                + (more ? "it took every SM slot that freed" : "it left no SM slot free until its blocks finished")
+                + ": " + joinNames(names, c.o.maxNamedSpans) + " got SMs only in its tail, although "
                 + (waiting.size() == 1 ? "it was" : "they were") + " in another stream.";
-            out.push_back(c.make("gpu-filling-kernel", std::move(msg), std::move(spans)));
+            found.push_back(c.make("gpu-filling-kernel", std::move(msg), std::move(spans)));
         }
+        // One diagnostic per device: the first case, and how often it happened.
+        if (found.empty())
+            continue;
+        Diagnostic d = std::move(found.front());
+        if (found.size() > 1) {
+            d.message += " The same happened with " + plural(int64_t(found.size() - 1), "more kernel", "more kernels")
+                + " on this device.";
+            std::vector<uint32_t> all;
+            for (const Diagnostic& f : found)
+                all.insert(all.end(), f.spans.begin(), f.spans.end());
+            d = c.make("gpu-filling-kernel", std::move(d.message), std::move(all));
+        }
+        out.push_back(std::move(d));
     }
 }
 
@@ -828,7 +631,7 @@ void launchBound(const Context& c, std::vector<Diagnostic>& out)
             if (c.launchOf[i] != kNone)
                 head = i;
             if (head != kNone)
-                workOf[head] += c.dur(i);
+                workOf[head] += c.effDur(i);
         }
     }
     std::map<uint32_t, Acc> perThread; // host track -> its launches
@@ -843,7 +646,7 @@ void launchBound(const Context& c, std::vector<Diagnostic>& out)
         ++a.shortOnes;
         a.gpuNs += workOf[i];
         a.callNs += c.dur(api);
-        a.first = std::min(a.first, c.start(i));
+        a.first = std::min(a.first, c.effStart(i));
         a.last = std::max(a.last, c.end(i));
         a.device = c.device(i);
         a.spans.push_back(i);
@@ -1069,12 +872,31 @@ std::vector<Diagnostic> diagnose(const Trace& input, const DiagnosticOptions& op
         {"launch-bound", launchBound},
         {"implicit-sync", implicitSync},
         {"wait-unrecorded-event", waitUnrecordedEvent},
+        {"streams-overlap", streamsOverlap},
+        {"stream-serialization", streamSerialization},
+        {"copy-compute-overlap", copyComputeOverlap},
+        {"event-dependency", eventDependency},
+        {"multi-device-overlap", multiDeviceOverlap},
+        {"stream-priority", streamPriority},
+        {"graph-launch", graphLaunch},
     };
     std::vector<Diagnostic> out;
     for (const auto& [id, fn] : rules)
         if (wanted(id))
             fn(c, out);
     return out;
+}
+
+std::optional<Diagnostic> findEffect(const Trace& trace, const std::string& effect, const DiagnosticOptions& options)
+{
+    if (!findDiagnosticRule(effect))
+        return std::nullopt;
+    DiagnosticOptions only = options;
+    only.rules = {effect};
+    auto found = diagnose(trace, only);
+    if (found.empty())
+        return std::nullopt;
+    return std::move(found.front());
 }
 
 } // namespace streamscope

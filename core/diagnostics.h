@@ -6,6 +6,7 @@
 #include "trace.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,6 +71,25 @@ struct DiagnosticThresholds {
 
     // implicit-sync: the host call blocked at least this long waiting for GPU work.
     int64_t implicitMinBlockNs = 5'000;
+
+    // ---- effects: what a run shows (severity "info")
+    // streams-overlap: two or more operations of different streams ran at once for at least this fraction of the
+    // device's busy time, and at least overlapMinNs.
+    double overlapMinFraction = 0.2;
+    int64_t overlapMinNs = 10'000;
+    // stream-serialization: at least this many GPU operations on the device, this fraction of them in one stream,
+    // at most this fraction of the busy time with two running, and at least this fraction of the stream's
+    // operations issued while their predecessor ran and started right after it ended.
+    int serialMinOps = 4;
+    double serialStreamShare = 0.9;
+    double serialMaxConcurrentFraction = 0.05;
+    double serialHeldFraction = 0.5;
+    // copy-compute-overlap: a kernel ran during at least this fraction of the device's copy time.
+    double copyComputeMinFraction = 0.2;
+    // multi-device-overlap: two devices were busy at once for at least this fraction of the less busy one's time.
+    double multiDeviceMinFraction = 0.25;
+    // stream-priority: the higher-priority kernel ended at least this fraction of the other's duration before it.
+    double priorityMinLeadFraction = 0.1;
 };
 
 struct DiagnosticOptions {
@@ -82,5 +102,9 @@ struct DiagnosticOptions {
 // Runs the rules on a finalized trace (an unfinalized one is analysed on a finalized copy). Results are in rule
 // order, then time order.
 std::vector<Diagnostic> diagnose(const Trace& trace, const DiagnosticOptions& options = {});
+
+// The diagnostic of rule `effect` on the trace (the first, when several), or nullopt when the rule does not fire.
+std::optional<Diagnostic> findEffect(const Trace& trace, const std::string& effect,
+                                     const DiagnosticOptions& options = {});
 
 } // namespace streamscope

@@ -1,5 +1,7 @@
 #include "resources.h"
 
+#include "scenario_json.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -158,6 +160,20 @@ Result<PresetInfo> findPreset(const std::string& idOrNumber)
     if (matches.size() > 1)
         return Error{{}, {}, "preset name '" + idOrNumber + "' is ambiguous: " + joinIds(matches)};
     return Error{{}, {}, "unknown preset '" + idOrNumber + "'; presets: " + joinIds(presets)};
+}
+
+std::string lessonEffect(const RunInfo& info)
+{
+    if (!info.scenarioJson.empty())
+        if (auto embedded = parseScenario(info.scenarioJson, "embedded scenario"); embedded && !embedded->scenario.effect.empty())
+            return embedded->scenario.effect;
+    if (info.scenarioId.empty())
+        return {};
+    auto preset = findPreset(info.scenarioId);
+    if (!preset || preset->id != info.scenarioId)
+        return {};
+    auto loaded = loadScenarioFile(preset->path, info.variant);
+    return loaded ? loaded->scenario.effect : std::string();
 }
 
 } // namespace streamscope

@@ -4,6 +4,7 @@
 
 #include "result.h"
 #include "scenario.h"
+#include "trace.h"
 
 #include <string>
 #include <vector>
@@ -23,5 +24,9 @@ struct PresetInfo {
 std::vector<PresetInfo> listPresets();
 // A preset by id (also accepts the number alone: "1" or "01"), or an error listing the ids.
 Result<PresetInfo> findPreset(const std::string& idOrNumber);
+
+// The effect a trace's scenario teaches (Scenario::effect, a diagnostic rule id): the embedded scenario's, or, for
+// a trace recorded before its lesson named one, the shipped lesson's of the same id and variant. Empty when none.
+std::string lessonEffect(const RunInfo& info);
 
 } // namespace streamscope

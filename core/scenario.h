@@ -132,6 +132,7 @@ struct Variant {
     std::string patchJson;           // {"/streams/0/kind": "blocking", ...} as JSON text
     std::vector<Expectation> expect; // replaces the scenario's expectations when present
     bool hasExpect = false;
+    std::string effect;              // replaces the scenario's effect when set
 };
 
 struct Scenario {
@@ -139,6 +140,9 @@ struct Scenario {
     std::string id;
     std::string title;
     std::string description;  // what to look for, a few sentences
+    // The effect the scenario shows, as the id of the diagnostic rule that names it (diagnostics.h): a lesson's
+    // analysis must report it, on the simulator and on a GPU.
+    std::string effect;
     std::vector<DeviceSpec> devices;
     std::vector<StreamSpec> streams;
     std::vector<ThreadSpec> threads;

@@ -1,5 +1,6 @@
 #include "scenario_json.h"
 
+#include "diagnostics.h"
 #include "expect.h"
 
 #include <nlohmann/json.hpp>
@@ -278,14 +279,14 @@ Json parseJsonText(const std::string& text, const std::string& file, int maxDept
 
 using FieldList = std::vector<std::string_view>;
 
-const FieldList kTopFields{"format", "version", "id",      "title",  "description", "devices",
-                           "streams", "threads", "run",    "expect", "variants"};
+const FieldList kTopFields{"format",  "version", "id",  "title",  "description", "effect",
+                           "devices", "streams", "threads", "run", "expect",      "variants"};
 const FieldList kDeviceFields{"index", "profile"};
 const FieldList kStreamFields{"name", "device", "kind", "priority"};
 const FieldList kThreadFields{"name", "device", "repeat", "workers", "ops"};
 const FieldList kRunFields{"warmup", "iterations", "env"};
 const FieldList kExpectFields{"id", "metric", "streams", "spans", "kinds", "device", "op", "value", "why", "key"};
-const FieldList kVariantFields{"id", "title", "description", "set", "expect"};
+const FieldList kVariantFields{"id", "title", "description", "set", "expect", "effect"};
 const FieldList kAllOpFields{"op",  "name",  "stream",   "event",       "kernel", "grid",       "block",
                              "duration_us", "size", "shared_bytes", "kind", "bytes", "host", "dst_device", "ops"};
 const std::vector<std::string_view> kCompareOps{"<", "<=", ">", ">=", "=="};
@@ -406,6 +407,7 @@ public:
         m_scenario.id = optionalString(root, "id", "");
         m_scenario.title = optionalString(root, "title", "");
         m_scenario.description = optionalString(root, "description", "");
+        m_scenario.effect = readEffect(root, "");
         readDevices(root);
         readStreams(root);
         readThreads(root);
@@ -1139,6 +1141,19 @@ public:
         return names;
     }
 
+    // "effect": the id of a diagnostic rule.
+    std::string readEffect(const Json& object, const std::string& path)
+    {
+        const std::string effect = optionalString(object, "effect", path);
+        if (effect.empty() || findDiagnosticRule(effect))
+            return effect;
+        std::vector<std::string> ids;
+        for (const auto& r : diagnosticRules())
+            ids.emplace_back(r.id);
+        fail(child(path, "effect"), "unknown effect " + jsonQuoted(effect) + hint(effect, ids)
+                                        + ": an effect is the id of an analysis rule (streamscope-cli analyze)");
+    }
+
     void readVariants(const Json& root)
     {
         const Json* variants = find(root, "variants");
@@ -1158,6 +1173,7 @@ public:
                                             child("/variants", it->second) + ")");
             variant.title = optionalString(v, "title", path);
             variant.description = optionalString(v, "description", path);
+            variant.effect = readEffect(v, path);
             const Json* set = find(v, "set");
             if (set) {
                 expectObject(*set, child(path, "set"));
@@ -1528,6 +1544,8 @@ Result<ScenarioReadResult> parseScenario(const std::string& text, const std::str
         const Variant& applied = result.scenario.variants[size_t(index)];
         if (applied.hasExpect)
             result.scenario.expect = applied.expect;
+        if (!applied.effect.empty())
+            result.scenario.effect = applied.effect;
         return result;
     } catch (const ReadFailure& failure) {
         return failure.error;
@@ -1594,6 +1612,8 @@ std::string scenarioToJson(const Scenario& s)
         j["title"] = s.title;
     if (!s.description.empty())
         j["description"] = s.description;
+    if (!s.effect.empty())
+        j["effect"] = s.effect;
     if (!s.devices.empty()) {
         OrderedJson devices = OrderedJson::array();
         for (const auto& d : s.devices) {
@@ -1673,6 +1693,8 @@ std::string scenarioToJson(const Scenario& s)
             }
             if (v.hasExpect)
                 vj["expect"] = expectationsJson(v.expect);
+            if (!v.effect.empty())
+                vj["effect"] = v.effect;
             variants.push_back(std::move(vj));
         }
         j["variants"] = std::move(variants);

@@ -608,6 +608,11 @@ private slots:
         row("version missing", "/version", "", "", R"(missing field "version")");
         row("unknown top field", "/titel", R"("x")", "/titel", R"(unknown field "titel" (did you mean "title"?))");
         row("title not string", "/title", "3", "/title", "expected a string, got integer");
+        row("effect unknown", "/effect", R"("streams-overlapp")", "/effect",
+            R"(unknown effect "streams-overlapp" (did you mean "streams-overlap"?))");
+        row("effect not string", "/effect", "3", "/effect", "expected a string, got integer");
+        row("variant effect unknown", "/variants/0/effect", R"("overlap-everything")", "/variants/0/effect",
+            R"(unknown effect "overlap-everything")");
         // types
         row("repeat string", "/threads/0/repeat", R"("2")", "/threads/0/repeat", "expected an integer, got string");
         row("repeat fraction", "/threads/0/repeat", "1.5", "/threads/0/repeat", "expected an integer, got number 1.5");
@@ -1062,6 +1067,22 @@ private slots:
         QCOMPARE(s.variants.size(), size_t(2));
     }
 
+    void variantEffectReplacesTheScenarios()
+    {
+        const std::string path = std::string(STREAMSCOPE_SOURCE_DIR) + "/resources/presets/07-multi-gpu.json";
+        const auto main = loadScenarioFile(path);
+        QVERIFY2(main.ok(), describe(main).c_str());
+        QCOMPARE(qb(main->scenario.effect), QByteArray("multi-device-overlap"));
+        const auto one = loadScenarioFile(path, "one-device");
+        QVERIFY2(one.ok(), describe(one).c_str());
+        QCOMPARE(qb(one->scenario.effect), QByteArray("gpu-filling-kernel"));
+        // Written back, the effect stays where it was.
+        const auto again = parseScenario(scenarioToJson(one->scenario), "again");
+        QVERIFY2(again.ok(), describe(again).c_str());
+        QCOMPARE(qb(again->scenario.effect), QByteArray("gpu-filling-kernel"));
+        QCOMPARE(qb(again->scenario.variants[0].effect), QByteArray("gpu-filling-kernel"));
+    }
+
     void variantWithoutExpectKeepsTheScenarios()
     {
         const auto r = parse(kBase, "more");
@@ -1285,7 +1306,7 @@ private slots:
         case 1: s.streams[1].name = "a"; break;
         case 2: s.threads[0].ops[0].durationUs = 0; break;
         case 3: s.threads[0].ops[3].bytes = -5; break;
-        case 4: s.variants.push_back(Variant{"v", {}, {}, "{not json", {}, false}); break;
+        case 4: s.variants.push_back(Variant{"v", {}, {}, "{not json", {}, false, {}}); break;
         case 5: s.threads.clear(); break;
         case 6: {
             Op graph;

@@ -1,0 +1,320 @@
+// The evidence the diagnostic rules share: a finalized trace with its launch flows, incoming flows, the embedded
+// scenario and the device limits, and the wording helpers of the messages. Internal to core (diagnostics.cpp and
+// effects.cpp); not installed.
+#pragma once
+
+#include "analysis.h"
+#include "device_profile.h"
+#include "diagnostics.h"
+#include "metrics.h"
+#include "scenario_json.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace streamscope::diag {
+
+inline constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+inline constexpr int64_t kMinTime = std::numeric_limits<int64_t>::min();
+
+
+inline std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+// "a", "a and b", "a, b and c", "a, b, c and 4 more".
+inline std::string joinNames(const std::vector<std::string>& names, size_t maxNamed)
+{
+    const size_t shown = std::min(names.size(), std::max<size_t>(1, maxNamed));
+    std::string s;
+    for (size_t i = 0; i < shown; ++i) {
+        if (i > 0)
+            s += (i + 1 == shown && shown == names.size()) ? " and " : ", ";
+        s += names[i];
+    }
+    if (shown < names.size())
+        s += " and " + std::to_string(names.size() - shown) + " more";
+    return s;
+}
+
+inline std::string plural(int64_t n, const std::string& one, const std::string& many)
+{
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+inline std::optional<int64_t> leadingInt(std::string_view s)
+{
+    while (!s.empty() && s.front() == ' ')
+        s.remove_prefix(1);
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p == s.data())
+        return std::nullopt;
+    return v;
+}
+
+struct DeviceCaps {
+    int64_t smCount = 0;
+    int64_t maxThreadsPerSm = 0;
+    int64_t maxBlocksPerSm = 0;
+};
+
+class Context {
+public:
+    Context(const Trace& trace, const DiagnosticOptions& options)
+        : t(trace), o(options), th(options.thresholds), n(trace.spanCount()), in(trace), launchOf(n, kNone)
+    {
+        for (const auto& f : t.flows) {
+            if (f.kind == FlowKind::Launch) {
+                anyLaunch = true;
+                if (f.to < n && launchOf[f.to] == kNone)
+                    launchOf[f.to] = f.from;
+            }
+            anyImplicit = anyImplicit || f.kind == FlowKind::Implicit;
+        }
+        if (!t.info.scenarioJson.empty()) {
+            auto parsed = parseScenario(t.info.scenarioJson, "embedded scenario");
+            if (parsed)
+                scenario = std::move(parsed->scenario);
+        }
+        for (const auto& [k, v] : t.info.settings)
+            if (k == "timing" && v.rfind("CUDA events", 0) == 0)
+                eventTimed = true;
+        if (eventTimed) {
+            m_effStart.assign(t.spans.start.begin(), t.spans.start.end());
+            for (uint32_t i = 0; i < n; ++i)
+                if (const int64_t nominal = nominalNs(i); nominal > 0 && end(i) - nominal > start(i))
+                    m_effStart[i] = end(i) - nominal;
+        }
+    }
+
+    const Trace& t;
+    const DiagnosticOptions& o;
+    const DiagnosticThresholds& th;
+    const size_t n;
+    const IncomingFlows in;
+    std::vector<uint32_t> launchOf; // GPU span -> the API call that launched it
+    bool anyLaunch = false;
+    bool anyImplicit = false;
+    std::optional<Scenario> scenario;
+    // Timed with CUDA events on each op's stream (StreamScope's CUDA backend): a span starts when its stream reached
+    // it, which includes the time it waited for SMs or for a hardware queue.
+    bool eventTimed = false;
+
+    // Busy intervals (merged) of one device's GPU spans, computed once per device.
+    const std::vector<Interval>& deviceBusy(int device) const
+    {
+        auto it = m_busy.find(device);
+        if (it != m_busy.end())
+            return it->second;
+        std::vector<Interval> v;
+        for (uint32_t i = 0; i < n; ++i)
+            if (isGpuSpan(t.spans.kind[i]) && this->device(i) == device)
+                v.push_back({effStart(i), end(i)});
+        return m_busy.emplace(device, mergeIntervals(std::move(v))).first->second;
+    }
+
+    bool onStream(uint32_t i) const
+    {
+        const uint32_t tr = t.spans.track[i];
+        return tr < t.tracks.size() && t.tracks[tr].kind == TrackKind::Stream;
+    }
+    bool gpuOnStream(uint32_t i) const { return isGpuSpan(t.spans.kind[i]) && onStream(i); }
+    int device(uint32_t i) const
+    {
+        const uint32_t tr = t.spans.track[i];
+        return tr < t.tracks.size() ? t.tracks[tr].device : -1;
+    }
+    int64_t start(uint32_t i) const { return t.spans.start[i]; }
+    int64_t end(uint32_t i) const { return t.spans.end[i]; }
+    int64_t dur(uint32_t i) const { return t.spans.end[i] - t.spans.start[i]; }
+    // When the operation ran at the latest: on an event-timed trace, a kernel whose duration alone is known (a spin
+    // kernel of the embedded scenario: its waves times its per-block time) ran at most that long before its end;
+    // everywhere else the span's start.
+    int64_t effStart(uint32_t i) const { return m_effStart.empty() ? start(i) : m_effStart[i]; }
+    int64_t effDur(uint32_t i) const { return end(i) - effStart(i); }
+
+    // Blocks of `block` threads that one SM of the device holds at once, and the device's SMs times that.
+    int64_t blocksPerSm(const DeviceCaps& caps, Dim3 block) const
+    {
+        const int64_t threads = int64_t(block.count());
+        return threads > 0 && block.x > 0 && caps.maxThreadsPerSm > 0
+            ? std::max<int64_t>(1, std::min(caps.maxBlocksPerSm, caps.maxThreadsPerSm / threads))
+            : caps.maxBlocksPerSm;
+    }
+
+    // How long a spin kernel of the embedded scenario runs alone: waves of blocks times the time per block; 0 when
+    // unknown (another kernel, no scenario, no device limits).
+    int64_t nominalNs(uint32_t i) const
+    {
+        if (t.spans.kind[i] != SpanKind::Kernel || !onStream(i))
+            return 0;
+        const Op* op = scenarioOp(i);
+        if (!op || op->kind != OpKind::Kernel || op->kernel != KernelKind::Spin || op->durationUs <= 0)
+            return 0;
+        const DeviceCaps dc = caps(device(i));
+        const int64_t resident = dc.smCount * blocksPerSm(dc, t.spans.block[i]);
+        const int64_t blocks = int64_t(t.spans.grid[i].count());
+        if (resident <= 0 || blocks <= 0)
+            return 0;
+        const int64_t waves = (blocks + resident - 1) / resident;
+        return int64_t(std::llround(double(waves) * op->durationUs * 1000.0));
+    }
+    const std::string& trackName(uint32_t i) const { return t.tracks[t.spans.track[i]].name; }
+
+    // The previous span in the same stream, or kNone.
+    uint32_t streamPred(uint32_t i) const
+    {
+        const uint32_t tr = t.spans.track[i];
+        if (tr >= t.tracks.size() || i == 0 || i <= t.trackBegin(tr))
+            return kNone;
+        return i - 1;
+    }
+
+    // When a GPU operation could have started: its launch call had returned, its stream predecessor and the work
+    // it waits for (event and implicit flows) had ended. Without a launch flow, and with nothing before it in its
+    // stream, the issue time is unknown and the span's start is returned (no wait can be measured).
+    int64_t ready(uint32_t i, uint32_t exclude = kNone, bool* known = nullptr) const
+    {
+        int64_t r = kMinTime;
+        bool launchKnown = false;
+        if (launchOf[i] != kNone) {
+            r = end(launchOf[i]);
+            launchKnown = true;
+        }
+        if (const uint32_t p = streamPred(i); p != kNone && p != exclude)
+            r = std::max(r, end(p));
+        for (uint32_t k : in.of(i)) {
+            const Flow& f = t.flows[k];
+            if ((f.kind == FlowKind::Event || f.kind == FlowKind::Implicit) && f.from != exclude && f.from < n)
+                r = std::max(r, end(f.from));
+        }
+        if (known)
+            *known = launchKnown;
+        return r == kMinTime ? start(i) : r;
+    }
+
+    // "'h2d 0' (s0)" for a GPU span, "cudaFree on host thread main" for a host span.
+    std::string label(uint32_t i) const
+    {
+        const uint32_t tr = t.spans.track[i];
+        if (tr >= t.tracks.size())
+            return quoted(t.spanName(i));
+        if (t.tracks[tr].kind == TrackKind::Stream)
+            return quoted(t.spanName(i)) + " (" + t.tracks[tr].name + ")";
+        return std::string(t.spanName(i)) + " on host thread " + t.tracks[tr].name;
+    }
+    std::string at(int64_t ns) const { return formatDuration(ns); }
+
+    DeviceCaps caps(int dev) const
+    {
+        if (auto it = m_caps.find(dev); it != m_caps.end())
+            return it->second;
+        return m_caps.emplace(dev, readCaps(dev)).first->second;
+    }
+    DeviceCaps readCaps(int dev) const
+    {
+        DeviceCaps c;
+        std::string profileId;
+        for (const auto& d : t.info.devices) {
+            if (d.index != dev)
+                continue;
+            for (const auto& [k, v] : d.properties) {
+                if (k == "sm_count")
+                    c.smCount = leadingInt(v).value_or(0);
+                else if (k == "max_threads_per_sm")
+                    c.maxThreadsPerSm = leadingInt(v).value_or(0);
+                else if (k == "max_blocks_per_sm")
+                    c.maxBlocksPerSm = leadingInt(v).value_or(0);
+                else if (k == "profile")
+                    profileId = v;
+            }
+        }
+        if (profileId.empty() && scenario)
+            if (const DeviceSpec* spec = scenario->device(dev))
+                profileId = spec->profile;
+        if ((c.smCount == 0 || c.maxThreadsPerSm == 0 || c.maxBlocksPerSm == 0) && !profileId.empty()) {
+            if (auto p = findDeviceProfile(profileId)) {
+                c.smCount = c.smCount ? c.smCount : p->smCount;
+                c.maxThreadsPerSm = c.maxThreadsPerSm ? c.maxThreadsPerSm : p->maxThreadsPerSm;
+                c.maxBlocksPerSm = c.maxBlocksPerSm ? c.maxBlocksPerSm : p->maxBlocksPerSm;
+            }
+        }
+        if (c.smCount > 0 && c.maxBlocksPerSm == 0)
+            c.maxBlocksPerSm = 32; // the limit of every architecture since Maxwell but Turing (16)
+        return c;
+    }
+
+    int maxConnections() const
+    {
+        for (const auto& [k, v] : t.info.settings)
+            if (k == "CUDA_DEVICE_MAX_CONNECTIONS")
+                if (auto c = leadingInt(v); c && *c > 0)
+                    return int(*c);
+        if (scenario)
+            if (auto c = scenario->run.maxConnections())
+                return *c;
+        return th.defaultMaxConnections;
+    }
+
+    const Op* scenarioOp(uint32_t i) const
+    {
+        if (!scenario)
+            return nullptr;
+        const int th_ = t.spans.thread[i], op = t.spans.op[i];
+        if (th_ < 0 || size_t(th_) >= scenario->threads.size())
+            return nullptr;
+        const auto& ops = scenario->threads[size_t(th_)].ops;
+        if (op < 0 || size_t(op) >= ops.size())
+            return nullptr;
+        return &ops[size_t(op)];
+    }
+
+    Diagnostic make(std::string_view rule, std::string message, std::vector<uint32_t> spans) const
+    {
+        Diagnostic d;
+        d.rule = std::string(rule);
+        const DiagnosticRule* r = findDiagnosticRule(rule);
+        d.severity = r ? std::string(r->severity) : "warning";
+        d.message = std::move(message);
+        std::sort(spans.begin(), spans.end(),
+                  [this](uint32_t a, uint32_t b) { return start(a) != start(b) ? start(a) < start(b) : a < b; });
+        spans.erase(std::unique(spans.begin(), spans.end()), spans.end());
+        if (spans.size() > o.maxSpans)
+            spans.resize(o.maxSpans);
+        d.spans = std::move(spans);
+        return d;
+    }
+
+private:
+    mutable std::map<int, std::vector<Interval>> m_busy;
+    mutable std::map<int, DeviceCaps> m_caps;
+    std::vector<int64_t> m_effStart; // event-timed traces only
+};
+
+// Time not covered by `busy` (merged) inside [from, to]: binary search to the first interval, then a walk.
+inline int64_t idleWithin(const std::vector<Interval>& busy, int64_t from, int64_t to)
+{
+    if (to <= from)
+        return 0;
+    auto it = std::partition_point(busy.begin(), busy.end(), [from](const Interval& x) { return x.end <= from; });
+    int64_t covered = 0;
+    for (; it != busy.end() && it->start < to; ++it)
+        covered += std::min(it->end, to) - std::max(it->start, from);
+    return (to - from) - covered;
+}
+
+// Rules that name the effect a run shows (effects.cpp), in the order diagnose() reports them after the problems.
+void streamsOverlap(const Context& c, std::vector<Diagnostic>& out);
+void streamSerialization(const Context& c, std::vector<Diagnostic>& out);
+void copyComputeOverlap(const Context& c, std::vector<Diagnostic>& out);
+void eventDependency(const Context& c, std::vector<Diagnostic>& out);
+void multiDeviceOverlap(const Context& c, std::vector<Diagnostic>& out);
+void streamPriority(const Context& c, std::vector<Diagnostic>& out);
+void graphLaunch(const Context& c, std::vector<Diagnostic>& out);
+
+} // namespace streamscope::diag
