@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One session on a GPU machine: build without the GUI, run the GPU tests and the CUDA overhead benchmark, run every
-# lesson on the GPU with its checks, and pack the traces. Keeps going past failures and ends with a summary.
+# lesson and variant on the GPU with its checks (the analysis must name each one's effect), sweep three lessons on
+# the GPU, and pack the traces. Keeps going past failures and ends with a summary.
 #
 #   tools/gpu_session.sh [OUTDIR]        (default: $OUT, else ./gpu-session-<date>)
 #
@@ -168,6 +169,21 @@ if [ -x "$CLI" ]; then
             *) result "variant $id/$v" FAILED "exit $rc" ;;
             esac
         done
+    done
+    # The analysis names each lesson's effect on these GPU runs too (run --check prints it as a check).
+    bad_effects=$(grep -l "^FAIL  effect:" "$OUTDIR"/traces/*.log "$OUTDIR"/traces/variants/*.log 2>/dev/null)
+    if [ -z "$bad_effects" ]; then
+        result "effects named" ok "$(cat "$OUTDIR"/traces/*.log "$OUTDIR"/traces/variants/*.log 2>/dev/null | grep -c "^PASS  effect:") runs"
+    else
+        result "effects named" FAILED "$(echo $bad_effects | xargs -n1 basename | tr '\n' ' ')"
+    fi
+    # Sweeps on the GPU: one run per value, with progress on stderr.
+    for sweep in "10-many-small-kernels streams 1,2,4,8,16,32" "01-two-streams streams 1,2,4" \
+        "08-copy-compute-pipeline streams 1,2,4,8"; do
+        set -- $sweep
+        step "sweep $1 $2" bash -c "timeout 600 '$CLI' sweep $1 --knob $2 --values $3 --backend cuda --json \
+            >'$OUTDIR/traces/sweep-$1.json' 2>'$OUTDIR/traces/sweep-$1.log'"
+        cat "$OUTDIR/traces/sweep-$1.log" "$OUTDIR/traces/sweep-$1.json"
     done
     if ls "$OUTDIR"/traces/* >/dev/null 2>&1; then
         if tar -C "$OUTDIR" -czf "$OUTDIR/traces.tar.gz" traces; then

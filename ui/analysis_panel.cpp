@@ -72,11 +72,36 @@ QString analysisHtml(const AnalyzedTrace* at, const QString& lessonTitle, const 
         }
         h += QStringLiteral("</table>");
     }
+    // The effect the lesson teaches, as the analysis names it in this run.
+    const Diagnostic* effect = nullptr;
+    if (!a->effect.isEmpty()) {
+        for (const Diagnostic& d : a->diagnostics)
+            if (qs(d.rule) == a->effect && !effect)
+                effect = &d;
+        const DiagnosticRule* rule = findDiagnosticRule(a->effect.toStdString());
+        h += QStringLiteral("<h4 style='margin-bottom:4px'>What this run shows</h4>");
+        if (effect) {
+            h += QStringLiteral("<table cellspacing='0' cellpadding='4' width='100%' style='background:#e8f3ea'><tr><td>"
+                                "<b style='color:#1b7f3b'>✔&nbsp;") +
+                 esc(rule ? qs(rule->title) : a->effect) + QStringLiteral("</b><br>") + esc(qs(effect->message));
+            if (!effect->spans.empty())
+                h += QStringLiteral(" <a href='span:%1'>show</a>").arg(effect->spans.front());
+            h += QStringLiteral("</td></tr></table>");
+        } else {
+            h += QStringLiteral("<p style='margin-top:0; color:#9a6700'>✖ The effect this lesson teaches (") +
+                 esc(rule ? qs(rule->title) : a->effect) +
+                 QStringLiteral(") does not show in this run: the analysis does not find it.</p>");
+        }
+    }
+
     addLessonText();
 
-    if (!a->diagnostics.empty()) {
+    const bool moreDiagnostics = a->diagnostics.size() > (effect ? 1u : 0u);
+    if (moreDiagnostics) {
         h += QStringLiteral("<h4 style='margin-bottom:4px'>Diagnostics</h4><table cellspacing='0' cellpadding='2'>");
         for (const Diagnostic& d : a->diagnostics) {
+            if (&d == effect)
+                continue;
             const QString sev = qs(d.severity);
             const QString colour = sev == QLatin1String("error")     ? QStringLiteral("#c62828")
                                    : sev == QLatin1String("warning") ? QStringLiteral("#9a6700")

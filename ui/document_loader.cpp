@@ -17,6 +17,7 @@ TraceReport reportOnTrace(const Trace& trace)
     TraceReport a;
     a.metrics = computeMetrics(trace);
     a.diagnostics = diagnose(trace);
+    a.effect = qs(lessonEffect(trace.info));
     if (trace.info.scenarioJson.empty()) {
         a.note = QStringLiteral("The trace carries no scenario, so there are no checks to evaluate.");
         return a;

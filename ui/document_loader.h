@@ -25,6 +25,7 @@ struct TraceReport {
     QString scenarioTitle;           // of the embedded scenario
     QString scenarioDescription;
     QString note;                    // why there are no checks, when there are none
+    QString effect;                  // the rule id of the effect the scenario teaches (Scenario::effect), if any
 };
 
 TraceReport reportOnTrace(const Trace& trace);

@@ -613,8 +613,25 @@ private Q_SLOTS:
         QVERIFY(badHtml.contains(QStringLiteral("FAIL")));
         QVERIFY(badHtml.contains(QStringLiteral("Variant “pageable”")));
         QVERIFY2(!bad->report.diagnostics.empty(), "pageable copies are diagnosed");
-        QVERIFY(badHtml.contains(QStringLiteral("Diagnostics")));
+        // The variant's effect comes first, named by the analysis, with a link to its spans.
+        QCOMPARE(bad->report.effect, QStringLiteral("pageable-memcpy"));
+        QVERIFY(badHtml.contains(QStringLiteral("What this run shows")));
+        QVERIFY(badHtml.contains(QStringLiteral("Copies from pageable host memory block the host")));
+        QVERIFY(badHtml.contains(qs(bad->report.diagnostics.front().message).toHtmlEscaped()));
         QVERIFY(badHtml.contains(QStringLiteral("href='span:")));
+        // The lesson's own run shows copies overlapping kernels; its other findings are listed as diagnostics.
+        QCOMPARE(good->report.effect, QStringLiteral("copy-compute-overlap"));
+        QVERIFY(html.contains(QStringLiteral("What this run shows")));
+        QVERIFY(html.contains(QStringLiteral("Copies overlapped kernels")));
+        QVERIFY(html.contains(QStringLiteral("Diagnostics")));
+        QVERIFY(!html.contains(QStringLiteral("does not show in this run")));
+        // A trace whose effect the analysis does not find says so.
+        auto serial = RunController::simulate(loadLesson(QStringLiteral("08"), QStringLiteral("one-stream")), {},
+                                              QStringLiteral("one-stream"));
+        QVERIFY(serial);
+        auto wrong = makeAnalyzedTrace(std::move(serial).value());
+        const_cast<AnalyzedTrace&>(*wrong).report.effect = QStringLiteral("copy-compute-overlap");
+        QVERIFY(analysisHtml(wrong.get(), {}, {}).contains(QStringLiteral("does not show in this run")));
     }
 
     void inspectorListsDependencies()
