@@ -1421,6 +1421,12 @@ std::vector<SweepPoint> runSweep(const Scenario& scenario, const SweepSpec& spec
         }
         points.push_back(std::move(p));
     }
+    setRelativeSpeedups(points);
+    return points;
+}
+
+void setRelativeSpeedups(std::vector<SweepPoint>& points)
+{
     int64_t base = 0;
     for (const auto& p : points)
         if (p.error.empty() && p.makespanNs > 0) {
@@ -1429,7 +1435,6 @@ std::vector<SweepPoint> runSweep(const Scenario& scenario, const SweepSpec& spec
         }
     for (auto& p : points)
         p.relativeSpeedup = p.error.empty() ? ratio(double(base), double(p.makespanNs)) : 0.0;
-    return points;
 }
 
 std::string sweepToJson(const SweepSpec& spec, const std::vector<SweepPoint>& points, int indent)

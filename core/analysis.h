@@ -278,6 +278,9 @@ struct SweepPoint {
     std::string error;            // set when this value could not be rewritten or simulated
 };
 
+// Sets each point's relativeSpeedup: the makespan of the first point that ran over its own (0 for failed points).
+void setRelativeSpeedups(std::vector<SweepPoint>& points);
+
 // Rewrites and simulates the scenario for each value.
 std::vector<SweepPoint> runSweep(const Scenario& scenario, const SweepSpec& spec,
                                  const SimulatorOptions& simulator = {}, const std::atomic<bool>* cancel = nullptr);

@@ -4,9 +4,11 @@
 #include "concurrency_plot.h"
 
 #include "analysis_panel.h"
+#include "compare_view.h"
 #include "format.h"
 #include "image_export.h"
 #include "lesson_gallery.h"
+#include "presentation_mode.h"
 #include "property_editor.h"
 #include "quick_controls.h"
 #include "resources.h"
@@ -16,6 +18,7 @@
 #include "scenario_model.h"
 #include "span_inspector.h"
 #include "span_table_model.h"
+#include "sweep_view.h"
 #include "timeline_plottable.h"
 #include "timeline_view.h"
 #include "trace_import.h"
@@ -483,6 +486,12 @@ void MainWindow::createActions()
     for (QDockWidget* d : docks)
         m_viewMenu->addAction(d->toggleViewAction());
 
+    // Analysis: compare, sweep, presentation (each part adds its own actions).
+    m_analysisMenu = menuBar()->addMenu(QStringLiteral("&Analysis"));
+    createCompareActions();
+    createSweepActions();
+    createPresentationActions();
+
     QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
     help->addAction(QStringLiteral("&Keys and Mouse"), this, [this] {
         QMessageBox::information(
@@ -497,7 +506,10 @@ void MainWindow::createActions()
                            "<tr><td>0, Home</td><td>fit to view</td></tr>"
                            "<tr><td>Esc</td><td>clear selection and range</td></tr></table>"
                            "<p><b>Scenario</b>: Delete removes, Ctrl+↑/↓ moves, Ctrl+D duplicates, Ctrl+Z/Ctrl+Shift+Z "
-                           "undo/redo. F5 runs.</p>"));
+                           "undo/redo. F5 runs.</p>"
+                           "<p><b>Presentation mode</b> (F11): Space, → or Page Down steps forward (set up, run, "
+                           "timeline, explanation, then the contrast and the next lesson); ←, Page Up back; Esc "
+                           "leaves.</p>"));
     });
     help->addAction(QStringLiteral("&About StreamScope"), this, [this] {
         QMessageBox::about(this, QStringLiteral("About StreamScope"),
@@ -840,18 +852,8 @@ void MainWindow::updateGpuChoice()
     const GpuStatus& gpu = m_runner->gpuStatus();
     const int gpuRow = m_backendBox->findData(int(RunBackend::Gpu));
     auto* model = qobject_cast<QStandardItemModel*>(m_backendBox->model());
-    QString text = QStringLiteral("GPU");
-    bool usable = false;
-    switch (gpu.state) {
-    case GpuStatus::State::Unknown: text = QStringLiteral("GPU (not checked)"); break;
-    case GpuStatus::State::Checking: text = QStringLiteral("GPU (checking…)"); break;
-    case GpuStatus::State::Usable:
-        text = QStringLiteral("GPU: ") + gpu.description;
-        usable = true;
-        break;
-    case GpuStatus::State::Unusable: text = QStringLiteral("GPU (not available)"); break;
-    }
-    m_backendBox->setItemText(gpuRow, text);
+    const bool usable = gpu.state == GpuStatus::State::Usable;
+    m_backendBox->setItemText(gpuRow, gpuChoiceText(gpu));
     m_backendBox->setItemData(gpuRow, gpu.state == GpuStatus::State::Unusable
                                           ? QStringLiteral("No usable GPU: ") + gpu.description
                                           : gpu.description,
@@ -1075,6 +1077,168 @@ void MainWindow::writeSettings()
     settings.setValue(QStringLiteral("window/state"), saveState());
     settings.setValue(QStringLiteral("liveSimulation"), m_liveBox->isChecked());
     settings.setValue(QStringLiteral("profile"), m_profileBox->currentData().toString());
+}
+
+// ---- Analysis menu ------------------------------------------------------------------------------------------------
+
+void MainWindow::createCompareActions()
+{
+    // Two runs side by side on one time scale, with what changed (compare_view.h).
+    QAction* variant = m_analysisMenu->addAction(QStringLiteral("Compare with &Variant…"), this, [this] {
+        const bool offerWithout = !m_variant.isEmpty() && (!m_lessonId.isEmpty() || !m_path.isEmpty());
+        if (const auto choice = chooseVariant(this, documentTitle(), m_model->scenario(), m_variant, offerWithout))
+            compareWithVariant(*choice);
+    });
+    variant->setObjectName(QStringLiteral("compare-variant"));
+    variant->setStatusTip(QStringLiteral("Simulate the scenario and one of its variants, and show both timelines and "
+                                         "what changed"));
+    QAction* file = m_analysisMenu->addAction(QStringLiteral("Compare with &File…"), this, [this] {
+        if (!m_trace) {
+            showError(QStringLiteral("There is no trace to compare yet: run the scenario or open a trace first."));
+            return;
+        }
+        QSettings settings;
+        const QString path = QFileDialog::getOpenFileName(
+            this, QStringLiteral("Compare with a trace or scenario"), settings.value(QStringLiteral("lastDir")).toString(),
+            QStringLiteral("Traces and scenarios (*.json *.csv *.sqlite);;All files (*)"));
+        if (path.isEmpty())
+            return;
+        settings.setValue(QStringLiteral("lastDir"), QFileInfo(path).absolutePath());
+        compareWithFile(path);
+    });
+    file->setObjectName(QStringLiteral("compare-file"));
+    file->setStatusTip(QStringLiteral("Show the trace on the timeline above a trace or scenario from a file, on one "
+                                      "time scale, and what changed"));
+    m_analysisMenu->addSeparator();
+}
+
+CompareView* MainWindow::compareView() const
+{
+    return m_compareView;
+}
+
+CompareView* MainWindow::compareWithVariant(const QString& variant)
+{
+    const auto scenario = m_model->validatedScenario();
+    if (!scenario) {
+        showError(QStringLiteral("The scenario cannot be compared: it has an error (see the scenario editor)."));
+        return nullptr;
+    }
+    std::shared_ptr<const Scenario> asWritten;
+    if (variant.isEmpty()) {
+        const auto doc = loadDocument(m_lessonId.isEmpty() ? m_path : m_lessonId);
+        if (!doc || doc->kind != DocumentKind::Scenario) {
+            showError(doc ? QStringLiteral("%1 is not a scenario.").arg(m_path) : qs(doc.error().toString()));
+            return nullptr;
+        }
+        asWritten = std::make_shared<const Scenario>(doc->scenario);
+    }
+    if (!m_compareView) {
+        m_compareView = new CompareView(this);
+        m_compareView->setWindowFlag(Qt::Window);
+    }
+    if (asWritten)
+        m_compareView->compareScenarios(scenario, documentTitle(), asWritten,
+                                        QStringLiteral("without the variant (as written)"), m_runner->profileId());
+    else
+        m_compareView->compareWithVariant(scenario, documentTitle(), variant, m_runner->profileId());
+    m_compareView->show();
+    m_compareView->raise();
+    m_compareView->activateWindow();
+    return m_compareView;
+}
+
+CompareView* MainWindow::compareWithFile(const QString& path)
+{
+    if (!m_trace)
+        return nullptr;
+    if (!m_compareView) {
+        m_compareView = new CompareView(this);
+        m_compareView->setWindowFlag(Qt::Window);
+    }
+    m_compareView->compareWithFile(m_trace->trace, documentTitle(), path, m_runner->profileId());
+    m_compareView->show();
+    m_compareView->raise();
+    m_compareView->activateWindow();
+    return m_compareView;
+}
+
+void MainWindow::createSweepActions()
+{
+    // Makespan and speedup against one knob of the scenario in the editor (sweep_view.h): a dock under the
+    // timeline, next to the span table.
+    auto* view = new SweepView;
+    view->setRunController(m_runner);
+    view->setScenario(m_model->validatedScenario());
+    connect(m_model, &ScenarioModel::scenarioChanged, view,
+            [this, view] { view->setScenario(m_model->validatedScenario()); });
+    QDockWidget* dock = makeDock(QStringLiteral("Sweep"), QStringLiteral("sweepDock"), view, this);
+    addDockWidget(Qt::BottomDockWidgetArea, dock);
+    if (auto* spans = findChild<QDockWidget*>(QStringLiteral("spansDock")))
+        tabifyDockWidget(spans, dock);
+    dock->hide();
+    // A dock added to the bottom area rebalances the side docks: give them their widths again.
+    auto* scenarioDock = findChild<QDockWidget*>(QStringLiteral("scenarioDock"));
+    auto* analysisDock = findChild<QDockWidget*>(QStringLiteral("analysisDock"));
+    if (scenarioDock && analysisDock)
+        resizeDocks({scenarioDock, analysisDock}, {390, 340}, Qt::Horizontal);
+    // A double-clicked point: its rewritten scenario simulated onto the timeline; the editor keeps the scenario.
+    connect(view, &SweepView::pointActivated, this, [this, view](int index) {
+        auto rewritten = view->scenarioForPoint(index);
+        if (!rewritten) {
+            showError(QStringLiteral("Cannot show that point: ") + qs(rewritten.error().toString()));
+            return;
+        }
+        m_previewRun = false;
+        m_runner->run(RunBackend::Simulator, std::make_shared<const Scenario>(std::move(rewritten).value()));
+        const QString shown = QStringLiteral("The timeline shows %1 = %2 from the sweep, simulated; the editor keeps "
+                                             "your scenario (F5 runs it).")
+                                  .arg(qs(toString(view->sweptSpec().knob)))
+                                  .arg(view->points()[size_t(index)].value);
+        // Said once that run is on the timeline; any later run drops the note.
+        auto note = std::make_shared<std::array<QMetaObject::Connection, 2>>();
+        (*note)[0] = connect(m_runner, &RunController::finished, this, [this, note, shown] {
+            disconnect((*note)[0]);
+            disconnect((*note)[1]);
+            m_statusText->setText(shown);
+        });
+        (*note)[1] = connect(m_runner, &RunController::started, this, [this, note] {
+            disconnect((*note)[0]);
+            disconnect((*note)[1]);
+        });
+    });
+    QAction* action = m_analysisMenu->addAction(QStringLiteral("&Sweep…"), this, [this, dock, view, scenarioDock,
+                                                                              analysisDock] {
+        // Showing it must not squeeze the side docks.
+        const QList<int> sideWidths{scenarioDock ? scenarioDock->width() : 0, analysisDock ? analysisDock->width() : 0};
+        dock->show();
+        dock->raise();
+        resizeDocks({dock}, {qMax(dock->height(), 360)}, Qt::Vertical);
+        if (scenarioDock && analysisDock && scenarioDock->isVisible() && analysisDock->isVisible())
+            resizeDocks({scenarioDock, analysisDock}, sideWidths, Qt::Horizontal);
+        view->setFocus();
+    });
+    action->setObjectName(QStringLiteral("sweep"));
+    action->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+W")));
+    action->setToolTip(QStringLiteral("Vary streams, chunks or kernel size and plot makespan and speedup"));
+    m_viewMenu->addAction(dock->toggleViewAction());
+}
+
+void MainWindow::createPresentationActions()
+{
+    // Slides of the open lesson for a classroom projector (presentation_mode.h).
+    auto* presentation = new PresentationMode(this);
+    QAction* action = m_analysisMenu->addAction(QStringLiteral("&Presentation Mode"));
+    action->setObjectName(QStringLiteral("presentation-mode"));
+    action->setCheckable(true);
+    action->setShortcut(QKeySequence(Qt::Key_F11));
+    action->setToolTip(QStringLiteral("Full-screen slides of the lesson: set up, run, timeline, explanation "
+                                      "(Space or → steps, ← back, Esc leaves)"));
+    addAction(action); // the shortcut works while the menu bar is hidden
+    m_viewMenu->addSeparator();
+    m_viewMenu->addAction(action);
+    connect(action, &QAction::toggled, presentation, &PresentationMode::setActive);
+    connect(presentation, &PresentationMode::activeChanged, action, &QAction::setChecked);
 }
 
 } // namespace streamscope

@@ -28,6 +28,7 @@ class QTimer;
 namespace streamscope {
 
 class AnalysisPanel;
+class CompareView;
 class LessonGallery;
 class QuickControls;
 class RunInfoPanel;
@@ -58,6 +59,9 @@ public:
     // PNG, SVG or PDF of the trace shown, by the path's extension.
     bool exportImage(const QString& path, QSize size);
     QString documentPath() const { return m_path; }
+    // The lesson open (its id, "01-two-streams") and its variant; empty when the document is not a lesson.
+    QString lessonId() const { return m_lessonId; }
+    QString lessonVariant() const { return m_variant; }
     QString documentTitle() const;
     bool isModified() const;
 
@@ -78,6 +82,15 @@ public:
     // Save a screenshot of the window after the first run that shows a trace, then optionally quit (exit code 0,
     // or 1 when it could not be saved). For the end-to-end test and the README's picture.
     void setScreenshotAfterRun(const QString& path, bool quit);
+
+    // ---- comparison (Analysis menu)
+    // Opens the compare window (it fills in asynchronously: CompareView::comparisonShown or failed): the scenario in
+    // the editor (A) against the same with one of its variants applied (B), both simulated; an empty `variant`
+    // compares against the lesson or file as written (without the variant it was opened with). Or the trace shown
+    // (A) against a file (B): a trace in any format the app opens, or a scenario (simulated).
+    CompareView* compareWithVariant(const QString& variant);
+    CompareView* compareWithFile(const QString& path);
+    CompareView* compareView() const;
 
     // ---- parts (for tests)
     ScenarioModel* scenarioModel() const { return m_model; }
@@ -132,6 +145,10 @@ private:
     void takeScreenshot();
     void readSettings();
     void writeSettings();
+    // Analysis menu parts.
+    void createCompareActions();
+    void createSweepActions();
+    void createPresentationActions();
 
     ScenarioModel* m_model;
     RunController* m_runner;
@@ -157,6 +174,8 @@ private:
     QCheckBox* m_liveBox = nullptr;
     QMenu* m_recentMenu = nullptr;
     QMenu* m_viewMenu = nullptr;
+    QMenu* m_analysisMenu = nullptr;
+    QPointer<CompareView> m_compareView;
     QAction* m_newAction = nullptr;
     QAction* m_openAction = nullptr;
     QAction* m_runAction = nullptr;

@@ -17,9 +17,17 @@
 
 namespace streamscope {
 
-namespace {
+QString gpuChoiceText(const GpuStatus& gpu)
+{
+    switch (gpu.state) {
+    case GpuStatus::State::Unknown: return QStringLiteral("GPU (not checked)");
+    case GpuStatus::State::Checking: return QStringLiteral("GPU (checking…)");
+    case GpuStatus::State::Usable: return QStringLiteral("GPU: ") + gpu.description;
+    case GpuStatus::State::Unusable: return QStringLiteral("GPU (not available)");
+    }
+    return QStringLiteral("GPU");
+}
 
-// streamscope-cli's error message: its "error: ..." lines, else its last lines.
 QString cliErrorMessage(const QByteArray& stderrBytes)
 {
     const QStringList lines = QString::fromUtf8(stderrBytes).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
@@ -31,8 +39,6 @@ QString cliErrorMessage(const QByteArray& stderrBytes)
         return errors.join(QLatin1Char('\n'));
     return lines.mid(std::max<qsizetype>(0, lines.size() - 5)).join(QLatin1Char('\n'));
 }
-
-} // namespace
 
 RunController::RunController(QObject* parent) : QObject(parent), m_tick(new QTimer(this))
 {
@@ -265,6 +271,21 @@ void RunController::gpuProcessFinished(int exitCode, QProcess::ExitStatus status
     worker->start();
 }
 
+void stopChildProcess(QProcess* p, std::unique_ptr<QTemporaryDir> files)
+{
+    if (!p)
+        return;
+    // Its temporary files live until it has exited; then it is reaped and deleted (no zombie, no leak).
+    std::shared_ptr<QTemporaryDir> keep(files.release());
+    QObject::connect(p, &QProcess::finished, p, [p, keep] { p->deleteLater(); });
+    // SIGTERM first so that the CLI can tear down its CUDA context; SIGKILL if it does not exit soon.
+    p->terminate();
+    QTimer::singleShot(1500, p, [p] {
+        if (p->state() != QProcess::NotRunning)
+            p->kill();
+    });
+}
+
 void RunController::stopProcess()
 {
     if (!m_process)
@@ -272,15 +293,7 @@ void RunController::stopProcess()
     QProcess* p = m_process;
     m_process = nullptr;
     p->disconnect(this);
-    // Its temporary files live until it has exited; then it is reaped and deleted (no zombie, no leak).
-    std::shared_ptr<QTemporaryDir> keep(m_tmp.release());
-    connect(p, &QProcess::finished, p, [p, keep] { p->deleteLater(); });
-    // SIGTERM first so that the CLI can tear down its CUDA context; SIGKILL if it does not exit soon.
-    p->terminate();
-    QTimer::singleShot(1500, p, [p] {
-        if (p->state() != QProcess::NotRunning)
-            p->kill();
-    });
+    stopChildProcess(p, std::move(m_tmp));
 }
 
 // ---- runs ------------------------------------------------------------------------------------------------------

@@ -24,11 +24,20 @@ namespace streamscope {
 
 enum class RunBackend { Simulator, Gpu };
 
+// Stops a child process without blocking: SIGTERM, SIGKILL if it has not exited 1.5 s later; the process object
+// and its temporary files are deleted once it has exited (reaped, no zombie).
+void stopChildProcess(QProcess* process, std::unique_ptr<QTemporaryDir> files);
+
 struct GpuStatus {
     enum class State { Unknown, Checking, Usable, Unusable };
     State state = State::Unknown;
     QString description; // Usable: the GPU's name ("NVIDIA H200"); Unusable: why not
 };
+
+// The GPU entry of a backend choice: "GPU: NVIDIA H200", "GPU (not available)", ...
+QString gpuChoiceText(const GpuStatus& gpu);
+// streamscope-cli's error message from its stderr: its "error: ..." lines, else its last lines.
+QString cliErrorMessage(const QByteArray& stderrBytes);
 
 class RunController : public QObject {
     Q_OBJECT

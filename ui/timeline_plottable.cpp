@@ -211,7 +211,14 @@ QFont TimelinePlottable::labelFont() const
     QFont f = parentPlot() ? parentPlot()->font() : QFont();
     const double barH = m.by - 2 * std::clamp(std::round(m.by * 0.12), 1.0, 4.0);
     f.setPixelSize(std::clamp(int(std::lround(barH * 0.72)), 7, std::max(7, m_maxLabelPx)));
+    f.setBold(m_highContrast);
     return f;
+}
+
+void TimelinePlottable::setHighContrast(bool on)
+{
+    m_highContrast = on;
+    m_labelFontPx = -1; // the rendered labels change weight
 }
 
 // Pixel column of x, clamped to [lo, hi] (also keeps far-off coordinates out of int range). No libm call: x86-64
@@ -793,16 +800,26 @@ void TimelinePlottable::draw(QCPPainter* painter)
         }
     }
     painter->setBrush(Qt::NoBrush);
+    if (m_highContrast) {
+        // Outlines keep back-to-back bars of one kind apart and light colours distinct from the background.
+        std::vector<QRect> outlines;
+        for (const TimelineDrawList::Run& run : m_drawList.runs)
+            if (run.x1 - run.x0 >= 4)
+                outlines.push_back(m_drawList.rectOf(run).adjusted(0, 0, -1, -1));
+        painter->setPen(QPen(QColor(0, 0, 0, 170), 1));
+        painter->drawRects(outlines.data(), int(outlines.size()));
+    }
     drawLabels(painter, m_drawList);
 
     if (!m_drawList.arrows.empty()) {
         painter->setRenderHint(QPainter::Antialiasing, true);
-        const double head = std::clamp(m.by * 0.35, 4.0, 9.0);
+        const double head = std::clamp(m.by * 0.35, 4.0, m_highContrast ? 14.0 : 9.0);
+        const double weight = m_highContrast ? 2.0 : 1.0;
         for (const auto& a : m_drawList.arrows) {
             QColor c = flowKindColor(a.kind);
             const bool launch = a.kind == FlowKind::Launch;
             c.setAlpha(launch ? 150 : 230); // launches are many and mostly obvious; dependencies are the story
-            painter->setPen(QPen(c, launch ? 1.0 : 1.6, flowKindPenStyle(a.kind)));
+            painter->setPen(QPen(c, (launch ? 1.0 : 1.6) * weight, flowKindPenStyle(a.kind)));
             drawArrow(painter, a.from, a.to, head, flowIsCurved(a.kind));
         }
         painter->setRenderHint(QPainter::Antialiasing, false);

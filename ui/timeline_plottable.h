@@ -139,6 +139,9 @@ public:
     void setRowShading(bool on) { m_rowShading = on; }
     // Largest pixel size of the names inside bars (they otherwise grow with the lane height).
     void setMaxLabelPixelSize(int px) { m_maxLabelPx = px; }
+    // Projector style: bold names in bars, a dark outline around each bar, heavier arrows (off by default).
+    void setHighContrast(bool on);
+    bool highContrast() const { return m_highContrast; }
 
     // Computes what draw() would draw for the current axes (culling, merging, labels, arrows).
     void computeDrawList(TimelineDrawList& out) const;
@@ -193,6 +196,7 @@ private:
     int m_maxFlows = 600;
     bool m_labels = true;
     bool m_rowShading = true;
+    bool m_highContrast = false;
     int m_maxLabelPx = 28;
     // Flows sorted by their earliest end point, with the prefix maximum of their latest, to cull arrows by time.
     std::vector<uint32_t> m_flowOrder;

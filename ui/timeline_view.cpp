@@ -241,7 +241,7 @@ private:
                 if (span >= v.m_trace->spanCount())
                     continue;
                 const QRectF r = pl->spanRect(span);
-                if (havePrevious && (clip.contains(previousEnd) || clip.intersects(r))) {
+                if (v.m_highlightJoined && havePrevious && (clip.contains(previousEnd) || clip.intersects(r))) {
                     painter->setPen(QPen(pathColor, 2.0, Qt::DotLine, Qt::RoundCap));
                     // Join at the point of this span where the previous one ended (a sync that began earlier
                     // and returned after it is joined where it waited, not where it started).
@@ -318,7 +318,7 @@ public:
     explicit TimelineRowLabels(TimelineView* view) : QCPLayerable(view, QStringLiteral("axes")), m_view(view) {}
 
     QFont headerFont() const { return pixelFont(m_view->font(), fontPx(), true); }
-    QFont rowFont() const { return pixelFont(m_view->font(), fontPx(), false); }
+    QFont rowFont() const { return pixelFont(m_view->font(), fontPx(), m_view->m_presentation); }
     int indent() const { return int(std::lround(fontPx() * 1.0)); }
     int fontPx() const { return int(std::lround(QFontInfo(m_view->font()).pixelSize() * m_view->m_fontScale)); }
 
@@ -346,7 +346,7 @@ protected:
         const QFont hf = headerFont(), rf = rowFont();
         // Shrink the text when lanes are too low for it (images of many rows).
         const int px = std::max(6, std::min(fontPx(), int(laneH * 0.8)));
-        const QFont hfs = pixelFont(hf, px, true), rfs = pixelFont(rf, px, false);
+        const QFont hfs = pixelFont(hf, px, true), rfs = pixelFont(rf, px, rf.bold());
         const QFontMetrics hfm(hfs), rfm(rfs);
         const int left = clip.left() + 6;
         int trackRow = 0;
@@ -628,6 +628,23 @@ bool TimelineView::isLegendVisible() const
     return m_kindLegend->visible() && m_kindLegend->layout() != nullptr;
 }
 
+void TimelineView::setFontScale(double scale)
+{
+    m_fontScale = std::clamp(scale, 0.5, 8.0);
+    applyFonts();
+    updateMargins();
+    requestReplot();
+}
+
+void TimelineView::setPresentationStyle(bool on)
+{
+    m_presentation = on;
+    m_plottable->setHighContrast(on);
+    applyFonts();
+    updateMargins();
+    requestReplot();
+}
+
 void TimelineView::rebuildLegend(const std::array<size_t, kFlowKindCount>* drawnFlows)
 {
     m_kindLegend->clearItems();
@@ -652,11 +669,16 @@ void TimelineView::applyFonts()
 {
     const int basePx = QFontInfo(font()).pixelSize();
     const int px = int(std::lround(basePx * m_fontScale));
-    const QFont f = pixelFont(font(), px);
+    const QFont f = pixelFont(font(), px, m_presentation);
+    const QColor text = m_presentation ? QColor(Qt::black) : QColor(0x20, 0x20, 0x20);
     xAxis->setTickLabelFont(f);
     xAxis->setLabelFont(f);
-    xAxis->setTickLabelColor(QColor(0x20, 0x20, 0x20));
-    xAxis->setLabelColor(QColor(0x20, 0x20, 0x20));
+    xAxis->setTickLabelColor(text);
+    xAxis->setLabelColor(text);
+    const QColor axis = m_presentation ? QColor(Qt::black) : QColor(0x60, 0x60, 0x60);
+    const qreal axisWidth = m_presentation ? std::max(2.0, std::round(m_fontScale)) : 1.0;
+    xAxis->setBasePen(QPen(axis, axisWidth));
+    xAxis->setTickPen(QPen(axis, axisWidth));
     xAxis->setTickLengthIn(0);
     xAxis->setTickLengthOut(int(std::lround(5 * m_fontScale)));
     xAxis->setSubTickLengthIn(0);
@@ -672,7 +694,7 @@ void TimelineView::applyFonts()
         if (!item)
             continue; // a wrapped legend's grid has empty cells
         item->setFont(f);
-        item->setTextColor(QColor(0x20, 0x20, 0x20));
+        item->setTextColor(text);
         item->setMargins(QMargins(0, 0, 0, 0));
     }
     if (m_titleElement)
@@ -694,7 +716,9 @@ void TimelineView::updateMargins()
         }
     }
     const int px = int(std::lround(QFontInfo(font()).pixelSize() * m_fontScale));
-    m_rowLabelWidth = std::clamp(widest + 16, px * 6, px * 24);
+    m_rowLabelWidth = std::max(std::clamp(widest + 16, px * 6, px * 24), m_minRowLabelWidth);
+    if (m_presentation) // big text: long device names are elided rather than squeeze the bars
+        m_rowLabelWidth = std::min(m_rowLabelWidth, std::max(px * 6, width() * 3 / 10));
     const int right = m_fitRows ? int(std::lround(16 * m_fontScale)) : 14;
     axisRect()->setMargins(QMargins(m_rowLabelWidth, 0, right, 0));
     const QMargins legendMargins = m_kindLegend->margins();
@@ -772,10 +796,24 @@ void TimelineView::onXRangeChanged(const QCPRange& range)
     Q_EMIT visibleTimeRangeChanged(range.lower + o, range.upper + o);
 }
 
+void TimelineView::setMinimumTimeExtent(double ns)
+{
+    m_minTimeExtent = std::max(0.0, ns);
+    clampXRange();
+    requestReplot();
+}
+
+void TimelineView::setMinimumRowLabelWidth(int pixels)
+{
+    m_minRowLabelWidth = std::max(0, pixels);
+    updateMargins();
+    requestReplot();
+}
+
 void TimelineView::clampXRange()
 {
     QCPRange r = xAxis->range();
-    const double len = std::max(1.0, double(m_layout.endTime() - m_layout.origin()));
+    const double len = std::max({1.0, double(m_layout.endTime() - m_layout.origin()), m_minTimeExtent});
     double width = std::clamp(r.size(), 10.0, len * 1.5 + 1000);
     double centre = r.center();
     centre = std::clamp(centre, -width * 0.5 + width * 0.1, len + width * 0.5 - width * 0.1);
@@ -785,7 +823,7 @@ void TimelineView::clampXRange()
 
 void TimelineView::fitToView()
 {
-    const double len = double(m_layout.endTime() - m_layout.origin());
+    const double len = std::max(double(m_layout.endTime() - m_layout.origin()), m_minTimeExtent);
     if (len <= 0) {
         xAxis->setRange(-1000, 1000 + std::max(0.0, len));
     } else {
@@ -852,9 +890,10 @@ void TimelineView::requestReplot()
     replot(QCustomPlot::rpQueuedReplot);
 }
 
-void TimelineView::setHighlightedSpans(std::vector<uint32_t> spans)
+void TimelineView::setHighlightedSpans(std::vector<uint32_t> spans, bool joined)
 {
     m_highlighted = std::move(spans);
+    m_highlightJoined = joined;
     replotOverlay();
 }
 

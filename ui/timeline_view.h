@@ -49,8 +49,9 @@ public:
     int selectedSpan() const { return m_selected; }
     // The rectangle of the time axis (the area the bars are drawn in), for widgets that align under it.
     QRect timeAxisRect() const { return plotArea(); }
-    // Spans drawn with a highlight outline and joined in order (the critical path); cleared by setTrace().
-    void setHighlightedSpans(std::vector<uint32_t> spans);
+    // Spans drawn with a highlight outline and, with `joined`, joined in order (the critical path); cleared by
+    // setTrace().
+    void setHighlightedSpans(std::vector<uint32_t> spans, bool joined = true);
     const std::vector<uint32_t>& highlightedSpans() const { return m_highlighted; }
     int hoveredSpan() const { return m_hovered; }
 
@@ -64,6 +65,12 @@ public:
     // Vertical scroll, in lane units (0 = top row).
     double verticalScroll() const;
     void setVerticalScroll(double lanes);
+    // The time the view can show, from the trace's start: at least `ns` even when the trace is shorter (0: the
+    // trace's own length). Views compared side by side get the same extent, so that both can show the same range.
+    void setMinimumTimeExtent(double ns);
+    // The row-label column is at least this wide (pixels): views stacked for a comparison line up their time axes.
+    void setMinimumRowLabelWidth(int pixels);
+    int rowLabelWidth() const { return m_rowLabelWidth; }
     // Height of one lane in pixels (default from the font); rows with n lanes are n times this high.
     int laneHeight() const { return m_laneHeight; }
     void setLaneHeight(int pixels);
@@ -78,6 +85,12 @@ public:
     QString title() const;
     void setLegendVisible(bool visible);
     bool isLegendVisible() const;
+    // Text size as a multiple of the widget font's (1 by default): axis, legend, row labels and names in bars.
+    void setFontScale(double scale);
+    double fontScale() const { return m_fontScale; }
+    // Projector style (off by default): bold black text, heavier axis and dependency arrows, outlined bars.
+    void setPresentationStyle(bool on);
+    bool presentationStyle() const { return m_presentation; }
 
     // The plottable drawing all spans (for tests and image export).
     TimelinePlottable* spansPlottable() const { return m_plottable; }
@@ -156,6 +169,8 @@ private:
     int m_laneHeight = 18;
     double m_scrollLanes = 0;      // vertical scroll (top lane)
     double m_fontScale = 1;        // images for slides use bigger text
+    bool m_presentation = false;   // projector style
+    bool m_highlightJoined = true; // the highlighted spans are a path
     bool m_fitRows = false;        // images: shrink/stretch lanes so that every row fits
     int m_selected = -1;
     int m_hovered = -1;
@@ -163,6 +178,8 @@ private:
     std::vector<uint32_t> m_highlighted;
     std::optional<std::pair<int64_t, int64_t>> m_measured;
     int m_rowLabelWidth = 80;
+    int m_minRowLabelWidth = 0;
+    double m_minTimeExtent = 0;
 
     enum class Drag { None, Pan, Measure, ScrollThumb };
     Drag m_drag = Drag::None;

@@ -6,6 +6,7 @@
 #include "document_loader.h"
 #include "format.h"
 #include "main_window.h"
+#include "window_fixture.h"
 #include "quick_controls.h"
 #include "run_controller.h"
 #include "scenario_editor.h"
@@ -99,23 +100,11 @@ QProcessEnvironment headlessEnv()
 class TestMainWindow : public QObject {
     Q_OBJECT
 private:
-    std::unique_ptr<MainWindow> makeWindow()
-    {
-        auto w = std::make_unique<MainWindow>();
-        w->setGpuProbeEnabled(false);
-        w->setUnsavedPrompt([] { return MainWindow::UnsavedChoice::Discard; });
-        w->resize(1400, 900);
-        w->show();
-        return w;
-    }
+    std::unique_ptr<MainWindow> makeWindow() { return testing::makeTestWindow({1400, 900}); }
 
-    // Opens a lesson and waits until its trace is on the timeline.
     bool openAndRun(MainWindow& w, const QString& lesson, const QString& variant = {})
     {
-        QSignalSpy shown(&w, &MainWindow::traceShown);
-        if (!w.openPath(lesson, variant))
-            return false;
-        return shown.wait(10000) && w.currentTrace();
+        return testing::openAndRun(w, lesson, variant, 10000);
     }
 
 private Q_SLOTS:

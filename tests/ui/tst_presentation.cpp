@@ -1,0 +1,347 @@
+// Presentation mode on the offscreen platform: entering it on lesson 01 hides the docks, toolbars and menu and makes
+// the text big; the keys step set up → run → timeline → explanation, with the trace on the timeline at step 3 and
+// the lesson's effect in the explanation at step 4; the next key opens the contrasting variant, back returns to
+// the lesson's explanation; Esc (and the menu action's F11) put the window back as it was.
+// With STREAMSCOPE_PRESENTATION_SHOTS=DIR each step is saved as DIR/NN-step.png (to look at the slides).
+#include "main_window.h"
+#include "window_fixture.h"
+#include "presentation_mode.h"
+#include "run_controller.h"
+#include "scenario_model.h"
+#include "timeline_view.h"
+
+#include <QAction>
+#include <QCoreApplication>
+#include <QDir>
+#include <QDockWidget>
+#include <QFontInfo>
+#include <QLabel>
+#include <QScreen>
+#include <QMenuBar>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTest>
+#include <QToolBar>
+
+#include <memory>
+
+using namespace streamscope;
+
+namespace {
+
+constexpr int kRunTimeoutMs = 30000;
+
+QStringList visibleDocks(const QMainWindow& w)
+{
+    QStringList names;
+    const auto docks = w.findChildren<QDockWidget*>();
+    for (const QDockWidget* d : docks)
+        if (d->isVisible())
+            names << d->objectName();
+    names.sort();
+    return names;
+}
+
+int visibleToolBars(const QMainWindow& w)
+{
+    int n = 0;
+    const auto bars = w.findChildren<QToolBar*>();
+    for (const QToolBar* b : bars)
+        n += b->isVisible() ? 1 : 0;
+    return n;
+}
+
+} // namespace
+
+class TestPresentation : public QObject {
+    Q_OBJECT
+private:
+    std::unique_ptr<MainWindow> makeWindow() { return testing::makeTestWindow({1400, 900}); }
+
+    bool openAndRun(MainWindow& w, const QString& lesson, const QString& variant = {})
+    {
+        return testing::openAndRun(w, lesson, variant, kRunTimeoutMs);
+    }
+
+    static PresentationMode* presentation(const MainWindow& w) { return w.findChild<PresentationMode*>(); }
+
+    // With screenshots asked for, the window as big as the screen (a bare X server has no window manager to make it
+    // full screen).
+    static void sizeForShots(MainWindow& w)
+    {
+        if (!qEnvironmentVariableIsEmpty("STREAMSCOPE_PRESENTATION_SHOTS"))
+            w.setGeometry(w.screen()->geometry());
+    }
+
+    // The screenshot of a step, when asked for.
+    void shot(MainWindow& w, const QString& name)
+    {
+        const QString dir = qEnvironmentVariable("STREAMSCOPE_PRESENTATION_SHOTS");
+        if (dir.isEmpty())
+            return;
+        QDir().mkpath(dir);
+        QTest::qWait(300); // queued replots and the slide's fitting
+        QVERIFY(w.grab().save(QDir(dir).filePath(name + QStringLiteral(".png"))));
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("StreamScopeTest"));
+        QCoreApplication::setApplicationName(QStringLiteral("tst_presentation"));
+        QSettings().clear();
+    }
+
+    void timelineDefaultsAreUnchanged()
+    {
+        TimelineView view;
+        QCOMPARE(view.fontScale(), 1.0);
+        QVERIFY(!view.presentationStyle());
+        QVERIFY(!view.spansPlottable()->highContrast());
+        QVERIFY(!view.spansPlottable()->labelFont().bold());
+    }
+
+    void menuActionEntersAndLeaves()
+    {
+        auto w = makeWindow();
+        QVERIFY(openAndRun(*w, QStringLiteral("01")));
+        auto* action = w->findChild<QAction*>(QStringLiteral("presentation-mode"));
+        QVERIFY(action);
+        QCOMPARE(action->shortcut(), QKeySequence(Qt::Key_F11));
+        PresentationMode* p = presentation(*w);
+        QVERIFY(p);
+        QSignalSpy active(p, &PresentationMode::activeChanged);
+        action->trigger();
+        QVERIFY(p->isActive());
+        QVERIFY(action->isChecked());
+        QVERIFY(w->isFullScreen());
+        action->trigger();
+        QVERIFY(!p->isActive());
+        QVERIFY(!action->isChecked());
+        QCOMPARE(active.count(), 2);
+    }
+
+    void enteringHidesDocksAndEnlargesFonts()
+    {
+        auto w = makeWindow();
+        QVERIFY(openAndRun(*w, QStringLiteral("01")));
+        const QStringList docksBefore = visibleDocks(*w);
+        QVERIFY(!docksBefore.isEmpty());
+        QVERIFY(visibleToolBars(*w) > 0);
+        const int appFontPx = QFontInfo(w->font()).pixelSize();
+
+        PresentationMode* p = presentation(*w);
+        p->enter();
+        QVERIFY(p->isActive());
+        QVERIFY(visibleDocks(*w).isEmpty());
+        QCOMPARE(visibleToolBars(*w), 0);
+        QVERIFY(!w->menuBar()->isVisible());
+        QVERIFY(!w->statusBar()->isVisible());
+        QVERIFY(w->isFullScreen());
+        QCOMPARE(w->centralWidget(), p->stage());
+
+        // Big text on the slide and on the timeline, which is high-contrast.
+        QVERIFY2(p->bodyPixelSize() >= 2 * appFontPx, qPrintable(QString::number(p->bodyPixelSize())));
+        auto* title = p->stage()->findChild<QLabel*>(QStringLiteral("presentationTitle"));
+        QVERIFY(title);
+        QVERIFY(QFontInfo(title->font()).pixelSize() > p->bodyPixelSize());
+        QVERIFY(title->font().bold());
+        QVERIFY(w->timeline()->fontScale() >= 1.5);
+        QVERIFY(w->timeline()->presentationStyle());
+        QVERIFY(w->timeline()->spansPlottable()->labelFont().bold());
+
+        // Step 1 shows the lesson's title, what to look for and what runs, no timeline.
+        QCOMPARE(p->currentStep(), PresentationMode::Step::SetUp);
+        QCOMPARE(p->stepIndicator(), QStringLiteral("1/4 Set up"));
+        const QString text = p->slideText();
+        QVERIFY2(text.contains(QStringLiteral("Two streams")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("What runs")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("non-blocking")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("Thread main")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("transpose")), qPrintable(text));
+        QVERIFY(!w->timeline()->isVisible());
+        p->leave();
+    }
+
+    void keysStepThroughTheLessonAndIntoItsVariant()
+    {
+        auto w = makeWindow();
+        QVERIFY(openAndRun(*w, QStringLiteral("01")));
+        PresentationMode* p = presentation(*w);
+        sizeForShots(*w);
+        p->enter();
+        shot(*w, QStringLiteral("01-set-up"));
+
+        // 2: Run, on the window's backend (the simulator here), with progress until it finishes.
+        QSignalSpy finished(w->runController(), &RunController::finished);
+        QTest::keyClick(w.get(), Qt::Key_Space);
+        QCOMPARE(p->currentStep(), PresentationMode::Step::Run);
+        QCOMPARE(p->stepIndicator(), QStringLiteral("2/4 Run"));
+        QVERIFY(p->slideText().contains(QStringLiteral("Running on the simulator")) ||
+                p->runState() == PresentationMode::RunState::Finished);
+        QTRY_COMPARE_WITH_TIMEOUT(p->runState(), PresentationMode::RunState::Finished, kRunTimeoutMs);
+        QCOMPARE(finished.count(), 1);
+        QTRY_VERIFY_WITH_TIMEOUT(p->slideText().contains(QStringLiteral("Finished on the simulator")), kRunTimeoutMs);
+        QVERIFY(!w->timeline()->isVisible());
+        shot(*w, QStringLiteral("02-run"));
+
+        // 3: the timeline, with the trace, fitted; the keys are the presentation's, not the timeline's pan.
+        QTest::keyClick(w.get(), Qt::Key_Right);
+        QCOMPARE(p->currentStep(), PresentationMode::Step::Timeline);
+        QTRY_VERIFY(w->timeline()->isVisible());
+        QVERIFY(w->timeline()->trace());
+        QCOMPARE(w->timeline()->trace(), w->currentTrace()->trace);
+        QVERIFY(w->timeline()->spansPlottable()->highContrast());
+        const auto [first, last] = w->timeline()->trace()->timeRange();
+        const auto [from, to] = w->timeline()->visibleTimeRange();
+        QVERIFY(from <= double(first) && to >= double(last));
+        // Every row fits: the lanes were sized to the height.
+        QVERIFY(w->timeline()->laneHeight() * w->timeline()->timelineLayout().totalLanes() <=
+                w->timeline()->timeAxisRect().height() + w->timeline()->laneHeight());
+        shot(*w, QStringLiteral("03-timeline"));
+
+        // 4: the explanation beside the timeline: the verdict and the effect (makespan, overlap).
+        QTest::keyClick(w->timeline(), Qt::Key_Right);
+        QCOMPARE(p->currentStep(), PresentationMode::Step::Explanation);
+        QCOMPARE(w->timeline()->visibleTimeRange(), std::make_pair(from, to));
+        const QString explanation = p->explanationText();
+        QVERIFY2(explanation.contains(QStringLiteral("PASS")), qPrintable(explanation));
+        QVERIFY2(explanation.contains(QStringLiteral("Makespan")), qPrintable(explanation));
+        QVERIFY2(explanation.contains(QStringLiteral("overlap")), qPrintable(explanation));
+        QVERIFY2(explanation.contains(QStringLiteral("Speedup over serial")), qPrintable(explanation));
+        QVERIFY(p->slideText().contains(QStringLiteral("Makespan")));
+        QVERIFY(w->timeline()->isVisible());
+        auto* panel = p->stage()->findChild<QLabel*>(QStringLiteral("presentationExplanation"));
+        QVERIFY(panel && panel->isVisible());
+        // Beside the timeline or (few rows, as here) below it, never over it.
+        const QRect timelineRect(w->timeline()->mapTo(p->stage(), QPoint(0, 0)), w->timeline()->size());
+        QVERIFY(!panel->geometry().intersects(timelineRect));
+        QVERIFY(panel->geometry().top() >= timelineRect.bottom());
+        shot(*w, QStringLiteral("04-explanation"));
+
+        // Past the last step: the contrasting variant, from its Set up step.
+        QCOMPARE(p->nextDocument(), std::make_pair(QStringLiteral("01-two-streams"), QStringLiteral("one-stream")));
+        QSignalSpy opened(w.get(), &MainWindow::documentOpened);
+        QTest::keyClick(w.get(), Qt::Key_PageDown); // what presentation clickers send
+        QCOMPARE(p->currentStep(), PresentationMode::Step::SetUp);
+        QVERIFY(opened.wait(kRunTimeoutMs));
+        QCOMPARE(w->lessonId(), QStringLiteral("01-two-streams"));
+        QCOMPARE(w->lessonVariant(), QStringLiteral("one-stream"));
+        QTRY_VERIFY(p->slideText().contains(QStringLiteral("Both kernels in one stream")));
+        QVERIFY(p->slideText().contains(QStringLiteral("What changes: The transpose goes into s1 too")));
+        shot(*w, QStringLiteral("05-variant-set-up"));
+
+        QTest::keyClick(w.get(), Qt::Key_Space);
+        QTRY_COMPARE_WITH_TIMEOUT(p->runState(), PresentationMode::RunState::Finished, kRunTimeoutMs);
+        QTest::keyClick(w.get(), Qt::Key_Space);
+        QTest::keyClick(w.get(), Qt::Key_Space);
+        QCOMPARE(p->currentStep(), PresentationMode::Step::Explanation);
+        QTRY_VERIFY(w->timeline()->isVisible());
+        const QString contrast = p->explanationText();
+        QVERIFY2(contrast.contains(QStringLiteral("FAIL")), qPrintable(contrast));
+        QVERIFY2(contrast.contains(QStringLiteral("without the change")), qPrintable(contrast));
+        shot(*w, QStringLiteral("06-variant-explanation"));
+        QCOMPARE(p->nextDocument().first, QStringLiteral("02-one-stream"));
+
+        // Back through the steps, and before the first one to the lesson's explanation.
+        QTest::keyClick(w.get(), Qt::Key_PageUp);
+        QCOMPARE(p->currentStep(), PresentationMode::Step::Timeline);
+        QTest::keyClick(w.get(), Qt::Key_Left);
+        QTest::keyClick(w.get(), Qt::Key_Left);
+        QCOMPARE(p->currentStep(), PresentationMode::Step::SetUp);
+        QTest::keyClick(w.get(), Qt::Key_Left);
+        QCOMPARE(p->currentStep(), PresentationMode::Step::Explanation);
+        QTRY_COMPARE_WITH_TIMEOUT(w->lessonVariant(), QString(), kRunTimeoutMs);
+        QTRY_VERIFY_WITH_TIMEOUT(w->timeline()->isVisible(), kRunTimeoutMs);
+        QVERIFY(p->explanationText().contains(QStringLiteral("PASS")));
+        p->leave();
+    }
+
+    void everyLessonPresents_data()
+    {
+        QTest::addColumn<QString>("lesson");
+        for (int i = 1; i <= 15; ++i)
+            QTest::newRow(qPrintable(QString::number(i))) << QStringLiteral("%1").arg(i, 2, 10, QLatin1Char('0'));
+    }
+
+    // Every lesson: its streams on the Set up slide; after its run, the trace on the timeline and an explanation
+    // with its verdict and makespan.
+    void everyLessonPresents()
+    {
+        QFETCH(QString, lesson);
+        auto w = makeWindow();
+        QVERIFY(openAndRun(*w, lesson));
+        PresentationMode* p = presentation(*w);
+        sizeForShots(*w);
+        p->enter();
+        const QString text = p->slideText();
+        QVERIFY2(text.contains(QStringLiteral("What runs")), qPrintable(text));
+        const std::string& firstStream = w->scenarioModel()->scenario().streams.front().name;
+        QVERIFY2(text.contains(QString::fromStdString(firstStream)), qPrintable(text));
+        shot(*w, QStringLiteral("lesson-%1-1-set-up").arg(lesson));
+        p->step();
+        QTRY_COMPARE_WITH_TIMEOUT(p->runState(), PresentationMode::RunState::Finished, kRunTimeoutMs);
+        p->step();
+        QTRY_VERIFY_WITH_TIMEOUT(w->timeline()->isVisible(), kRunTimeoutMs);
+        QCOMPARE(w->timeline()->trace(), w->currentTrace()->trace);
+        shot(*w, QStringLiteral("lesson-%1-3-timeline").arg(lesson));
+        p->step();
+        const QString explanation = p->explanationText();
+        QVERIFY2(explanation.contains(QStringLiteral("PASS")), qPrintable(explanation)); // the lesson itself passes
+        QVERIFY2(explanation.contains(QStringLiteral("Makespan")), qPrintable(explanation));
+        shot(*w, QStringLiteral("lesson-%1-4-explanation").arg(lesson));
+        p->leave();
+    }
+
+    void escapeRestoresTheWindow()
+    {
+        auto w = makeWindow();
+        QVERIFY(openAndRun(*w, QStringLiteral("01")));
+        QTest::qWait(50);
+        const QStringList docksBefore = visibleDocks(*w);
+        const int barsBefore = visibleToolBars(*w);
+        const QRect geometryBefore = w->geometry();
+        QWidget* centralBefore = w->centralWidget();
+        TimelineView* timeline = w->timeline();
+        const double scaleBefore = timeline->fontScale();
+        const int laneBefore = timeline->laneHeight();
+
+        PresentationMode* p = presentation(*w);
+        p->enter();
+        QTest::keyClick(w.get(), Qt::Key_Space);
+        QTest::keyClick(w.get(), Qt::Key_Space);
+        QTest::keyClick(w.get(), Qt::Key_Space);
+        QCOMPARE(p->currentStep(), PresentationMode::Step::Explanation);
+        QTRY_VERIFY_WITH_TIMEOUT(timeline->isVisible(), kRunTimeoutMs);
+        QVERIFY(timeline->laneHeight() != laneBefore || timeline->fontScale() != scaleBefore);
+
+        QTest::keyClick(timeline, Qt::Key_Escape);
+        QVERIFY(!p->isActive());
+        QCOMPARE(w->centralWidget(), centralBefore);
+        QVERIFY(timeline->isVisible());
+        QCOMPARE(visibleDocks(*w), docksBefore);
+        QCOMPARE(visibleToolBars(*w), barsBefore);
+        QVERIFY(w->menuBar()->isVisible());
+        QVERIFY(w->statusBar()->isVisible());
+        QVERIFY(!w->isFullScreen());
+        QTRY_COMPARE(w->geometry(), geometryBefore);
+        QCOMPARE(timeline->fontScale(), scaleBefore);
+        QCOMPARE(timeline->laneHeight(), laneBefore);
+        QVERIFY(!timeline->presentationStyle());
+        QVERIFY(!timeline->spansPlottable()->highContrast());
+        QVERIFY(timeline->highlightedSpans().empty());
+        QTRY_VERIFY(!w->findChild<QWidget*>(QStringLiteral("presentationStage")));
+
+        // Keys are the timeline's again.
+        const auto before = timeline->visibleTimeRange();
+        timeline->setFocus();
+        QTest::keyClick(timeline, Qt::Key_D);
+        QTRY_VERIFY(timeline->visibleTimeRange() != before);
+    }
+};
+
+QTEST_MAIN(TestPresentation)
+#include "tst_presentation.moc"
