@@ -7,6 +7,7 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace streamscope {
@@ -116,6 +117,46 @@ QString analysisHtml(const AnalyzedTrace* at, const QString& lessonTitle, const 
                  QStringLiteral("</td><td>") + line + QStringLiteral("</td></tr>");
         }
         h += QStringLiteral("</table>");
+    }
+
+    // The critical path, each part with what it contributed to the run's length.
+    if (const CriticalPath& path = a->criticalPath; !path.segments.empty()) {
+        h += QStringLiteral("<h4 style='margin-bottom:4px'>Critical path</h4><p style='margin:0 0 4px 0'>") +
+             esc(QStringLiteral("%1 from its start to the end: %2 busy (GPU %3, host %4), %5 idle between its parts; "
+                                "%6 parts (View ▸ Highlight Critical Path outlines them).")
+                     .arg(formatNs(double(path.lengthNs)), formatNs(double(path.busyNs)), formatNs(double(path.gpuNs)),
+                          formatNs(double(path.hostNs)), formatNs(double(path.idleNs)))
+                     .arg(path.segments.size())) +
+             QStringLiteral("</p><table cellspacing='0' cellpadding='1'><tr style='color:#555'><td>part</td>"
+                            "<td>released by</td><td align='right'>adds</td><td align='right'>idle before</td></tr>");
+        // Long paths: the parts that contribute most, in time order.
+        constexpr size_t kShown = 25;
+        std::vector<size_t> shown(path.segments.size());
+        for (size_t i = 0; i < shown.size(); ++i)
+            shown[i] = i;
+        if (shown.size() > kShown) {
+            std::nth_element(shown.begin(), shown.begin() + kShown, shown.end(), [&path](size_t x, size_t y) {
+                return path.segments[x].contributionNs > path.segments[y].contributionNs;
+            });
+            shown.resize(kShown);
+            std::sort(shown.begin(), shown.end());
+        }
+        const Trace* t = at->trace.get();
+        for (size_t i : shown) {
+            const CriticalPathSegment& seg = path.segments[i];
+            const QString track = t && seg.track < t->tracks.size() ? qs(t->tracks[seg.track].name) : QString();
+            h += QStringLiteral("<tr><td><a href='span:%1'>").arg(seg.span) + esc(qs(seg.name)) +
+                 QStringLiteral("</a> <span style='color:#777'>") + esc(track) + QStringLiteral("</span></td><td>") +
+                 esc(qs(toString(seg.reason))) + QStringLiteral("</td><td align='right'>") +
+                 formatNs(double(seg.contributionNs)) + QStringLiteral("</td><td align='right'>") +
+                 (seg.idleBeforeNs > 0 ? formatNs(double(seg.idleBeforeNs)) : QString()) +
+                 QStringLiteral("</td></tr>");
+        }
+        h += QStringLiteral("</table>");
+        if (path.segments.size() > kShown)
+            h += QStringLiteral("<p style='margin-top:2px; color:#777'>The %1 parts that add most, of %2.</p>")
+                     .arg(kShown)
+                     .arg(path.segments.size());
     }
 
     const TraceMetrics& m = a->metrics;

@@ -18,6 +18,7 @@ TraceReport reportOnTrace(const Trace& trace)
     a.metrics = computeMetrics(trace);
     a.diagnostics = diagnose(trace);
     a.effect = qs(lessonEffect(trace.info));
+    a.criticalPath = criticalPath(trace);
     if (trace.info.scenarioJson.empty()) {
         a.note = QStringLiteral("The trace carries no scenario, so there are no checks to evaluate.");
         return a;

@@ -3,6 +3,7 @@
 // calls them on a worker thread so that large traces never freeze it; headless export calls them directly.
 #pragma once
 
+#include "analysis.h"
 #include "diagnostics.h"
 #include "expect.h"
 #include "metrics.h"
@@ -26,6 +27,7 @@ struct TraceReport {
     QString scenarioDescription;
     QString note;                    // why there are no checks, when there are none
     QString effect;                  // the rule id of the effect the scenario teaches (Scenario::effect), if any
+    CriticalPath criticalPath;       // the chain of operations that decided the run's length
 };
 
 TraceReport reportOnTrace(const Trace& trace);

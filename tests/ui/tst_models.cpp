@@ -634,6 +634,24 @@ private Q_SLOTS:
         QVERIFY(analysisHtml(wrong.get(), {}, {}).contains(QStringLiteral("does not show in this run")));
     }
 
+    void analysisListsTheCriticalPath()
+    {
+        // One stream: the path runs through every kernel, each released by the one before it (stream order).
+        auto serial = RunController::simulate(loadLesson(QStringLiteral("02")));
+        QVERIFY(serial);
+        const auto at = makeAnalyzedTrace(std::move(serial).value());
+        const CriticalPath& path = at->report.criticalPath;
+        QVERIFY(path.segments.size() >= 20);
+        const QString html = analysisHtml(at.get(), {}, {});
+        QVERIFY(html.contains(QStringLiteral("Critical path")));
+        QVERIFY(html.contains(QStringLiteral("stream order")));
+        QVERIFY(html.contains(formatNs(double(path.lengthNs))));
+        // Each listed part links to its span.
+        const CriticalPathSegment& last = path.segments.back();
+        QVERIFY(html.contains(QStringLiteral("href='span:%1'").arg(last.span)));
+        QVERIFY(html.contains(formatNs(double(last.contributionNs))));
+    }
+
     void inspectorListsDependencies()
     {
         auto simulated = RunController::simulate(loadLesson(QStringLiteral("03")));
