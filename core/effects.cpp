@@ -240,7 +240,8 @@ void copyComputeOverlap(const Context& c, std::vector<Diagnostic>& out)
         // The copies that overlapped a kernel, the one that overlapped most first.
         std::vector<std::pair<int64_t, uint32_t>> overlapped;
         for (size_t x = 0; x < copies.size(); ++x)
-            if (const int64_t o = intersectionLength({copyIv[x]}, kernelU); o > 0)
+            if (const int64_t o = (copyIv[x].end - copyIv[x].start) - idleWithin(kernelU, copyIv[x].start, copyIv[x].end);
+                o > 0)
                 overlapped.emplace_back(o, copies[x]);
         std::stable_sort(overlapped.begin(), overlapped.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
         const uint32_t copy = overlapped.front().second;

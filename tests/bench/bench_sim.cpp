@@ -1,10 +1,14 @@
 // Simulator benchmark: generated scenarios of ~10k, 100k and 1M operations over many host threads and streams,
-// mixing kernels, copies, event records/waits and syncs. Reports wall time, ops/s and peak memory per size.
+// mixing kernels, copies, event records/waits and syncs. Reports wall time, ops/s and peak memory per size, then
+// times the analysis of the trace the window and `streamscope-cli analyze` run on every trace: the metrics
+// (analyzeTrace), the critical path and the diagnostics (all rules).
 //
 //   bench_sim [--json] [--sizes 10000,100000,1000000] [--threads 16] [--streams 32]
 //
 // Each size runs in a fresh child process (this executable re-executed with --one), so that the peak resident
 // memory (getrusage ru_maxrss) belongs to that size alone.
+#include "analysis.h"
+#include "diagnostics.h"
 #include "runner.h"
 #include "scenario.h"
 #include "scenario_json.h"
@@ -174,6 +178,17 @@ int runOne(const Config& cfg)
     const auto [first, last] = outcome.trace.timeRange();
     j["simulated_ms"] = double(last - first) / 1e6;
     j["trace_mb"] = double(outcome.trace.memoryBytes()) / (1024.0 * 1024.0);
+    // The analysis of that trace (after the peak memory of the simulation was read).
+    auto timed = [](auto&& work) {
+        const auto a = std::chrono::steady_clock::now();
+        work();
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+    };
+    size_t found = 0;
+    j["analyze_seconds"] = timed([&] { (void)ss::analyzeTrace(outcome.trace); });
+    j["critical_path_seconds"] = timed([&] { (void)ss::criticalPath(outcome.trace); });
+    j["diagnose_seconds"] = timed([&] { found = ss::diagnose(outcome.trace).size(); });
+    j["diagnostics"] = found;
     std::cout << j.dump() << std::endl;
     return 0;
 }
@@ -245,7 +260,8 @@ int main(int argc, char** argv)
     if (!cfg.json) {
         std::printf("bench_sim: %d host threads, %d streams, simulator (default profile); one process per size\n",
                     cfg.threads, cfg.streams);
-        std::printf("%12s %12s %10s %10s %14s %14s\n", "ops", "spans", "seconds", "CPU s", "ops/s", "peak RSS MB");
+        std::printf("%12s %12s %10s %10s %14s %14s %10s %10s %10s\n", "ops", "spans", "seconds", "CPU s", "ops/s",
+                    "peak RSS MB", "analyze s", "path s", "diagnose s");
         std::fflush(stdout);
     }
     for (int64_t size : cfg.sizes) {
@@ -268,10 +284,12 @@ int main(int argc, char** argv)
         }
         sizes[std::to_string(size)] = j;
         if (!cfg.json) {
-            std::printf("%12lld %12lld %10.3f %10.3f %14.0f %14.1f\n", static_cast<long long>(j["ops"].get<int64_t>()),
+            std::printf("%12lld %12lld %10.3f %10.3f %14.0f %14.1f %10.3f %10.3f %10.3f\n",
+                        static_cast<long long>(j["ops"].get<int64_t>()),
                         static_cast<long long>(j["spans"].get<int64_t>()), j["seconds"].get<double>(),
                         j["cpu_seconds"].get<double>(), j["ops_per_second"].get<double>(),
-                        j["peak_rss_mb"].get<double>());
+                        j["peak_rss_mb"].get<double>(), j["analyze_seconds"].get<double>(),
+                        j["critical_path_seconds"].get<double>(), j["diagnose_seconds"].get<double>());
             std::fflush(stdout);
         }
     }
