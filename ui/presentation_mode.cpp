@@ -47,6 +47,22 @@ constexpr size_t kMaxHighlightedSpans = 400;
 constexpr int kMaxLanesAboveText = 12;
 constexpr size_t kMaxDiagnosticsShown = 3; // timelines with more lanes go beside the explanation
 
+// The diagnostics to explain, at most kMaxDiagnosticsShown: the one naming the effect the lesson teaches first,
+// then the others in rule order.
+std::vector<const Diagnostic*> diagnosticsToShow(const TraceReport& report)
+{
+    std::vector<const Diagnostic*> shown;
+    for (const Diagnostic& d : report.diagnostics)
+        if (qs(d.rule) == report.effect) {
+            shown.push_back(&d);
+            break;
+        }
+    for (const Diagnostic& d : report.diagnostics)
+        if (shown.size() < kMaxDiagnosticsShown && (shown.empty() || &d != shown.front()))
+            shown.push_back(&d);
+    return shown;
+}
+
 QString esc(const QString& s)
 {
     return s.toHtmlEscaped();
@@ -965,8 +981,8 @@ QString PresentationMode::explanationHtml(double scale, bool columns) const
                                    .arg(colour(kHighlight))
                              : QStringLiteral("Why"),
                        columns);
-        for (size_t i = 0; i < report.diagnostics.size() && i < kMaxDiagnosticsShown; ++i) {
-            const Diagnostic& d = report.diagnostics[i];
+        for (const Diagnostic* shown : diagnosticsToShow(report)) {
+            const Diagnostic& d = *shown;
             const bool info = d.severity == "info";
             why += QStringLiteral("<p style='font-size:%1; margin-bottom:%2'>%3 %4")
                        .arg(px(body * 0.9), px(body * 0.25), info ? QStringLiteral("ℹ") : QStringLiteral("⚠"),
@@ -1011,9 +1027,8 @@ void PresentationMode::highlightDiagnostics()
     if (!analyzed || timeline->trace() != analyzed->trace)
         return;
     std::set<uint32_t> spans;
-    const auto& diagnostics = analyzed->report.diagnostics;
-    for (size_t i = 0; i < diagnostics.size() && i < kMaxDiagnosticsShown; ++i)
-        for (uint32_t span : diagnostics[i].spans)
+    for (const Diagnostic* d : diagnosticsToShow(analyzed->report))
+        for (uint32_t span : d->spans)
             if (spans.size() < kMaxHighlightedSpans)
                 spans.insert(span);
     timeline->setHighlightedSpans(std::vector<uint32_t>(spans.begin(), spans.end()), false);

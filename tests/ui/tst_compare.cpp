@@ -11,10 +11,10 @@
 #include "concurrency_plot.h"
 #include "document_loader.h"
 #include "main_window.h"
-#include "window_fixture.h"
 #include "run_controller.h"
 #include "timeline_view.h"
 #include "trace_import.h"
+#include "window_fixture.h"
 
 #include <QAction>
 #include <QComboBox>

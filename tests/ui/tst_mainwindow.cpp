@@ -2,11 +2,13 @@
 // trace; a quick-control change re-simulates; selection follows between timeline, span table and inspector; saving
 // is atomic and round-trips; traces open by content; GPU runs go through streamscope-cli (a stand-in script here)
 // with errors shown and Cancel killing the child; and the built app exports images headless.
+#include "analysis.h"
 #include "analysis_panel.h"
+#include "concurrency_plot.h"
 #include "document_loader.h"
 #include "format.h"
 #include "main_window.h"
-#include "window_fixture.h"
+#include "metrics.h"
 #include "quick_controls.h"
 #include "run_controller.h"
 #include "scenario_editor.h"
@@ -16,6 +18,7 @@
 #include "span_table_model.h"
 #include "timeline_view.h"
 #include "trace_json.h"
+#include "window_fixture.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -27,10 +30,6 @@
 #include <QSet>
 #include <QSettings>
 #include <QSignalSpy>
-
-#include "analysis.h"
-#include "concurrency_plot.h"
-#include "metrics.h"
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTableView>

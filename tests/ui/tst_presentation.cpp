@@ -3,12 +3,13 @@
 // the lesson's effect in the explanation at step 4; the next key opens the contrasting variant, back returns to
 // the lesson's explanation; Esc (and the menu action's F11) put the window back as it was.
 // With STREAMSCOPE_PRESENTATION_SHOTS=DIR each step is saved as DIR/NN-step.png (to look at the slides).
+#include "format.h"
 #include "main_window.h"
-#include "window_fixture.h"
 #include "presentation_mode.h"
 #include "run_controller.h"
 #include "scenario_model.h"
 #include "timeline_view.h"
+#include "window_fixture.h"
 
 #include <QAction>
 #include <QCoreApplication>
@@ -292,6 +293,18 @@ private Q_SLOTS:
         const QString explanation = p->explanationText();
         QVERIFY2(explanation.contains(QStringLiteral("PASS")), qPrintable(explanation)); // the lesson itself passes
         QVERIFY2(explanation.contains(QStringLiteral("Makespan")), qPrintable(explanation));
+        // The sentence that names the effect the lesson teaches comes first among the reasons.
+        const TraceReport& report = w->currentTrace()->report;
+        QVERIFY(!report.effect.isEmpty());
+        int effectAt = -1;
+        for (const Diagnostic& d : report.diagnostics)
+            if (qs(d.rule) == report.effect)
+                effectAt = int(explanation.indexOf(qs(d.message).left(40)));
+        QVERIFY2(effectAt >= 0, qPrintable(report.effect + QStringLiteral(" not in: ") + explanation));
+        for (const Diagnostic& d : report.diagnostics) {
+            const int at = int(explanation.indexOf(qs(d.message).left(40)));
+            QVERIFY2(at < 0 || at >= effectAt, qPrintable(qs(d.rule)));
+        }
         shot(*w, QStringLiteral("lesson-%1-4-explanation").arg(lesson));
         p->leave();
     }
