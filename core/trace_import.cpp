@@ -10,10 +10,15 @@
 #include <cerrno>
 #include <cstring>
 #include <system_error>
+#include <vector>
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#ifdef STREAMSCOPE_HAVE_ZLIB
+#include <zlib.h>
+#endif
 
 namespace streamscope {
 
@@ -229,11 +234,61 @@ TraceFormat detectTraceFormat(const std::string& path)
     return detectTraceFormatFromContent(*prefix);
 }
 
+// Profilers often compress their traces (PyTorch's and Kineto's *.json.gz): read such a file whole, uncompressed.
+static bool isGzip(std::string_view prefix)
+{
+    return prefix.size() >= 2 && uint8_t(prefix[0]) == 0x1f && uint8_t(prefix[1]) == 0x8b;
+}
+
+static Result<std::string> readGzipFile(const std::string& path)
+{
+#ifdef STREAMSCOPE_HAVE_ZLIB
+    gzFile f = gzopen(path.c_str(), "rb");
+    if (!f)
+        return Error{path, {}, "cannot open: " + errnoText(errno)};
+    gzbuffer(f, 1 << 20);
+    std::string text;
+    std::vector<char> buf(size_t(1) << 20);
+    int n = 0;
+    while ((n = gzread(f, buf.data(), unsigned(buf.size()))) > 0)
+        text.append(buf.data(), size_t(n));
+    int code = Z_OK;
+    std::string message = gzerror(f, &code);
+    if (message.rfind(path + ": ", 0) == 0) // zlib names the file; the error does already
+        message.erase(0, path.size() + 2);
+    gzclose(f);
+    if (n < 0 || (code != Z_OK && code != Z_STREAM_END))
+        return Error{path, {}, "a gzip-compressed file that cannot be unpacked: " + message + " (after " +
+                                   std::to_string(text.size()) + " bytes)"};
+    return text;
+#else
+    return Error{path, {}, "a gzip-compressed file, and this StreamScope was built without zlib: unpack it with "
+                           "gunzip first"};
+#endif
+}
+
+bool canReadGzip()
+{
+#ifdef STREAMSCOPE_HAVE_ZLIB
+    return true;
+#else
+    return false;
+#endif
+}
+
 Result<Trace> importTraceFile(const std::string& path)
 {
     auto prefix = peek(path);
     if (!prefix)
         return prefix.error();
+    if (isGzip(*prefix)) {
+        auto text = readGzipFile(path);
+        if (!text)
+            return text.error();
+        if (detectTraceFormatFromContent(std::string_view(*text).substr(0, kPeekBytes)) == TraceFormat::NsysSqlite)
+            return Error{path, {}, "a compressed SQLite database: unpack it with gunzip first"};
+        return importTraceText(*text, path);
+    }
     switch (detectTraceFormatFromContent(*prefix)) {
     case TraceFormat::Streamscope: return loadTraceFile(path);
     case TraceFormat::Chrome: return loadChromeTraceFile(path);

@@ -2,7 +2,8 @@
 //
 //   importTraceFile(path)          the format is detected from the content, never from the file name:
 //                                  StreamScope's own trace, Chrome/Perfetto JSON, a PyTorch profiler trace,
-//                                  an Nsight Systems SQLite export, or a CSV written by exportTrace
+//                                  an Nsight Systems SQLite export, or a CSV written by exportTrace; any of
+//                                  the text formats also gzip-compressed (*.json.gz), where zlib is built in
 //   exportTrace(trace, path, fmt)  streamscope | chrome | csv, saved atomically
 //
 // docs/FORMATS.md lists what each format carries and how it maps onto the trace model.
@@ -40,6 +41,8 @@ TraceFormat detectTraceFormat(const std::string& path);
 TraceFormat detectTraceFormatFromContent(std::string_view prefix);
 
 Result<Trace> importTraceFile(const std::string& path);
+// Whether importTraceFile unpacks gzip-compressed files (*.json.gz): this build has zlib.
+bool canReadGzip();
 // Text already in memory (not for SQLite databases); `file` names it in errors.
 Result<Trace> importTraceText(std::string_view text, const std::string& file);
 

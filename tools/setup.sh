@@ -4,7 +4,7 @@ say() { printf '==> %s\n' "$*"; }
 
 # Debian 12 / Ubuntu 24.04 package names.
 PACKAGES=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev qt6-base-dev qt6-svg-dev
-          libqcustomplot-dev xvfb xauth libgtest-dev libsqlite3-dev)
+          libqcustomplot-dev xvfb xauth libgtest-dev libsqlite3-dev zlib1g-dev)
 
 ensure_packages() {
     if ! command -v dpkg-query >/dev/null; then

@@ -14,6 +14,7 @@
 #include "trace_json.h"
 
 #include <QFile>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -969,7 +970,7 @@ private slots:
         QTest::addColumn<QString>("where");
         QTest::addColumn<QString>("message");
         QTest::newRow("empty") << QByteArray() << QString() << QStringLiteral("the file is empty");
-        QTest::newRow("gzip") << QByteArray("\x1f\x8b\x08\0\0\0", 6) << QString() << QStringLiteral("gunzip");
+        QTest::newRow("gzip") << QByteArray("\x1f\x8b\x08\0\0\0", 6) << QString() << QStringLiteral("a gzip-compressed file");
         QTest::newRow("text") << QByteArray("hello") << QString() << QStringLiteral("not a trace StreamScope can read");
         QTest::newRow("no dur") << QByteArray(R"({"traceEvents": [{"ph": "X", "ts": 1, "pid": 1}]})")
                                 << QStringLiteral("byte 17") << QStringLiteral("without \"dur\"");
@@ -1052,6 +1053,48 @@ private slots:
         QVERIFY(!report.ok());
         QVERIFY2(q(report.error().message).contains(QStringLiteral("nsys export --type sqlite")),
                  report.error().toString().c_str());
+    }
+
+    // A gzip-compressed trace (*.json.gz) opens like the plain file; a truncated one is a clear error, never a crash;
+    // the CLI takes it too.
+    void gzipCompressedTraces()
+    {
+        const fs::path dir = kSource / "tests" / "data" / "pytorch";
+        const std::string gz = (dir / "two-streams-event.json.gz").string();
+        const std::string plain = (dir / "two-streams-event.json").string();
+        auto packed = importTraceFile(gz);
+        if (!canReadGzip()) {
+            QVERIFY(!packed.ok());
+            QVERIFY2(q(packed.error().message).contains(QStringLiteral("gunzip")), packed.error().toString().c_str());
+            QSKIP("this build has no zlib: compressed traces give the error above");
+        }
+        QVERIFY2(packed.ok(), packed.error().toString().c_str());
+        auto unpacked = importTraceFile(plain);
+        QVERIFY2(unpacked.ok(), unpacked.error().toString().c_str());
+        QVERIFY(packed->spanCount() > 100);
+        QCOMPARE(traceToJson(*packed), traceToJson(*unpacked));
+
+        QTemporaryDir tmp;
+        const std::string bytes = readFile(gz);
+        QVERIFY(bytes.size() > 1000);
+        const std::string cutPath = tmp.filePath(QStringLiteral("cut.json.gz")).toStdString();
+        QVERIFY(writeFile(cutPath, bytes.substr(0, bytes.size() / 2)));
+        auto cutOff = importTraceFile(cutPath);
+        QVERIFY(!cutOff.ok());
+        QCOMPARE(q(cutOff.error().file), q(cutPath));
+        QVERIFY2(q(cutOff.error().message).contains(QStringLiteral("cannot be unpacked")),
+                 cutOff.error().toString().c_str());
+
+        QProcess cli;
+        cli.start(QStringLiteral(STREAMSCOPE_CLI), {QStringLiteral("analyze"), q(gz), QStringLiteral("--json")});
+        QVERIFY(cli.waitForFinished(60000));
+        QCOMPARE(cli.exitCode(), 0);
+        const Json report = Json::parse(cli.readAllStandardOutput().toStdString(), nullptr, false);
+        QVERIFY(report.is_object() && report.contains("metrics"));
+        cli.start(QStringLiteral(STREAMSCOPE_CLI), {QStringLiteral("analyze"), q(cutPath)});
+        QVERIFY(cli.waitForFinished(60000));
+        QCOMPARE(cli.exitCode(), 2);
+        QVERIFY(cli.readAllStandardError().contains("cannot be unpacked"));
     }
 
     // Every prefix of a valid export, and random corruption of it: an error with a byte offset, or a trace; never a

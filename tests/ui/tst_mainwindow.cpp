@@ -17,6 +17,7 @@
 #include "span_inspector.h"
 #include "span_table_model.h"
 #include "timeline_view.h"
+#include "trace_import.h"
 #include "trace_json.h"
 #include "window_fixture.h"
 
@@ -368,6 +369,17 @@ private Q_SLOTS:
         QVERIFY(shown.wait(10000));
         QCOMPARE(w2->currentTrace()->trace->spanCount(), w->currentTrace()->trace->spanCount());
         QVERIFY(w2->errorMessage().isEmpty());
+
+        // A compressed PyTorch trace (*.json.gz) opens like the plain one.
+        if (canReadGzip()) {
+            const QString gz = QStringLiteral(STREAMSCOPE_SOURCE_DIR "/tests/data/pytorch/two-streams-event.json.gz");
+            QVERIFY(w2->openPath(gz));
+            QVERIFY(shown.wait(10000));
+            auto plain = importTraceFile(STREAMSCOPE_SOURCE_DIR "/tests/data/pytorch/two-streams-event.json");
+            QVERIFY(plain.ok());
+            QCOMPARE(w2->currentTrace()->trace->spanCount(), plain->spanCount());
+            QVERIFY(w2->errorMessage().isEmpty());
+        }
     }
 
     void badFilesSayWhereAndWhat()
