@@ -226,21 +226,13 @@ TraceFormat detectTraceFormatFromContent(std::string_view prefix)
     return complete ? TraceFormat::Unknown : TraceFormat::Streamscope;
 }
 
-TraceFormat detectTraceFormat(const std::string& path)
-{
-    auto prefix = peek(path);
-    if (!prefix)
-        return TraceFormat::Unknown;
-    return detectTraceFormatFromContent(*prefix);
-}
-
 // Profilers often compress their traces (PyTorch's and Kineto's *.json.gz): read such a file whole, uncompressed.
 static bool isGzip(std::string_view prefix)
 {
     return prefix.size() >= 2 && uint8_t(prefix[0]) == 0x1f && uint8_t(prefix[1]) == 0x8b;
 }
 
-static Result<std::string> readGzipFile(const std::string& path)
+static Result<std::string> readGzipFile(const std::string& path, size_t limit = std::string::npos)
 {
 #ifdef STREAMSCOPE_HAVE_ZLIB
     gzFile f = gzopen(path.c_str(), "rb");
@@ -250,7 +242,7 @@ static Result<std::string> readGzipFile(const std::string& path)
     std::string text;
     std::vector<char> buf(size_t(1) << 20);
     int n = 0;
-    while ((n = gzread(f, buf.data(), unsigned(buf.size()))) > 0)
+    while (text.size() < limit && (n = gzread(f, buf.data(), unsigned(std::min(buf.size(), limit - text.size())))) > 0)
         text.append(buf.data(), size_t(n));
     int code = Z_OK;
     std::string message = gzerror(f, &code);
@@ -265,6 +257,19 @@ static Result<std::string> readGzipFile(const std::string& path)
     return Error{path, {}, "a gzip-compressed file, and this StreamScope was built without zlib: unpack it with "
                            "gunzip first"};
 #endif
+}
+
+TraceFormat detectTraceFormat(const std::string& path)
+{
+    auto prefix = peek(path);
+    if (!prefix)
+        return TraceFormat::Unknown;
+    if (isGzip(*prefix)) {
+        // The format of what it unpacks to.
+        auto unpacked = readGzipFile(path, kPeekBytes);
+        return unpacked ? detectTraceFormatFromContent(*unpacked) : TraceFormat::Unknown;
+    }
+    return detectTraceFormatFromContent(*prefix);
 }
 
 bool canReadGzip()

@@ -2,6 +2,7 @@
 """Records three small PyTorch profiler traces on a GPU, for StreamScope's importer tests.
 
     python3 tools/make_pytorch_traces.py tests/data/pytorch
+    python3 tools/make_pytorch_traces.py --gzip tests/data/pytorch    # NAME-gzip.json.gz, as the profiler writes .gz
 
 Writes, into the directory given:
 
@@ -19,6 +20,7 @@ Runs in a few seconds; needs a CUDA GPU.
 """
 
 import datetime
+import gzip
 import json
 import os
 import platform
@@ -134,7 +136,7 @@ GPU_CATEGORIES = {"kernel": "kernels", "gpu_memcpy": "memcpys", "gpu_memset": "m
 
 def expected_counts(path):
     """What the importer must find, from the trace's own events."""
-    with open(path) as f:
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
         doc = json.load(f)
     events = doc["traceEvents"] if isinstance(doc, dict) else doc
     streams = {}
@@ -179,11 +181,14 @@ def driver_version():
 
 
 def main():
-    if len(sys.argv) != 2:
-        fail("usage: make_pytorch_traces.py OUTPUT_DIR")
+    args = sys.argv[1:]
+    compress = "--gzip" in args
+    args = [a for a in args if a != "--gzip"]
+    if len(args) != 1:
+        fail("usage: make_pytorch_traces.py [--gzip] OUTPUT_DIR")
     if not torch.cuda.is_available():
         fail("no CUDA GPU is usable here (torch.cuda.is_available() is False)")
-    out_dir = sys.argv[1]
+    out_dir = args[0]
     os.makedirs(out_dir, exist_ok=True)
     # The CUDA context and the kernels' first-use costs stay out of the traces.
     torch.zeros(1, device="cuda").add_(1)
@@ -205,9 +210,18 @@ def main():
                        ("copy-pipeline", copy_pipeline)]:
         started = time.monotonic()
         prof = make()
-        trace = os.path.join(out_dir, name + ".json")
+        if compress:
+            name += "-gzip"
+        file_name = name + (".json.gz" if compress else ".json")
+        trace = os.path.join(out_dir, file_name)
+        # torch's export_chrome_trace compresses a path ending in .gz itself.
         prof.export_chrome_trace(trace)
-        provenance = dict(trace=name + ".json", what=make.__doc__, **common)
+        provenance = dict(trace=file_name, what=make.__doc__, **common)
+        if compress:
+            with open(trace, "rb") as f:
+                if f.read(2) != b"\x1f\x8b":
+                    fail("%s: this torch's export_chrome_trace did not compress it" % trace)
+            provenance["compressed_by"] = "torch.profiler export_chrome_trace (path ending in .gz)"
         provenance["expected"] = expected_counts(trace)
         with open(os.path.join(out_dir, name + ".provenance.json"), "w") as f:
             json.dump(provenance, f, indent=2)
