@@ -964,7 +964,8 @@ QString PresentationMode::explanationHtml(double scale, bool columns) const
     QStringList numbers{makespan};
     if (std::isfinite(m.speedup) && m.speedup > 0)
         numbers << QStringLiteral("Speedup over serial <b>%1×</b>").arg(QString::number(m.speedup, 'f', 2));
-    numbers << QStringLiteral("Up to <b>%1</b> GPU operations at once").arg(m.maxConcurrency);
+    numbers << (m.maxConcurrency == 1 ? QStringLiteral("One GPU operation at a time")
+                                      : QStringLiteral("Up to <b>%1</b> GPU operations at once").arg(m.maxConcurrency));
     if (m.copyComputeOverlapNs > 0)
         numbers << QStringLiteral("Copies overlap kernels for <b>%1</b>").arg(formatDurationNs(m.copyComputeOverlapNs));
     const QString effect = heading(QStringLiteral("What the run shows"), verdict.isEmpty()) +
