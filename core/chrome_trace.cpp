@@ -948,6 +948,54 @@ private:
         }
     }
 
+    // The members of an object whose '{' was just read: onMember(key) reads each value (it starts after the ':').
+    template <typename OnMember>
+    void members(OnMember&& onMember, const char* where)
+    {
+        skipWs();
+        if (*m_p == '}') {
+            ++m_p;
+            return;
+        }
+        for (;;) {
+            skipWs();
+            if (*m_p != '"')
+                fail(m_p, "not valid JSON: expected a key (a string in double quotes)");
+            const std::string_view key = string();
+            skipWs();
+            expect(':', "after an object key");
+            onMember(key);
+            skipWs();
+            if (*m_p == ',') {
+                ++m_p;
+                continue;
+            }
+            expect('}', where);
+            return;
+        }
+    }
+
+    // The elements of an array whose '[' was just read: onElement() reads each one.
+    template <typename OnElement>
+    void elements(OnElement&& onElement)
+    {
+        skipWs();
+        if (*m_p == ']') {
+            ++m_p;
+            return;
+        }
+        for (;;) {
+            onElement();
+            skipWs();
+            if (*m_p == ',') {
+                ++m_p;
+                continue;
+            }
+            expect(']', "or ',' in an array");
+            return;
+        }
+    }
+
     void skipValue(int depth = 0)
     {
         if (depth > kMaxDepth)
@@ -981,21 +1029,7 @@ private:
             }
         } else if (c == '[') {
             ++m_p;
-            skipWs();
-            if (*m_p == ']') {
-                ++m_p;
-                return;
-            }
-            for (;;) {
-                skipValue(depth + 1);
-                skipWs();
-                if (*m_p == ',') {
-                    ++m_p;
-                    continue;
-                }
-                expect(']', "or ',' in an array");
-                return;
-            }
+            elements([this, depth] { skipValue(depth + 1); });
         } else if (c == '-' || isDigit(c)) {
             number();
         } else if (c == 't') {
@@ -1121,28 +1155,16 @@ private:
         ++m_p;
         uint32_t v[3] = {1, 1, 1};
         int count = 0;
-        skipWs();
-        if (*m_p == ']') {
-            ++m_p;
-        } else {
-            for (;;) {
-                skipWs();
-                const char* at = m_p;
-                const int64_t x = intValue(what);
-                if (x < 0 || x > int64_t(std::numeric_limits<uint32_t>::max()))
-                    fail(at, std::string(what) + " is out of range (0 to 4294967295)");
-                if (count < 3)
-                    v[count] = uint32_t(x);
-                ++count;
-                skipWs();
-                if (*m_p == ',') {
-                    ++m_p;
-                    continue;
-                }
-                expect(']', "or ',' in an array");
-                break;
-            }
-        }
+        elements([&] {
+            skipWs();
+            const char* at = m_p;
+            const int64_t x = intValue(what);
+            if (x < 0 || x > int64_t(std::numeric_limits<uint32_t>::max()))
+                fail(at, std::string(what) + " is out of range (0 to 4294967295)");
+            if (count < 3)
+                v[count] = uint32_t(x);
+            ++count;
+        });
         d = Dim3{v[0], v[1], v[2]};
         return true;
     }
@@ -1155,100 +1177,84 @@ private:
             return;
         }
         ++m_p;
-        skipWs();
-        if (*m_p == '}') {
-            ++m_p;
-            return;
-        }
-        for (;;) {
-            skipWs();
-            if (*m_p != '"')
-                fail(m_p, "not valid JSON: expected a key (a string in double quotes)");
-            const std::string_view key = string();
-            skipWs();
-            expect(':', "after an object key");
-            // By length first: most keys of most files are none of these, and are told apart without a compare.
-            switch (key.size()) {
-            case 2:
-                if (is(key, "op"))
-                    ev.op = intValue("args.op");
-                else
-                    skipValue(1);
-                break;
-            case 4:
-                if (is(key, "name"))
-                    ev.argName = stringValue();
-                else if (is(key, "kind"))
-                    ev.argKind = stringValue();
-                else if (is(key, "grid"))
-                    ev.hasGrid = dim3Value(ev.grid, "args.grid");
-                else if (is(key, "span"))
-                    ev.spanHint = intValue("args.span");
-                else
-                    skipValue(1);
-                break;
-            case 5:
-                if (is(key, "bytes"))
-                    ev.bytes = intValue("args.bytes");
-                else if (is(key, "block"))
-                    ev.hasBlock = dim3Value(ev.block, "args.block");
-                else
-                    skipValue(1);
-                break;
-            case 6:
-                if (is(key, "device"))
-                    ev.device = intValue("args.device");
-                else if (is(key, "stream"))
-                    ev.stream = idValue();
-                else if (is(key, "thread"))
-                    ev.thread = intValue("args.thread");
-                else if (is(key, "labels"))
-                    ev.labels = stringValue();
-                else
-                    skipValue(1);
-                break;
-            case 9:
-                if (is(key, "iteration"))
-                    ev.iteration = intValue("args.iteration");
-                else
-                    skipValue(1);
-                break;
-            case 10:
-                if (is(key, "sort_index"))
-                    ev.sortIndex = intValue("args.sort_index"), ev.hasSortIndex = true;
-                else
-                    skipValue(1);
-                break;
-            case 11:
-                if (is(key, "correlation"))
-                    ev.correlation = intValue("args.correlation"), ev.hasCorrelation = true;
-                else
-                    skipValue(1);
-                break;
-            case 14:
-                if (is(key, "cuda_sync_kind"))
-                    ev.syncKind = stringValue();
-                else if (is(key, "wait_on_stream"))
-                    ev.waitOnStream = intValue("args.wait_on_stream");
-                else
-                    skipValue(1);
-                break;
-            case 33:
-                if (is(key, "wait_on_cuda_event_record_corr_id"))
-                    ev.recordCorrelation = intValue("args.wait_on_cuda_event_record_corr_id");
-                else
-                    skipValue(1);
-                break;
-            default: skipValue(1);
-            }
-            skipWs();
-            if (*m_p == ',') {
-                ++m_p;
-                continue;
-            }
-            expect('}', "or ',' in an object");
-            return;
-        }
+        members(
+            [&](std::string_view key) {
+                // By length first: most keys of most files are none of these, and are told apart without a compare.
+                switch (key.size()) {
+                case 2:
+                    if (is(key, "op"))
+                        ev.op = intValue("args.op");
+                    else
+                        skipValue(1);
+                    break;
+                case 4:
+                    if (is(key, "name"))
+                        ev.argName = stringValue();
+                    else if (is(key, "kind"))
+                        ev.argKind = stringValue();
+                    else if (is(key, "grid"))
+                        ev.hasGrid = dim3Value(ev.grid, "args.grid");
+                    else if (is(key, "span"))
+                        ev.spanHint = intValue("args.span");
+                    else
+                        skipValue(1);
+                    break;
+                case 5:
+                    if (is(key, "bytes"))
+                        ev.bytes = intValue("args.bytes");
+                    else if (is(key, "block"))
+                        ev.hasBlock = dim3Value(ev.block, "args.block");
+                    else
+                        skipValue(1);
+                    break;
+                case 6:
+                    if (is(key, "device"))
+                        ev.device = intValue("args.device");
+                    else if (is(key, "stream"))
+                        ev.stream = idValue();
+                    else if (is(key, "thread"))
+                        ev.thread = intValue("args.thread");
+                    else if (is(key, "labels"))
+                        ev.labels = stringValue();
+                    else
+                        skipValue(1);
+                    break;
+                case 9:
+                    if (is(key, "iteration"))
+                        ev.iteration = intValue("args.iteration");
+                    else
+                        skipValue(1);
+                    break;
+                case 10:
+                    if (is(key, "sort_index"))
+                        ev.sortIndex = intValue("args.sort_index"), ev.hasSortIndex = true;
+                    else
+                        skipValue(1);
+                    break;
+                case 11:
+                    if (is(key, "correlation"))
+                        ev.correlation = intValue("args.correlation"), ev.hasCorrelation = true;
+                    else
+                        skipValue(1);
+                    break;
+                case 14:
+                    if (is(key, "cuda_sync_kind"))
+                        ev.syncKind = stringValue();
+                    else if (is(key, "wait_on_stream"))
+                        ev.waitOnStream = intValue("args.wait_on_stream");
+                    else
+                        skipValue(1);
+                    break;
+                case 33:
+                    if (is(key, "wait_on_cuda_event_record_corr_id"))
+                        ev.recordCorrelation = intValue("args.wait_on_cuda_event_record_corr_id");
+                    else
+                        skipValue(1);
+                    break;
+                default: skipValue(1);
+                }
+            },
+            "or ',' in an object");
     }
 
     // ---- events
@@ -1266,87 +1272,70 @@ private:
         ++m_p;
         m_scratchUsed = 0;
         Event ev;
-        skipWs();
-        if (*m_p == '}') {
-            ++m_p;
-            handle(ev, start);
-            return;
-        }
-        for (;;) {
-            skipWs();
-            if (*m_p != '"')
-                fail(m_p, "not valid JSON: expected a key (a string in double quotes)");
-            const std::string_view key = string();
-            skipWs();
-            expect(':', "after an object key");
-            skipWs();
-            switch (key.size()) {
-            case 2:
-                if (is(key, "ph")) {
-                    const std::string_view ph = stringValue();
-                    ev.ph = ph.size() == 1 ? ph[0] : '?';
-                } else if (is(key, "ts")) {
-                    ev.ts = timeValue("\"ts\"");
-                    ev.hasTs = true;
-                } else if (is(key, "id")) {
-                    const Id id = idValue();
-                    ev.hasId = id.present;
-                    ev.id = flowId(id);
-                } else if (is(key, "bp")) {
-                    ev.bp = stringValue();
-                } else {
-                    skipValue(1);
+        members(
+            [&](std::string_view key) {
+                skipWs();
+                switch (key.size()) {
+                case 2:
+                    if (is(key, "ph")) {
+                        const std::string_view ph = stringValue();
+                        ev.ph = ph.size() == 1 ? ph[0] : '?';
+                    } else if (is(key, "ts")) {
+                        ev.ts = timeValue("\"ts\"");
+                        ev.hasTs = true;
+                    } else if (is(key, "id")) {
+                        const Id id = idValue();
+                        ev.hasId = id.present;
+                        ev.id = flowId(id);
+                    } else if (is(key, "bp")) {
+                        ev.bp = stringValue();
+                    } else {
+                        skipValue(1);
+                    }
+                    break;
+                case 3:
+                    if (is(key, "dur")) {
+                        ev.dur = timeValue("\"dur\"");
+                        ev.hasDur = true;
+                    } else if (is(key, "pid")) {
+                        ev.pid = idValue();
+                    } else if (is(key, "tid")) {
+                        ev.tid = idValue();
+                    } else if (is(key, "cat")) {
+                        ev.cat = stringValue();
+                    } else {
+                        skipValue(1);
+                    }
+                    break;
+                case 4:
+                    if (is(key, "name"))
+                        ev.name = stringValue();
+                    else if (is(key, "args"))
+                        args(ev);
+                    else
+                        skipValue(1);
+                    break;
+                case 7:
+                    if (is(key, "bind_id")) {
+                        const Id id = idValue();
+                        ev.hasBindId = id.present;
+                        ev.bindId = flowId(id);
+                    } else if (is(key, "flow_in")) {
+                        ev.flowIn = boolValue();
+                    } else {
+                        skipValue(1);
+                    }
+                    break;
+                case 8:
+                    if (is(key, "flow_out"))
+                        ev.flowOut = boolValue();
+                    else
+                        skipValue(1);
+                    break;
+                default: skipValue(1);
                 }
-                break;
-            case 3:
-                if (is(key, "dur")) {
-                    ev.dur = timeValue("\"dur\"");
-                    ev.hasDur = true;
-                } else if (is(key, "pid")) {
-                    ev.pid = idValue();
-                } else if (is(key, "tid")) {
-                    ev.tid = idValue();
-                } else if (is(key, "cat")) {
-                    ev.cat = stringValue();
-                } else {
-                    skipValue(1);
-                }
-                break;
-            case 4:
-                if (is(key, "name"))
-                    ev.name = stringValue();
-                else if (is(key, "args"))
-                    args(ev);
-                else
-                    skipValue(1);
-                break;
-            case 7:
-                if (is(key, "bind_id")) {
-                    const Id id = idValue();
-                    ev.hasBindId = id.present;
-                    ev.bindId = flowId(id);
-                } else if (is(key, "flow_in")) {
-                    ev.flowIn = boolValue();
-                } else {
-                    skipValue(1);
-                }
-                break;
-            case 8:
-                if (is(key, "flow_out"))
-                    ev.flowOut = boolValue();
-                else
-                    skipValue(1);
-                break;
-            default: skipValue(1);
-            }
-            skipWs();
-            if (*m_p == ',') {
-                ++m_p;
-                continue;
-            }
-            expect('}', "or ',' in an event");
-            break;
-        }
+            },
+            "or ',' in an event");
         handle(ev, start);
     }
 
