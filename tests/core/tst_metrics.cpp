@@ -2,6 +2,7 @@
 // hand in the comments.
 #include "expect.h"
 #include "metrics.h"
+#include "trace_spec.h"
 
 #include <QTest>
 
@@ -10,6 +11,7 @@
 #include <string>
 
 using namespace streamscope;
+using streamscope::testing::traceOf;
 
 namespace {
 
@@ -40,33 +42,6 @@ QString toText(const std::vector<Interval>& v)
     for (const auto& i : v)
         parts << QString::number(i.start) + QLatin1Char('~') + QString::number(i.end);
     return parts.join(QLatin1Char(' '));
-}
-
-// A trace from a line of spans, each "track:kind:start:end[:name]". Tracks are made on first use: a name starting
-// with 'h' is a host thread, any other a stream; "s2/1" is on device 1 (device 0 otherwise).
-Trace traceOf(const QString& spec)
-{
-    Trace t;
-    std::map<QString, uint32_t> tracks;
-    for (const QString& item : spec.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
-        const QStringList f = item.split(QLatin1Char(':'));
-        const QStringList trackAndDevice = f[0].split(QLatin1Char('/'));
-        auto it = tracks.find(f[0]);
-        if (it == tracks.end()) {
-            Track tr;
-            tr.name = trackAndDevice[0].toStdString();
-            tr.kind = tr.name[0] == 'h' ? TrackKind::HostThread : TrackKind::Stream;
-            tr.device = trackAndDevice.size() > 1 ? trackAndDevice[1].toInt() : 0;
-            it = tracks.emplace(f[0], t.addTrack(tr)).first;
-        }
-        const auto kind = spanKindFromString(f[1].toStdString());
-        if (!kind)
-            qFatal("bad span kind in test spec: %s", qPrintable(f[1]));
-        const std::string name = f.size() > 4 ? f[4].toStdString() : f[1].toStdString();
-        t.addSpan({it->second, *kind, name, f[2].toLongLong(), f[3].toLongLong()});
-    }
-    t.finalize();
-    return t;
 }
 
 // The trace the expectation tests speak about (times in ns):
