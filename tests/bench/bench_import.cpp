@@ -13,6 +13,8 @@
 #include "trace_import.h"
 #include "trace_json.h"
 
+#include "bench_process.h"
+
 #include <nlohmann/json.hpp>
 
 #include <sys/resource.h>
@@ -29,6 +31,7 @@
 #include <vector>
 
 namespace ss = streamscope;
+using namespace streamscope::bench;
 
 namespace {
 
@@ -42,21 +45,6 @@ struct Config {
     std::string file;
     int64_t ops = 0;     // generate: operations
 };
-
-double cpuSeconds()
-{
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    auto seconds = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
-    return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
-double peakRssMb()
-{
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    return double(usage.ru_maxrss) / 1024.0; // Linux reports kilobytes
-}
 
 // A run of `ops` operations: each host thread launches into its two streams, copies now and then, records events
 // that the next thread's stream waits on, and synchronizes.
@@ -228,39 +216,6 @@ int runSax(const Config& cfg)
     return ok ? 0 : 1;
 }
 
-std::string selfPath(const char* argv0)
-{
-    std::vector<char> buf(4096);
-    const ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
-    if (n > 0)
-        return std::string(buf.data(), size_t(n));
-    return argv0;
-}
-
-std::string shellQuote(const std::string& s)
-{
-    std::string q = "'";
-    for (char c : s)
-        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
-// Runs this executable with `args`; its one line of JSON output.
-nlohmann::json child(const std::string& self, const std::string& args)
-{
-    const std::string command = self + " " + args;
-    FILE* p = popen(command.c_str(), "r");
-    if (!p)
-        return nullptr;
-    std::string out;
-    char buf[4096];
-    while (size_t n = std::fread(buf, 1, sizeof buf, p))
-        out.append(buf, n);
-    if (pclose(p) != 0)
-        return nullptr;
-    return nlohmann::json::parse(out, nullptr, false);
-}
-
 bool parseArgs(int argc, char** argv, Config& cfg)
 {
     for (int i = 1; i < argc; ++i) {
@@ -324,7 +279,7 @@ int main(int argc, char** argv)
     const std::string file = (std::filesystem::path(dir) / "bench.chrome.json").string();
 
     // Bytes per operation from a small export, then the size asked for.
-    const nlohmann::json probe = child(self, "--child generate --ops 20000 --file " + shellQuote(file));
+    const nlohmann::json probe = runChild(self, "--child generate --ops 20000 --file " + shellQuote(file));
     if (probe.is_null() || !probe.contains("bytes")) {
         std::cerr << "bench_import: generating the trace failed\n";
         return 1;
@@ -335,15 +290,15 @@ int main(int argc, char** argv)
         std::printf("bench_import: generating a Chrome trace of ~%lld MB (%lld operations) in %s\n",
                     static_cast<long long>(cfg.mb), static_cast<long long>(ops), dir.c_str());
     const nlohmann::json gen =
-        child(self, "--child generate --ops " + std::to_string(ops) + " --file " + shellQuote(file));
+        runChild(self, "--child generate --ops " + std::to_string(ops) + " --file " + shellQuote(file));
     if (gen.is_null()) {
         std::cerr << "bench_import: generating the trace failed\n";
         return 1;
     }
-    const nlohmann::json imp = child(self, "--child import --file " + shellQuote(file));
+    const nlohmann::json imp = runChild(self, "--child import --file " + shellQuote(file));
     nlohmann::json sax;
     if (cfg.sax)
-        sax = child(self, "--child sax --file " + shellQuote(file));
+        sax = runChild(self, "--child sax --file " + shellQuote(file));
     if (!cfg.keep) {
         std::filesystem::remove(file);
         if (madeDir)

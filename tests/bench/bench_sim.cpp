@@ -14,6 +14,8 @@
 #include "scenario_json.h"
 #include "simulator.h"
 
+#include "bench_process.h"
+
 #include <nlohmann/json.hpp>
 
 #include <sys/resource.h>
@@ -29,6 +31,7 @@
 #include <vector>
 
 namespace ss = streamscope;
+using namespace streamscope::bench;
 
 namespace {
 
@@ -128,22 +131,6 @@ ss::Scenario generate(int64_t targetOps, int threads, int streams)
     return s;
 }
 
-// User plus system CPU time of this process so far: on a loaded machine it is steadier than wall time.
-double cpuSeconds()
-{
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    auto seconds = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
-    return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
-double peakRssMb()
-{
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    return double(usage.ru_maxrss) / 1024.0; // Linux reports kilobytes
-}
-
 // Child mode: one size, one JSON line on stdout.
 int runOne(const Config& cfg)
 {
@@ -191,23 +178,6 @@ int runOne(const Config& cfg)
     j["diagnostics"] = found;
     std::cout << j.dump() << std::endl;
     return 0;
-}
-
-std::string selfPath(const char* argv0)
-{
-    std::vector<char> buf(4096);
-    const ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
-    if (n > 0)
-        return std::string(buf.data(), size_t(n));
-    return argv0;
-}
-
-std::string shellQuote(const std::string& s)
-{
-    std::string q = "'";
-    for (char c : s)
-        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
 }
 
 bool parseArgs(int argc, char** argv, Config& cfg)
@@ -265,20 +235,9 @@ int main(int argc, char** argv)
         std::fflush(stdout);
     }
     for (int64_t size : cfg.sizes) {
-        const std::string command = self + " --one " + std::to_string(size) + " --threads " +
-                                    std::to_string(cfg.threads) + " --streams " + std::to_string(cfg.streams);
-        FILE* child = popen(command.c_str(), "r");
-        if (!child) {
-            std::cerr << "bench_sim: cannot start " << command << '\n';
-            return 1;
-        }
-        std::string out;
-        char buf[4096];
-        while (size_t n = std::fread(buf, 1, sizeof buf, child))
-            out.append(buf, n);
-        const int status = pclose(child);
-        const auto j = nlohmann::ordered_json::parse(out, nullptr, false);
-        if (status != 0 || !j.is_object()) {
+        const auto j = runChild(self, "--one " + std::to_string(size) + " --threads " + std::to_string(cfg.threads) +
+                                          " --streams " + std::to_string(cfg.streams));
+        if (j.is_null()) {
             std::cerr << "bench_sim: size " << size << " failed\n";
             return 1;
         }
