@@ -1,5 +1,7 @@
 #include "chrome_trace.h"
 
+#include "file_io.h"
+
 #include "trace_json.h"
 
 #include <nlohmann/json.hpp>
@@ -40,8 +42,6 @@ constexpr int64_t kNoDevicePid = 1'000'001;
 // Nesting deeper than this is refused (values are skipped by recursion).
 constexpr int kMaxDepth = 256;
 
-std::string errnoText(int err) { return std::error_code(err, std::generic_category()).message(); }
-
 int64_t pidFor(const Track& t)
 {
     if (t.kind == TrackKind::HostThread)
@@ -52,12 +52,6 @@ int64_t pidFor(const Track& t)
 // ---------------------------------------------------------------------------------------------------------------
 // Writing
 
-void appendInt(std::string& out, int64_t v)
-{
-    char buf[24];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
-    out.append(buf, r.ptr);
-}
 
 // Nanoseconds as microseconds with three decimals: exact, and what the format's "ts" and "dur" are in. Differences
 // of int64 times, taken unsigned (no overflow), are never negative here.
@@ -155,16 +149,6 @@ std::string jsonString(std::string_view s)
     return out;
 }
 
-void appendDim3(std::string& out, const Dim3& d)
-{
-    out += '[';
-    appendInt(out, d.x);
-    out += ',';
-    appendInt(out, d.y);
-    out += ',';
-    appendInt(out, d.z);
-    out += ']';
-}
 
 bool isZero(const Dim3& d) { return d.x == 0 && d.y == 0 && d.z == 0; }
 
@@ -385,19 +369,11 @@ public:
         } else if (kept) {
             std::memmove(m_storage.data(), keep, kept);
         }
-        size_t filled = kept;
-        while (filled < m_storage.size()) {
-            const ssize_t r = ::read(m_fd, m_storage.data() + filled, m_storage.size() - filled);
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r < 0)
-                return errnoText(errno);
-            if (r == 0) {
-                m_eof = true;
-                break;
-            }
-            filled += size_t(r);
-        }
+        const ssize_t r = readFully(m_fd, m_storage.data() + kept, m_storage.size() - kept);
+        if (r < 0)
+            return errnoText(errno);
+        const size_t filled = kept + size_t(r);
+        m_eof = filled < m_storage.size();
         m_begin = m_storage.data();
         m_end = m_begin + filled;
         keep = m_begin;
@@ -2105,17 +2081,10 @@ Result<RawTrace> readText(std::string_view text, const std::string& file, Dialec
 
 Result<RawTrace> readFile(const std::string& path, Dialect dialect)
 {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return Error{path, {}, "cannot open: " + errnoText(errno)};
-    struct Closer {
-        int fd;
-        ~Closer() { ::close(fd); }
-    } closer{fd};
-    struct stat st {};
-    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
-        return Error{path, {}, "is a directory, not a file"};
-    Input in(fd);
+    OpenFile file;
+    if (Status opened = openForReading(path, file); !opened)
+        return opened.error();
+    Input in(file.fd);
     return readInput(in, path, dialect);
 }
 

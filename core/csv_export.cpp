@@ -1,5 +1,6 @@
 #include "csv_export.h"
 
+#include "file_io.h"
 #include "trace_json.h"
 
 #include <algorithm>
@@ -24,13 +25,6 @@ void appendField(std::string& out, std::string_view s)
         out += c;
     }
     out += '"';
-}
-
-void appendInt(std::string& out, int64_t v)
-{
-    char buf[24];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
-    out.append(buf, r.ptr);
 }
 
 // Splits RFC 4180 records; a record ends at CRLF or LF outside quotes. Tolerates a missing final line end.

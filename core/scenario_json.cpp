@@ -1,6 +1,7 @@
 #include "scenario_json.h"
 
 #include "diagnostics.h"
+#include "file_io.h"
 #include "expect.h"
 
 #include <nlohmann/json.hpp>
@@ -60,24 +61,9 @@ std::string jsonQuoted(std::string_view s)
     return dumpJson(Json(s));
 }
 
-std::string escapeToken(std::string_view key)
-{
-    std::string out;
-    out.reserve(key.size());
-    for (char c : key) {
-        if (c == '~')
-            out += "~0";
-        else if (c == '/')
-            out += "~1";
-        else
-            out += c;
-    }
-    return out;
-}
-
 std::string child(const std::string& path, std::string_view key)
 {
-    return path + "/" + escapeToken(key);
+    return path + "/" + jsonPointerToken(key);
 }
 
 std::string child(const std::string& path, size_t index)

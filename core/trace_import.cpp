@@ -2,6 +2,7 @@
 
 #include "chrome_trace.h"
 #include "csv_export.h"
+#include "file_io.h"
 #include "nsys_sqlite.h"
 #include "pytorch_trace.h"
 #include "trace_json.h"
@@ -25,8 +26,6 @@ namespace streamscope {
 namespace {
 
 constexpr size_t kPeekBytes = size_t(64) << 10;
-
-std::string errnoText(int err) { return std::error_code(err, std::generic_category()).message(); }
 
 bool startsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
@@ -106,29 +105,14 @@ std::vector<std::pair<std::string, std::string>> topLevelKeys(std::string_view p
 
 Result<std::string> peek(const std::string& path)
 {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return Error{path, {}, "cannot open: " + errnoText(errno)};
-    struct Closer {
-        int fd;
-        ~Closer() { ::close(fd); }
-    } closer{fd};
-    struct stat st {};
-    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
-        return Error{path, {}, "is a directory, not a file"};
+    OpenFile file;
+    if (Status opened = openForReading(path, file); !opened)
+        return opened.error();
     std::string buf(kPeekBytes, '\0');
-    size_t done = 0;
-    while (done < buf.size()) {
-        const ssize_t r = ::read(fd, buf.data() + done, buf.size() - done);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return Error{path, {}, "cannot read: " + errnoText(errno)};
-        if (r == 0)
-            break;
-        done += size_t(r);
-    }
-    buf.resize(done);
+    const ssize_t n = readFully(file.fd, buf.data(), buf.size());
+    if (n < 0)
+        return Error{path, {}, "cannot read: " + errnoText(errno)};
+    buf.resize(size_t(n));
     return buf;
 }
 

@@ -1,5 +1,7 @@
 #include "trace_json.h"
 
+#include "file_io.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -36,20 +38,8 @@ constexpr std::string_view kFormat = "streamscope-trace";
 // a trace is written back out when the trace is saved again.
 constexpr int kMaxDepth = 256;
 
-std::string errnoText(int err)
-{
-    return std::error_code(err, std::generic_category()).message();
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // Writing
-
-void appendInt(std::string& out, int64_t v)
-{
-    char buf[24];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
-    out.append(buf, r.ptr);
-}
 
 std::string dumpJson(const Json& j, int indent = -1)
 {
@@ -90,16 +80,6 @@ void appendColumn(std::string& out, std::string_view key, const std::vector<T>& 
     out += last ? "]\n" : "],\n";
 }
 
-void appendDim3(std::string& out, const Dim3& d)
-{
-    out += '[';
-    appendInt(out, d.x);
-    out += ',';
-    appendInt(out, d.y);
-    out += ',';
-    appendInt(out, d.z);
-    out += ']';
-}
 
 Json keyValueObject(const std::vector<std::pair<std::string, std::string>>& kv)
 {
@@ -228,21 +208,7 @@ struct ReadError {
     throw ReadError{std::move(path), std::move(message)};
 }
 
-std::string pointerToken(std::string_view key)
-{
-    std::string out;
-    for (char c : key) {
-        if (c == '~')
-            out += "~0";
-        else if (c == '/')
-            out += "~1";
-        else
-            out += c;
-    }
-    return out;
-}
-
-std::string child(const std::string& path, std::string_view key) { return path + "/" + pointerToken(key); }
+std::string child(const std::string& path, std::string_view key) { return path + "/" + jsonPointerToken(key); }
 std::string child(const std::string& path, size_t index) { return path + "/" + std::to_string(index); }
 
 std::string inQuotes(std::string_view s) { return dumpJson(Json(s)); }
@@ -568,7 +534,7 @@ public:
             return true;
         }
         if (m_stack.size() == 2 && m_stack.back()->is_object() && (m_rootKey == "spans" || m_rootKey == "flows")) {
-            const std::string path = "/" + m_rootKey + "/" + pointerToken(m_tableKey);
+            const std::string path = "/" + m_rootKey + "/" + jsonPointerToken(m_tableKey);
             m_column = &(columns[path] = RawColumn{});
             m_column->dims = m_rootKey == "spans" && (m_tableKey == "grid" || m_tableKey == "block");
             m_captureDepth = 1;
@@ -1047,18 +1013,10 @@ Status saveTextFileAtomic(const std::string& path, const std::string& text)
 
 Result<std::string> readTextFile(const std::string& path, size_t maxBytes)
 {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return Error{path, {}, "cannot open: " + errnoText(errno)};
-    struct Closer {
-        int fd;
-        ~Closer() { ::close(fd); }
-    } closer{fd};
-    struct stat st {};
-    if (::fstat(fd, &st) != 0)
-        return Error{path, {}, "cannot read: " + errnoText(errno)};
-    if (S_ISDIR(st.st_mode))
-        return Error{path, {}, "is a directory, not a file"};
+    OpenFile file;
+    if (Status opened = openForReading(path, file); !opened)
+        return opened.error();
+    const struct stat& st = file.status;
     const auto tooLarge = [&](uint64_t size) {
         return Error{path, {}, "file is too large (" + std::to_string(size) + " bytes; the limit is "
                                    + std::to_string(maxBytes) + ")"};
@@ -1072,29 +1030,22 @@ Result<std::string> readTextFile(const std::string& path, size_t maxBytes)
         text.resize(S_ISREG(st.st_mode) ? size_t(st.st_size) : std::min(maxBytes, size_t(64) << 10));
         size_t done = 0;
         for (;;) {
-            if (done == text.size()) {
-                char probe;
-                const ssize_t r = ::read(fd, &probe, 1);
-                if (r < 0 && errno == EINTR)
-                    continue;
-                if (r < 0)
-                    return Error{path, {}, "cannot read: " + errnoText(errno)};
-                if (r == 0)
-                    break;
-                if (done + 1 > maxBytes)
-                    return tooLarge(uint64_t(done) + 1);
-                text.resize(std::min(maxBytes, std::max(done * 2, size_t(64) << 10)));
-                text[done++] = probe;
-                continue;
-            }
-            const ssize_t r = ::read(fd, text.data() + done, text.size() - done);
-            if (r < 0 && errno == EINTR)
-                continue;
+            const ssize_t r = readFully(file.fd, text.data() + done, text.size() - done);
             if (r < 0)
                 return Error{path, {}, "cannot read: " + errnoText(errno)};
-            if (r == 0)
-                break;
             done += size_t(r);
+            if (done < text.size())
+                break; // the end of the file
+            char probe;
+            const ssize_t p = readFully(file.fd, &probe, 1);
+            if (p < 0)
+                return Error{path, {}, "cannot read: " + errnoText(errno)};
+            if (p == 0)
+                break;
+            if (done + 1 > maxBytes)
+                return tooLarge(uint64_t(done) + 1);
+            text.resize(std::min(maxBytes, std::max(done * 2, size_t(64) << 10)));
+            text[done++] = probe;
         }
         text.resize(done);
     } catch (const std::bad_alloc&) {
