@@ -327,7 +327,7 @@ private:
             const uint32_t g = makeGpuOp(op, po.stream, self, false);
             if (g == kNone)
                 return;
-            records[recIndex].gpuKind = gpuKindOf(op);
+            records[recIndex].gpuKind = gpuSpanKindOf(op);
             issue(g, po.stream, records[recIndex].apiEnd + prof.launchLatencyNs, self);
             if (op.kind == OpKind::Memcpy && !op.pinned && (op.copy == CopyKind::H2D || op.copy == CopyKind::D2H)) {
                 // Pageable memory: the runtime stages the copy and returns only when it is done.
@@ -346,7 +346,7 @@ private:
                 node.iteration = a.iteration;
                 node.task = a.task;
                 node.stream = po.stream;
-                node.gpuKind = gpuKindOf(op.ops[n]);
+                node.gpuKind = gpuSpanKindOf(op.ops[n]);
                 const RecordRef nodeRef{uint32_t(h), uint32_t(records.size())};
                 records.push_back(node);
                 const uint32_t g = makeGpuOp(op.ops[n], po.stream, nodeRef, true);
@@ -486,23 +486,6 @@ private:
     }
 
     // --- GPU ops -------------------------------------------------------------------------------------------
-
-    static SpanKind gpuKindOf(const Op& op)
-    {
-        switch (op.kind) {
-        case OpKind::Memcpy:
-            switch (op.copy) {
-            case CopyKind::H2D: return SpanKind::MemcpyH2D;
-            case CopyKind::D2H: return SpanKind::MemcpyD2H;
-            case CopyKind::D2D: return SpanKind::MemcpyD2D;
-            case CopyKind::P2P: return SpanKind::MemcpyP2P;
-            }
-            return SpanKind::MemcpyH2D;
-        case OpKind::Memset: return SpanKind::Memset;
-        case OpKind::HostFunc: return SpanKind::HostFunc;
-        default: return SpanKind::Kernel;
-        }
-    }
 
     uint32_t newMarker(int stream)
     {

@@ -78,6 +78,23 @@ bool isCopySpan(SpanKind k)
         || k == SpanKind::MemcpyP2P;
 }
 
+SpanKind gpuSpanKindOf(const Op& op)
+{
+    switch (op.kind) {
+    case OpKind::Memcpy:
+        switch (op.copy) {
+        case CopyKind::H2D: return SpanKind::MemcpyH2D;
+        case CopyKind::D2H: return SpanKind::MemcpyD2H;
+        case CopyKind::D2D: return SpanKind::MemcpyD2D;
+        case CopyKind::P2P: return SpanKind::MemcpyP2P;
+        }
+        return SpanKind::MemcpyH2D;
+    case OpKind::Memset: return SpanKind::Memset;
+    case OpKind::HostFunc: return SpanKind::HostFunc;
+    default: return SpanKind::Kernel;
+    }
+}
+
 void SpanColumns::reserve(size_t n)
 {
     track.reserve(n);

@@ -59,6 +59,9 @@ std::optional<TrackKind> trackKindFromString(std::string_view);
 std::optional<TraceSource> traceSourceFromString(std::string_view);
 bool isGpuSpan(SpanKind);
 bool isCopySpan(SpanKind);
+// The span a GPU operation of a scenario gets: a copy by its direction, a memset, a host function, or a kernel
+// (graph nodes and graphs included).
+SpanKind gpuSpanKindOf(const Op& op);
 
 struct Track {
     TrackKind kind = TrackKind::Stream;

@@ -127,23 +127,6 @@ kernels::Kernel libraryKernel(KernelKind k)
     return kernels::Kernel::Empty;
 }
 
-SpanKind gpuSpanKind(const Op& op)
-{
-    switch (op.kind) {
-    case OpKind::Memcpy:
-        switch (op.copy) {
-        case CopyKind::H2D: return SpanKind::MemcpyH2D;
-        case CopyKind::D2H: return SpanKind::MemcpyD2H;
-        case CopyKind::D2D: return SpanKind::MemcpyD2D;
-        case CopyKind::P2P: return SpanKind::MemcpyP2P;
-        }
-        return SpanKind::MemcpyD2D;
-    case OpKind::Memset: return SpanKind::Memset;
-    case OpKind::HostFunc: return SpanKind::HostFunc;
-    default: return SpanKind::Kernel;
-    }
-}
-
 std::string_view apiName(const Op& op)
 {
     if (op.kind == OpKind::Memcpy && op.copy == CopyKind::P2P)
@@ -1502,7 +1485,7 @@ Status CudaBackend::issueGpuOp(ThreadState& ts, const PlannedOp& p, OpResources&
         if (!t.end)
             return runtimeError("cudaEventCreate failed for " + res.where + ": out of timing events");
     }
-    r.gpuKind = gpuSpanKind(*p.op);
+    r.gpuKind = gpuSpanKindOf(*p.op);
     r.apiStart = hostNowNs();
     const cudaError_t e = enqueue(*p.op, res, st.handle);
     r.apiEnd = hostNowNs();
@@ -1606,7 +1589,7 @@ Status CudaBackend::issueGraph(ThreadState& ts, const PlannedOp& p, OpResources&
             OpRecord nr = r;
             nr.node = int(n);
             nr.apiStart = nr.apiEnd = -1;
-            nr.gpuKind = gpuSpanKind(p.op->ops[n]);
+            nr.gpuKind = gpuSpanKindOf(p.op->ops[n]);
             const auto index = uint32_t(ts.records->size());
             ts.records->push_back(nr);
             ts.timings.push_back({index, st.device, g.launchEvents[n], g.launchEvents[n + 1]});

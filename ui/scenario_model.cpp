@@ -87,22 +87,15 @@ QIcon issueIcon(bool error)
 SpanKind spanKindOfOp(const Op& op)
 {
     switch (op.kind) {
-    case OpKind::Kernel: return SpanKind::Kernel;
+    case OpKind::Kernel:
     case OpKind::Memcpy:
-        switch (op.copy) {
-        case CopyKind::H2D: return SpanKind::MemcpyH2D;
-        case CopyKind::D2H: return SpanKind::MemcpyD2H;
-        case CopyKind::D2D: return SpanKind::MemcpyD2D;
-        case CopyKind::P2P: return SpanKind::MemcpyP2P;
-        }
-        return SpanKind::MemcpyH2D;
-    case OpKind::Memset: return SpanKind::Memset;
-    case OpKind::HostFunc: return SpanKind::HostFunc;
+    case OpKind::Memset:
+    case OpKind::HostFunc:
+    case OpKind::Graph: return gpuSpanKindOf(op);
     case OpKind::HostWork: return SpanKind::HostWork;
     case OpKind::StreamSync:
     case OpKind::EventSync:
     case OpKind::DeviceSync: return SpanKind::Sync;
-    case OpKind::Graph: return SpanKind::Kernel;
     default: return SpanKind::ApiCall;
     }
 }
