@@ -218,6 +218,22 @@ bool looksLikeFile(const std::string& arg)
     return std::filesystem::exists(arg, ec) || arg.find('/') != std::string::npos || arg.ends_with(".json");
 }
 
+// A scenario file, or a lesson by id or number, with the variant applied.
+ss::Result<ss::ScenarioReadResult> loadScenarioArg(const std::string& arg, const std::string& variant,
+                                                   std::string* file = nullptr)
+{
+    std::string path = arg;
+    if (!looksLikeFile(path)) {
+        auto preset = ss::findPreset(path);
+        if (!preset)
+            return preset.error();
+        path = preset->path;
+    }
+    if (file)
+        *file = path;
+    return ss::loadScenarioFile(path, variant);
+}
+
 // ---- presets, profiles ----------------------------------------------------------------------------------------
 
 int cmdPresets()
@@ -319,14 +335,7 @@ ChosenBackend chooseBackend(const RunArgs& args, const ss::Scenario& scenario)
 
 int cmdRun(const RunArgs& args, const std::string& command)
 {
-    std::string path = args.scenario;
-    if (!looksLikeFile(path)) {
-        auto preset = ss::findPreset(path);
-        if (!preset)
-            return fail(preset.error(), kExitBadInput);
-        path = preset->path;
-    }
-    auto loaded = ss::loadScenarioFile(path, args.variant);
+    auto loaded = loadScenarioArg(args.scenario, args.variant);
     if (!loaded)
         return fail(loaded.error(), exitCodeOf(loaded.errorClass()));
     printWarnings(loaded->warnings);
@@ -487,14 +496,8 @@ struct SweepArgs {
 // Makespan and speedup against one knob: instantly on the simulator, or run by run (with progress) on a GPU.
 int cmdSweep(const SweepArgs& args)
 {
-    std::string path = args.scenario;
-    if (!looksLikeFile(path)) {
-        auto preset = ss::findPreset(path);
-        if (!preset)
-            return fail(preset.error(), kExitBadInput);
-        path = preset->path;
-    }
-    auto loaded = ss::loadScenarioFile(path, args.variant);
+    std::string path;
+    auto loaded = loadScenarioArg(args.scenario, args.variant, &path);
     if (!loaded)
         return fail(loaded.error(), exitCodeOf(loaded.errorClass()));
     const auto knob = ss::sweepKnobFromString(args.knob);
@@ -543,9 +546,7 @@ int cmdSweep(const SweepArgs& args)
             }
             points.push_back(point);
         }
-        const int64_t first = points.empty() ? 0 : points.front().makespanNs;
-        for (auto& p : points)
-            p.relativeSpeedup = p.makespanNs > 0 ? double(first) / double(p.makespanNs) : 0.0;
+        ss::setRelativeSpeedups(points);
     }
 
     if (args.json) {
