@@ -63,6 +63,15 @@ struct DeviceCaps {
     int64_t maxBlocksPerSm = 0;
 };
 
+// How many GPU operations ran at once over a set of spans (dated from effStart).
+struct Concurrency {
+    int64_t busyNs = 0;  // at least one running
+    int64_t multiNs = 0; // at least two running
+    int maxRunning = 0;
+    int64_t firstStart = 0, lastEnd = 0;
+    int64_t workNs = 0;  // sum of durations
+};
+
 class Context {
 public:
     Context(const Trace& trace, const DiagnosticOptions& options)
@@ -116,6 +125,59 @@ public:
             if (isGpuSpan(t.spans.kind[i]) && this->device(i) == device)
                 v.push_back({effStart(i), end(i)});
         return m_busy.emplace(device, mergeIntervals(std::move(v))).first->second;
+    }
+
+    // GPU spans on stream tracks, per device, in order of when they ran (effStart); computed once.
+    const std::map<int, std::vector<uint32_t>>& gpuSpansByDevice() const
+    {
+        if (m_gpuByDevice)
+            return *m_gpuByDevice;
+        std::map<int, std::vector<uint32_t>> of;
+        for (uint32_t i = 0; i < n; ++i)
+            if (gpuOnStream(i))
+                of[device(i)].push_back(i);
+        for (auto& [d, spans] : of)
+            std::sort(spans.begin(), spans.end(), [this](uint32_t a, uint32_t b) {
+                return effStart(a) != effStart(b) ? effStart(a) < effStart(b) : a < b;
+            });
+        m_gpuByDevice = std::move(of);
+        return *m_gpuByDevice;
+    }
+
+    // How many of a device's GPU operations ran at once; computed once per device.
+    const Concurrency& concurrency(int dev) const
+    {
+        if (auto it = m_concurrency.find(dev); it != m_concurrency.end())
+            return it->second;
+        Concurrency r;
+        std::vector<std::pair<int64_t, int>> edges;
+        if (auto it = gpuSpansByDevice().find(dev); it != gpuSpansByDevice().end()) {
+            edges.reserve(it->second.size() * 2);
+            for (uint32_t i : it->second) {
+                if (end(i) <= effStart(i))
+                    continue;
+                edges.emplace_back(effStart(i), +1);
+                edges.emplace_back(end(i), -1);
+                r.workNs += effDur(i);
+            }
+        }
+        if (!edges.empty()) {
+            std::sort(edges.begin(), edges.end()); // ends (-1) before starts (+1) at the same time
+            r.firstStart = edges.front().first;
+            r.lastEnd = edges.back().first;
+            int running = 0;
+            int64_t last = edges.front().first;
+            for (const auto& [time, delta] : edges) {
+                if (running >= 1)
+                    r.busyNs += time - last;
+                if (running >= 2)
+                    r.multiNs += time - last;
+                running += delta;
+                r.maxRunning = std::max(r.maxRunning, running);
+                last = time;
+            }
+        }
+        return m_concurrency.emplace(dev, r).first->second;
     }
 
     bool onStream(uint32_t i) const
@@ -293,6 +355,8 @@ public:
 private:
     mutable std::map<int, std::vector<Interval>> m_busy;
     mutable std::map<int, DeviceCaps> m_caps;
+    mutable std::optional<std::map<int, std::vector<uint32_t>>> m_gpuByDevice;
+    mutable std::map<int, Concurrency> m_concurrency;
     std::vector<int64_t> m_effStart; // event-timed traces only
 };
 

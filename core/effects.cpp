@@ -10,59 +10,6 @@ namespace streamscope::diag {
 
 namespace {
 
-// GPU spans on stream tracks, per device, in order of effective start.
-std::map<int, std::vector<uint32_t>> gpuSpansByDevice(const Context& c, bool (*keep)(SpanKind) = nullptr)
-{
-    std::map<int, std::vector<uint32_t>> of;
-    for (uint32_t i = 0; i < c.n; ++i)
-        if (c.gpuOnStream(i) && (!keep || keep(c.t.spans.kind[i])))
-            of[c.device(i)].push_back(i);
-    for (auto& [device, spans] : of)
-        std::sort(spans.begin(), spans.end(), [&c](uint32_t a, uint32_t b) {
-            return c.effStart(a) != c.effStart(b) ? c.effStart(a) < c.effStart(b) : a < b;
-        });
-    return of;
-}
-
-struct Concurrency {
-    int64_t busyNs = 0;  // at least one running
-    int64_t multiNs = 0; // at least two running
-    int maxRunning = 0;
-    int64_t firstStart = 0, lastEnd = 0;
-    int64_t workNs = 0;  // sum of durations
-};
-
-Concurrency concurrencyOf(const Context& c, const std::vector<uint32_t>& spans)
-{
-    Concurrency r;
-    std::vector<std::pair<int64_t, int>> edges;
-    edges.reserve(spans.size() * 2);
-    for (uint32_t i : spans) {
-        if (c.end(i) <= c.effStart(i))
-            continue;
-        edges.emplace_back(c.effStart(i), +1);
-        edges.emplace_back(c.end(i), -1);
-        r.workNs += c.effDur(i);
-    }
-    if (edges.empty())
-        return r;
-    std::sort(edges.begin(), edges.end()); // ends (-1) before starts (+1) at the same time
-    r.firstStart = edges.front().first;
-    r.lastEnd = edges.back().first;
-    int running = 0;
-    int64_t last = edges.front().first;
-    for (const auto& [time, delta] : edges) {
-        if (running >= 1)
-            r.busyNs += time - last;
-        if (running >= 2)
-            r.multiNs += time - last;
-        running += delta;
-        r.maxRunning = std::max(r.maxRunning, running);
-        last = time;
-    }
-    return r;
-}
-
 std::string percent(double fraction) { return std::to_string(int(std::lround(100.0 * fraction))) + "%"; }
 
 std::string times(double factor)
@@ -83,8 +30,8 @@ std::string deviceStream(const Context& c, uint32_t span)
 
 void streamsOverlap(const Context& c, std::vector<Diagnostic>& out)
 {
-    for (const auto& [device, spans] : gpuSpansByDevice(c)) {
-        const Concurrency k = concurrencyOf(c, spans);
+    for (const auto& [device, spans] : c.gpuSpansByDevice()) {
+        const Concurrency k = c.concurrency(device);
         if (k.busyNs <= 0 || k.multiNs < c.th.overlapMinNs || double(k.multiNs) < c.th.overlapMinFraction * double(k.busyNs))
             continue;
         // Stream pairs that ran at once, with the two spans that overlapped longest for each.
@@ -163,7 +110,7 @@ void streamsOverlap(const Context& c, std::vector<Diagnostic>& out)
 
 void streamSerialization(const Context& c, std::vector<Diagnostic>& out)
 {
-    for (const auto& [device, spans] : gpuSpansByDevice(c)) {
+    for (const auto& [device, spans] : c.gpuSpansByDevice()) {
         if (spans.size() < size_t(std::max(1, c.th.serialMinOps)))
             continue;
         std::map<uint32_t, size_t> perTrack;
@@ -173,7 +120,7 @@ void streamSerialization(const Context& c, std::vector<Diagnostic>& out)
                                           [](const auto& x, const auto& y) { return x.second < y.second; });
         if (double(top->second) < c.th.serialStreamShare * double(spans.size()))
             continue;
-        const Concurrency k = concurrencyOf(c, spans);
+        const Concurrency k = c.concurrency(device);
         if (k.busyNs <= 0 || double(k.multiNs) > c.th.serialMaxConcurrentFraction * double(k.busyNs))
             continue;
         // Operations issued while their stream predecessor still ran, which started right after it ended.
@@ -221,7 +168,7 @@ void streamSerialization(const Context& c, std::vector<Diagnostic>& out)
 
 void copyComputeOverlap(const Context& c, std::vector<Diagnostic>& out)
 {
-    for (const auto& [device, spans] : gpuSpansByDevice(c)) {
+    for (const auto& [device, spans] : c.gpuSpansByDevice()) {
         std::vector<uint32_t> copies, kernels;
         std::vector<Interval> copyIv, kernelIv;
         for (uint32_t i : spans) {
@@ -323,7 +270,7 @@ void eventDependency(const Context& c, std::vector<Diagnostic>& out)
 
 void multiDeviceOverlap(const Context& c, std::vector<Diagnostic>& out)
 {
-    const auto byDevice = gpuSpansByDevice(c);
+    const auto& byDevice = c.gpuSpansByDevice();
     if (byDevice.size() < 2)
         return;
     std::vector<int> devices;
@@ -397,8 +344,11 @@ void multiDeviceOverlap(const Context& c, std::vector<Diagnostic>& out)
 
 void streamPriority(const Context& c, std::vector<Diagnostic>& out)
 {
-    auto kernelsOnly = [](SpanKind k) { return k == SpanKind::Kernel; };
-    for (const auto& [device, kernels] : gpuSpansByDevice(c, kernelsOnly)) {
+    for (const auto& [device, gpuSpans] : c.gpuSpansByDevice()) {
+        std::vector<uint32_t> kernels;
+        for (uint32_t i : gpuSpans)
+            if (c.t.spans.kind[i] == SpanKind::Kernel)
+                kernels.push_back(i);
         std::set<int> priorities;
         for (uint32_t i : kernels)
             priorities.insert(c.t.tracks[c.t.spans.track[i]].priority);
