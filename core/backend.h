@@ -26,6 +26,9 @@ struct OpRecord {
     SpanKind gpuKind = SpanKind::Kernel;
     int64_t gpuStart = -1;   // GPU span, -1 when none
     int64_t gpuEnd = -1;
+    // Timing "both": the op's CUDA event times beside the CUPTI times in gpuStart/gpuEnd; -1 when none.
+    int64_t eventStart = -1;
+    int64_t eventEnd = -1;
     bool hasApi() const { return apiStart >= 0; }
     bool hasGpu() const { return gpuStart >= 0; }
 };
@@ -79,6 +82,11 @@ public:
     virtual Status issue(HostThreadContext& ctx, const PlannedOp& op);
     virtual void endThread(HostThreadContext& ctx);
     virtual Status endIteration(int iteration);
+    // Real-thread backends that measure the observer effect (DESIGN.md §4): after the measured iterations the
+    // Runner calls beginUntimedIteration(); if it returns true, it runs one more iteration whose records it
+    // discards, then endIteration(totalIterations). The backend times nothing in it (no events, no CUPTI) and
+    // stores its makespan, host clock from device sync to device sync, in the run info.
+    virtual bool beginUntimedIteration() { return false; }
     // Asks every host thread to stop issuing as soon as it can (another thread failed).
     virtual void abort() {}
 

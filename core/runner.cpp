@@ -1,5 +1,6 @@
 #include "runner.h"
 
+#include "event_timing.h"
 #include "scenario_json.h"
 
 #include <algorithm>
@@ -176,6 +177,8 @@ Trace buildTrace(const RunPlan& plan, const Recording& rec, RunInfo info)
                 s.start = r.gpuStart - origin;
                 s.end = r.gpuEnd - origin;
                 s.bytes = op.bytes;
+                s.eventStartError = r.eventStart >= 0 ? r.eventStart - r.gpuStart : kNoEventError;
+                s.eventEndError = r.eventEnd >= 0 ? r.eventEnd - r.gpuEnd : kNoEventError;
                 if (op.kind == OpKind::Kernel) {
                     s.grid = effectiveGrid(op);
                     s.block = op.block;
@@ -199,6 +202,13 @@ Trace buildTrace(const RunPlan& plan, const Recording& rec, RunInfo info)
             trace.addFlow(from, to, d.kind);
     }
     trace.finalize();
+    if (trace.info.source == TraceSource::CudaEvents) {
+        const auto c = correctEventTimedSpans(trace, &scenario);
+        trace.info.settings.emplace_back("event_timing_corrections",
+                                         std::to_string(c.corrected) + " starts corrected (" +
+                                             std::to_string(c.movedNs / 1000) + " us no longer drawn as running), " +
+                                             std::to_string(c.uncertain) + " uncertain");
+    }
     return trace;
 }
 
@@ -236,6 +246,13 @@ RunOutcome runScenario(const Scenario& scenario, Backend& backend, const RunOpti
                 status = runIterationOnThreads(plan, backend, rec, it, backendData, options.cancel);
                 if (status && options.progress)
                     options.progress(it + 1, plan.totalIterations());
+            }
+            // The same work once more without any timing: the observer effect as a number in the trace.
+            if (status && backend.beginUntimedIteration()) {
+                Recording untimed;
+                untimed.records.resize(plan.hostThreads.size());
+                status = runIterationOnThreads(plan, backend, untimed, plan.totalIterations(), backendData,
+                                               options.cancel);
             }
         }
     }

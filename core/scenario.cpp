@@ -53,6 +53,13 @@ constexpr std::array<std::pair<KernelKind, std::string_view>, 7> kKernelKinds{{
     {KernelKind::Reduce, "reduce"},
 }};
 
+constexpr std::array<std::pair<TimingMode, std::string_view>, 4> kTimingModes{{
+    {TimingMode::Auto, "auto"},
+    {TimingMode::Cupti, "cupti"},
+    {TimingMode::Events, "events"},
+    {TimingMode::Both, "both"},
+}};
+
 uint32_t ceilDiv(int64_t a, int64_t b)
 {
     return uint32_t(std::max<int64_t>(1, (a + b - 1) / b));
@@ -64,6 +71,8 @@ std::string_view toString(StreamKind k) { return nameOf(kStreamKinds, k); }
 std::string_view toString(OpKind k) { return nameOf(kOpKinds, k); }
 std::string_view toString(CopyKind k) { return nameOf(kCopyKinds, k); }
 std::string_view toString(KernelKind k) { return nameOf(kKernelKinds, k); }
+std::string_view toString(TimingMode k) { return nameOf(kTimingModes, k); }
+std::optional<TimingMode> timingModeFromString(std::string_view s) { return lookup(kTimingModes, s); }
 std::optional<StreamKind> streamKindFromString(std::string_view s) { return lookup(kStreamKinds, s); }
 std::optional<OpKind> opKindFromString(std::string_view s) { return lookup(kOpKinds, s); }
 std::optional<CopyKind> copyKindFromString(std::string_view s) { return lookup(kCopyKinds, s); }

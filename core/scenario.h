@@ -103,10 +103,22 @@ struct ThreadSpec {
     std::vector<Op> ops;
 };
 
+// How a GPU run times its operations (DESIGN.md §4; docs/TRACE.md "Timing"). "auto": CUPTI where it is usable,
+// else CUDA events.
+enum class TimingMode : uint8_t {
+    Auto,   // "auto"
+    Cupti,  // "cupti":  CUPTI activity records; per-stream anchor events only
+    Events, // "events": CUDA events around every op (waits corrected or marked uncertain)
+    Both,   // "both":   CUPTI spans plus the per-op event times of the same run, for their error
+};
+std::string_view toString(TimingMode);
+std::optional<TimingMode> timingModeFromString(std::string_view);
+
 struct RunSettings {
     int warmup = 0;       // iterations run first and left out of the trace
     int iterations = 1;   // measured iterations; all threads join and all devices sync between iterations
     std::map<std::string, std::string> env; // e.g. CUDA_DEVICE_MAX_CONNECTIONS
+    TimingMode timing = TimingMode::Auto;   // GPU runs only; the CLI's --timing overrides it
     std::optional<int> maxConnections() const;
 };
 

@@ -270,7 +270,7 @@ const FieldList kTopFields{"format",  "version", "id",  "title",  "description",
 const FieldList kDeviceFields{"index", "profile"};
 const FieldList kStreamFields{"name", "device", "kind", "priority"};
 const FieldList kThreadFields{"name", "device", "repeat", "workers", "ops"};
-const FieldList kRunFields{"warmup", "iterations", "env"};
+const FieldList kRunFields{"warmup", "iterations", "env", "timing"};
 const FieldList kExpectFields{"id", "metric", "streams", "spans", "kinds", "device", "op", "value", "why", "key"};
 const FieldList kVariantFields{"id", "title", "description", "set", "expect", "effect"};
 const FieldList kAllOpFields{"op",  "name",  "stream",   "event",       "kernel", "grid",       "block",
@@ -962,6 +962,15 @@ public:
         if (const Json* i = find(*run, "iterations"))
             settings.iterations =
                 int(readIntIn(*i, "/run/iterations", "iterations", 1, std::numeric_limits<int>::max()));
+        if (const Json* t = find(*run, "timing")) {
+            if (!t->is_string())
+                fail("/run/timing", "expected a string (auto, cupti, events or both), got " + typeName(*t));
+            const auto mode = timingModeFromString(t->get<std::string>());
+            if (!mode)
+                fail("/run/timing", "unknown timing " + jsonQuoted(t->get<std::string>()) +
+                                        ": expected auto, cupti, events or both");
+            settings.timing = *mode;
+        }
         if (const Json* env = find(*run, "env")) {
             expectObject(*env, "/run/env");
             for (const auto& item : env->items()) {
@@ -1659,6 +1668,8 @@ std::string scenarioToJson(const Scenario& s)
         }
         run["env"] = std::move(env);
     }
+    if (s.run.timing != TimingMode::Auto)
+        run["timing"] = std::string(toString(s.run.timing));
     if (!run.empty())
         j["run"] = std::move(run);
     if (!s.expect.empty())

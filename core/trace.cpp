@@ -67,6 +67,17 @@ std::optional<FlowKind> flowKindFromString(std::string_view s) { return lookup(k
 std::optional<TrackKind> trackKindFromString(std::string_view s) { return lookup(kTrackKinds, s); }
 std::optional<TraceSource> traceSourceFromString(std::string_view s) { return lookup(kSources, s); }
 
+namespace {
+constexpr std::array<std::pair<SpanTiming, std::string_view>, 3> kSpanTimings{{
+    {SpanTiming::Measured, "measured"},
+    {SpanTiming::Corrected, "corrected"},
+    {SpanTiming::Uncertain, "uncertain"},
+}};
+} // namespace
+
+std::string_view toString(SpanTiming k) { return nameOf(kSpanTimings, k); }
+std::optional<SpanTiming> spanTimingFromString(std::string_view s) { return lookup(kSpanTimings, s); }
+
 bool isGpuSpan(SpanKind k)
 {
     return k != SpanKind::ApiCall && k != SpanKind::Sync && k != SpanKind::HostWork;
@@ -155,6 +166,17 @@ uint32_t Trace::addSpan(const SpanInit& s)
     spans.bytes.push_back(s.bytes);
     spans.grid.push_back(s.grid);
     spans.block.push_back(s.block);
+    const size_t n = spans.size();
+    if (s.timing != SpanTiming::Measured || !spans.timing.empty()) {
+        spans.timing.resize(n - 1, SpanTiming::Measured);
+        spans.timing.push_back(s.timing);
+    }
+    if (s.eventStartError != kNoEventError || !spans.eventStartError.empty()) {
+        spans.eventStartError.resize(n - 1, kNoEventError);
+        spans.eventEndError.resize(n - 1, kNoEventError);
+        spans.eventStartError.push_back(s.eventStartError);
+        spans.eventEndError.push_back(s.eventEndError);
+    }
     m_finalized = false;
     return uint32_t(spans.size() - 1);
 }
@@ -186,6 +208,12 @@ void Trace::finalize()
         permute(spans.bytes, order);
         permute(spans.grid, order);
         permute(spans.block, order);
+        if (!spans.timing.empty())
+            permute(spans.timing, order);
+        if (!spans.eventStartError.empty()) {
+            permute(spans.eventStartError, order);
+            permute(spans.eventEndError, order);
+        }
         std::vector<uint32_t> newIndex(n);
         for (uint32_t i = 0; i < n; ++i)
             newIndex[order[i]] = i;

@@ -49,6 +49,18 @@ enum class TraceSource : uint8_t {
     Imported,   // "imported"
 };
 
+// How far a GPU span's start is known (event-timed traces; docs/TRACE.md "Timing"). CUPTI, the simulator and
+// importers measure starts: every span is Measured.
+enum class SpanTiming : uint8_t {
+    Measured,   // "measured"
+    Corrected,  // "corrected": the event fired before the op could run; the start was moved to where the
+                //              evidence puts it (the copy engine's previous copy, a spin kernel's known duration)
+    Uncertain,  // "uncertain": the event fired while other work held the GPU; the op may have waited for SMs or a
+                //              queue, so its start is only bounded: it began at or after the drawn start
+};
+
+std::string_view toString(SpanTiming);
+std::optional<SpanTiming> spanTimingFromString(std::string_view);
 std::string_view toString(SpanKind);
 std::string_view toString(FlowKind);
 std::string_view toString(TrackKind);
@@ -106,7 +118,13 @@ struct SpanInit {
     int64_t bytes = 0;
     Dim3 grid{0, 0, 0};     // kernels; 0 = unknown
     Dim3 block{0, 0, 0};
+    SpanTiming timing = SpanTiming::Measured;
+    // Timing "both": the per-op CUDA event times minus the CUPTI times of the same op (ns); kNoEventError: none.
+    int64_t eventStartError = INT64_MIN;
+    int64_t eventEndError = INT64_MIN;
 };
+
+inline constexpr int64_t kNoEventError = INT64_MIN;
 
 // Struct of arrays: one entry per span in every column.
 struct SpanColumns {
@@ -121,8 +139,14 @@ struct SpanColumns {
     std::vector<int64_t> bytes;
     std::vector<Dim3> grid;
     std::vector<Dim3> block;
+    // Optional columns: empty when every span has the default (Measured; no event error), else one per span.
+    std::vector<SpanTiming> timing;
+    std::vector<int64_t> eventStartError;
+    std::vector<int64_t> eventEndError;
 
     size_t size() const { return start.size(); }
+    SpanTiming timingOf(size_t i) const { return timing.empty() ? SpanTiming::Measured : timing[i]; }
+    bool hasEventError(size_t i) const { return !eventStartError.empty() && eventStartError[i] != kNoEventError; }
     void reserve(size_t n);
     void clear();
 };

@@ -185,7 +185,16 @@ std::string writeFinalized(const Trace& t)
     appendColumn(out, "iteration", s.iteration, writeInt);
     appendColumn(out, "bytes", s.bytes, writeInt);
     appendColumn(out, "grid", s.grid, appendDim3);
-    appendColumn(out, "block", s.block, appendDim3, true);
+    const bool timing = !s.timing.empty();
+    const bool errors = !s.eventStartError.empty();
+    appendColumn(out, "block", s.block, appendDim3, !timing && !errors);
+    // Optional columns (docs/TRACE.md): only where a span differs from the default.
+    if (timing)
+        appendColumn(out, "timing", s.timing, writeInt, !errors);
+    if (errors) {
+        appendColumn(out, "event_start_error", s.eventStartError, writeInt);
+        appendColumn(out, "event_end_error", s.eventEndError, writeInt, true);
+    }
     out += "  },\n  \"flows\": {\n";
     appendColumn(out, "from", t.flows, [](std::string& o, const Flow& f) { appendInt(o, f.from); });
     appendColumn(out, "to", t.flows, [](std::string& o, const Flow& f) { appendInt(o, f.to); });
@@ -740,7 +749,8 @@ void readSpans(const Json& j, const std::map<std::string, RawColumn>& raw, Trace
     const std::string path = "/spans";
     expectObject(j, path);
     checkKeys(j, path,
-              {"track", "kind", "name", "start", "end", "thread", "op", "iteration", "bytes", "grid", "block"});
+              {"track", "kind", "name", "start", "end", "thread", "op", "iteration", "bytes", "grid", "block", "timing",
+               "event_start_error", "event_end_error"});
     ColumnReader cols(j, path, raw);
     const RawColumn* track = cols.column("track", true);
     const RawColumn* kind = cols.column("kind", true);
@@ -785,6 +795,24 @@ void readSpans(const Json& j, const std::map<std::string, RawColumn>& raw, Trace
         s.block = block->dim3;
     else
         s.block.assign(n, Dim3{0, 0, 0});
+    if (const RawColumn* timing = cols.column("timing", false)) {
+        s.timing.resize(n);
+        for (size_t i = 0; i < n; ++i) {
+            const int64_t v = timing->values[i];
+            if (v < 0 || v > int64_t(SpanTiming::Uncertain))
+                fail(child(cols.path("timing"), i), "timing " + std::to_string(v) +
+                                                        " is not 0 (measured), 1 (corrected) or 2 (uncertain)");
+            s.timing[i] = SpanTiming(v);
+        }
+    }
+    const RawColumn* startError = cols.column("event_start_error", false);
+    const RawColumn* endError = cols.column("event_end_error", false);
+    if (bool(startError) != bool(endError))
+        fail(path, "event_start_error and event_end_error come together");
+    if (startError) {
+        s.eventStartError = startError->values;
+        s.eventEndError = endError->values;
+    }
 }
 
 void readFlows(const Json& j, const std::map<std::string, RawColumn>& raw, Trace& t, const std::vector<FlowKind>& kinds)

@@ -1,8 +1,11 @@
-// The CUDA backend (DESIGN.md §4): issues each op of the scenario with the real CUDA runtime call, brackets every
-// GPU op with timing events on its own stream, times host API calls with steady_clock, and maps each device's
-// event times onto that clock through one origin event per device and iteration.
+// The CUDA backend (DESIGN.md §4): issues each op of the scenario with the real CUDA runtime call and times host
+// API calls with steady_clock. GPU ops are timed by CUPTI activity records (matched by correlation id, already on
+// steady_clock; per-stream anchor events check the alignment) or by timing events on their own stream, mapped onto
+// that clock through one origin event per device and iteration. One last iteration runs with no timing at all.
 #include "cuda_backend.h"
 
+#include "cupti_records.h"
+#include "cupti_tracer.h"
 #include "kernel_library.cuh"
 
 #include <cuda_runtime.h>
@@ -19,6 +22,7 @@
 #include <cstring>
 #include <ctime>
 #include <exception>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -230,6 +234,15 @@ struct Timing {
     cudaEvent_t end = nullptr;
 };
 
+// A GPU op (or graph launch) whose CUPTI records are matched at the end of the iteration.
+struct CuptiPending {
+    uint32_t record = 0;     // the op's record; a graph launch's own record
+    CorrelationIds ids;
+    uint32_t firstNode = 0;  // graphs: the records of the nodes that CUPTI records, in node order
+    uint32_t nodeCount = 0;
+    int lane = -1;
+};
+
 struct ThreadState {
     int hostThread = 0;
     int thread = 0; // scenario thread
@@ -239,6 +252,8 @@ struct ThreadState {
     std::vector<OpResources> ops;
     int currentDevice = -1;
     std::vector<Timing> timings;
+    std::vector<CuptiPending> cupti;                // this iteration
+    size_t iterationFirstRecord = 0;                // records of the current iteration start here
     std::unique_ptr<HostFuncSlot[]> hostFuncSlots; // for one iteration
     size_t hostFuncSlotCount = 0;
     size_t nextHostFuncSlot = 0;
@@ -266,9 +281,20 @@ struct ThreadState {
 //
 // The mutex is held from that decision to the end event's record, and by everything else that enqueues into the
 // lane while ops are timed, so that no other host thread's work lands between an op and its events.
+//
+// Timing "cupti": no event is recorded per op. Each lane gets one anchor event before its first op of the iteration
+// (nothing before it in the stream, so it holds nothing back) and one after all host threads issued everything
+// (nothing follows it): the CUPTI spans of the lane must lie between them, a check of both clock mappings.
 struct Lane {
     std::mutex mutex;
     cudaEvent_t lastEnd = nullptr; // end event of the lane's last timed op, if nothing was enqueued after it
+    std::atomic<bool> anchored{false};
+    bool ended = false;
+    cudaEvent_t anchorStart = nullptr;
+    cudaEvent_t anchorEnd = nullptr;
+    cudaStream_t handle = nullptr;
+    int device = 0;
+    bool perThread = false; // cudaStreamPerThread: only its own host thread can record on it
 };
 
 // Locks lanes in the given (ascending) order; unlocks on destruction.
@@ -352,7 +378,7 @@ public:
     CudaBackend& operator=(const CudaBackend&) = delete;
 
     std::string name() const override { return "cuda"; }
-    TraceSource source() const override { return TraceSource::CudaEvents; }
+    TraceSource source() const override { return m_cuptiTiming ? TraceSource::Cupti : TraceSource::CudaEvents; }
     bool simulatesHostThreads() const override { return false; }
 
     Status prepare(const RunPlan& plan, RunInfo& info) override;
@@ -360,10 +386,12 @@ public:
     Status issue(HostThreadContext& ctx, const PlannedOp& op) override;
     void endThread(HostThreadContext& ctx) override;
     Status endIteration(int iteration) override;
+    bool beginUntimedIteration() override;
     void abort() override { m_abort.store(true); }
     Status finish(Recording& rec) override;
 
 private:
+    void resolveTiming(RunInfo& info);
     Status checkDevices(const RunPlan& plan);
     Status describeDevices(RunInfo& info);
     Status createStreams();
@@ -379,6 +407,14 @@ private:
     Status warmUpStreams();
     Status anchorAll();
     Status collect(std::string_view when);
+    void collectCupti();
+    void checkAnchors(const std::vector<std::pair<int64_t, int64_t>>& laneSpans);
+    void writeCuptiCapture(const std::vector<CuptiRecord>& records, const std::vector<CuptiIssue>& issues,
+                           const std::vector<std::pair<const ThreadState*, const CuptiPending*>>& owners);
+    void anchorLane(const StreamState& st);
+    void recordEndAnchors();
+    void noteIterationMakespan(int iteration);
+    void storeTimingSettings();
     void resetIterationState();
     void appendDeps(Recording& rec);
     void release();
@@ -406,6 +442,24 @@ private:
     void flowsFromDevice(int device, RecordRef to, FlowKind kind, std::vector<DepRecord>& out) const;
 
     CudaBackendOptions m_options;
+    // What times GPU ops now: per-op events, CUPTI, either, or (the untimed iteration) neither. Changed only between
+    // iterations, while no host thread runs.
+    bool m_opEvents = false;
+    bool m_cuptiOn = false;
+    bool m_cuptiTiming = false;    // the run's GPU spans come from CUPTI (stays set through the untimed iteration)
+    bool m_untimedNow = false;
+    TimingMode m_timing = TimingMode::Events;
+    int64_t m_cuptiOffset = 0;     // host clock minus CUPTI's
+    int64_t m_lastSyncDone = 0;    // host clock when the devices were last found idle
+    std::vector<int64_t> m_timedMakespans; // host clock, first issue to device sync, per measured iteration
+    int64_t m_untimedMakespan = -1;
+    size_t m_cuptiMatched = 0, m_cuptiUnmatchedOps = 0, m_cuptiForeign = 0;
+    uint64_t m_cuptiDropped = 0;
+    int64_t m_anchorWorstNs = 0;   // largest distance of a CUPTI span outside its lane's anchor events
+    size_t m_anchorChecks = 0;
+    std::vector<int64_t> m_anchorEndGaps; // end anchor minus the lane's last CUPTI end
+    bool m_captureNext = false;
+    size_t m_depsBeforeUntimed = 0; // the untimed iteration's flows are dropped with its records
     const RunPlan* m_plan = nullptr;
     RunInfo* m_info = nullptr; // alive from prepare() to finish() (the Runner keeps it for the trace)
     std::atomic<bool> m_abort{false};
@@ -459,6 +513,8 @@ Status CudaBackend::prepare(const RunPlan& plan, RunInfo& info)
 
     if (Status st = checkDevices(plan); !st)
         return st;
+    // CUPTI before the first context and stream: its start-up costs fall here, never in a measured iteration.
+    resolveTiming(info);
     if (Status st = describeDevices(info); !st)
         return st;
     if (Status st = createStreams(); !st)
@@ -486,14 +542,23 @@ Status CudaBackend::prepare(const RunPlan& plan, RunInfo& info)
     }
     setSetting(info, "time_ops", m_options.timeOps ? "on" : "off");
     setSetting(info, "timing_events_per_iteration", std::to_string(m_timingEventsPerIteration));
-    setSetting(info, "graph_timing", m_options.graphNodeTiming ? "per node (captured event-record nodes)"
-                                                               : "whole graph (one span per launch)");
-    setSetting(info, "timing",
-               std::string("CUDA events on each op's stream; one origin event per device and iteration") +
-                   (m_options.shareBoundaryEvents
-                        ? "; an op issued to a busy stream (its last timed op's end event not complete, nothing "
-                          "enqueued after it) starts at that end event"
-                        : "; a start and an end event around every op"));
+    setSetting(info, "graph_timing",
+               m_cuptiOn ? "per node (CUPTI records of the graph's kernel, copy and memset nodes)"
+               : m_options.graphNodeTiming ? "per node (captured event-record nodes)"
+                                           : "whole graph (one span per launch)");
+    std::string how;
+    if (m_cuptiOn)
+        how = "CUPTI activity records (CONCURRENT_KERNEL, MEMCPY, MEMCPY2, MEMSET) matched by correlation id, on "
+              "the host's steady clock; one anchor event per stream before its first op and after its last";
+    if (m_opEvents)
+        how += std::string(how.empty() ? "" : "; plus ") +
+               "CUDA events on each op's stream; one origin event per device and iteration" +
+               (m_options.shareBoundaryEvents
+                    ? "; an op issued to a busy stream (its last timed op's end event not complete, nothing "
+                      "enqueued after it) starts at that end event"
+                    : "; a start and an end event around every op");
+    if (!how.empty())
+        setSetting(info, "timing_method", how);
     return anchorAll();
 }
 
@@ -675,6 +740,12 @@ Status CudaBackend::createStreams()
     }
     m_laneCount = laneOf.size();
     m_lanes = std::make_unique<Lane[]>(m_laneCount);
+    for (const auto& st : m_streams) {
+        Lane& lane = m_lanes[size_t(st.lane)];
+        lane.handle = st.handle;
+        lane.device = st.device;
+        lane.perThread = st.kind == StreamKind::PerThreadDefault;
+    }
     for (int d : m_deviceList) {
         auto& dev = *m_devices[size_t(d)];
         dev.legacyLanes.clear();
@@ -990,7 +1061,7 @@ Status CudaBackend::prepareOp(ThreadState& ts, const Op& op, int device, OpResou
             if (Status st = prepareOp(ts, node, device, nr, nodePath); !st)
                 return st;
         }
-        const bool nodeTiming = m_options.timeOps && m_options.graphNodeTiming && !op.ops.empty();
+        const bool nodeTiming = m_opEvents && !m_cuptiOn && m_options.graphNodeTiming && !op.ops.empty();
         Status st = captureGraph(ts, op, device, res, nodeTiming);
         if (!st && nodeTiming) // per-node timing is a refinement: fall back to one span for the whole graph
             st = captureGraph(ts, op, device, res, false);
@@ -1137,7 +1208,7 @@ Status CudaBackend::prepareThreads()
         ts->expectedRecords = perPass * tasks * iterations;
         ts->expectedTimings = timingsPerPass * tasks;
         ts->timings.reserve(ts->expectedTimings);
-        if (m_options.timeOps && hostFuncsPerPass > 0) {
+        if ((m_opEvents || m_cuptiOn) && hostFuncsPerPass > 0) {
             // A worker may take every task of its pool: `repeat` bounds its passes.
             ts->hostFuncSlotCount = hostFuncsPerPass * repeat;
             ts->hostFuncSlots = std::make_unique<HostFuncSlot[]>(ts->hostFuncSlotCount);
@@ -1171,7 +1242,7 @@ Status CudaBackend::createTimingPools()
     const auto& plan = *m_plan;
     const auto& s = *plan.scenario;
     std::map<int, size_t> perDevice;
-    if (m_options.timeOps) {
+    if (m_opEvents) {
         for (size_t t = 0; t < s.threads.size(); ++t) {
             const auto& th = s.threads[t];
             const int h0 = plan.firstHostThread[t];
@@ -1192,7 +1263,7 @@ Status CudaBackend::createTimingPools()
         auto& dev = *m_devices[size_t(d)];
         if (cudaError_t e = cudaSetDevice(d); e != cudaSuccess)
             return cudaFailure("cudaSetDevice", e, "device " + std::to_string(d));
-        const size_t n = m_options.timeOps ? perDevice[d] + kTimingEventMargin : 0;
+        const size_t n = m_opEvents ? perDevice[d] + kTimingEventMargin : 0;
         dev.timingPool.assign(n, nullptr);
         for (auto& ev : dev.timingPool)
             if (cudaError_t e = cudaEventCreateWithFlags(&ev, cudaEventDefault); e != cudaSuccess)
@@ -1202,6 +1273,16 @@ Status CudaBackend::createTimingPools()
             if (cudaError_t e = cudaEventCreateWithFlags(&ev, cudaEventDefault); e != cudaSuccess)
                 return cudaFailure("cudaEventCreateWithFlags", e, "the origin events of device " + std::to_string(d));
         m_timingEventsPerIteration += int64_t(n);
+    }
+    // CUPTI's anchor events, two per lane.
+    for (size_t l = 0; l < m_laneCount && m_cuptiOn && !m_opEvents; ++l) {
+        Lane& lane = m_lanes[l];
+        if (cudaError_t e = cudaSetDevice(lane.device); e != cudaSuccess)
+            return cudaFailure("cudaSetDevice", e, "device " + std::to_string(lane.device));
+        for (cudaEvent_t* ev : {&lane.anchorStart, &lane.anchorEnd})
+            if (cudaError_t e = cudaEventCreateWithFlags(ev, cudaEventDefault); e != cudaSuccess)
+                return cudaFailure("cudaEventCreateWithFlags", e, "the anchor events of a stream");
+        m_timingEventsPerIteration += 2;
     }
     return {};
 }
@@ -1277,6 +1358,12 @@ Status CudaBackend::anchorAll()
         if (m_info)
             m_info->clockAlignmentErrorNs = std::max(m_info->clockAlignmentErrorNs, double(bestWidth) / 2.0);
     }
+    if (m_cuptiOn) {
+        int64_t error = 0;
+        m_cuptiOffset = CuptiTracer::instance().clockOffsetNs(&error);
+        if (m_info)
+            m_info->clockAlignmentErrorNs = std::max(m_info->clockAlignmentErrorNs, double(error));
+    }
     return {};
 }
 
@@ -1290,6 +1377,7 @@ Status CudaBackend::beginThread(HostThreadContext& ctx)
     auto& ts = *m_threads[size_t(ctx.hostThread)];
     ctx.backendData = &ts;
     ts.records = ctx.records;
+    ts.iterationFirstRecord = ts.records ? ts.records->size() : 0;
     if (!ts.reserved && ts.records) {
         ts.records->reserve(ts.records->size() + ts.expectedRecords);
         ts.reserved = true;
@@ -1339,7 +1427,7 @@ cudaEvent_t CudaBackend::acquireEvent(int device)
 
 std::optional<LaneGuard> CudaBackend::lockLanes(const StreamState& st)
 {
-    if (!m_options.timeOps || st.lockLanes.empty())
+    if (!m_opEvents || st.lockLanes.empty())
         return std::nullopt;
     return std::optional<LaneGuard>{std::in_place, m_lanes.get(), st.lockLanes};
 }
@@ -1374,7 +1462,7 @@ Status CudaBackend::startEvent(const StreamState& st, const std::string& where, 
 // shares an end event with it.
 void CudaBackend::endLane(const StreamState& st, cudaEvent_t end)
 {
-    if (!m_options.timeOps)
+    if (!m_opEvents)
         return;
     if (st.kind == StreamKind::LegacyDefault) {
         for (int l : st.lockLanes)
@@ -1472,11 +1560,11 @@ Status CudaBackend::issueGpuOp(ThreadState& ts, const PlannedOp& p, OpResources&
     const auto& st = m_streams[size_t(p.stream)];
     if (Status s = useDevice(ts, st.device, res.where); !s)
         return s;
-    if (p.op->kind == OpKind::HostFunc && m_options.timeOps && ts.nextHostFuncSlot < ts.hostFuncSlotCount)
+    if (p.op->kind == OpKind::HostFunc && (m_opEvents || m_cuptiOn) && ts.nextHostFuncSlot < ts.hostFuncSlotCount)
         return issueTimedHostFunc(ts, p, res, r);
     Timing t;
     const auto guard = lockLanes(st);
-    if (m_options.timeOps) {
+    if (m_opEvents) {
         t.device = st.device;
         if (Status started = startEvent(st, res.where, t.start); !started)
             return started; // the run ends; collect() resets the lanes
@@ -1486,22 +1574,30 @@ Status CudaBackend::issueGpuOp(ThreadState& ts, const PlannedOp& p, OpResources&
             return runtimeError("cudaEventCreate failed for " + res.where + ": out of timing events");
     }
     r.gpuKind = gpuSpanKindOf(*p.op);
+    const bool cupti = m_cuptiOn && p.op->kind != OpKind::HostFunc;
+    if (cupti) {
+        anchorLane(st);
+        CuptiTracer::resetCorrelationIds();
+    }
     r.apiStart = hostNowNs();
     const cudaError_t e = enqueue(*p.op, res, st.handle);
     r.apiEnd = hostNowNs();
+    const CorrelationIds ids = cupti ? CuptiTracer::lastCorrelationIds() : CorrelationIds{};
     if (e != cudaSuccess)
         return cudaFailure(apiName(*p.op), e, res.where, launchDetail(*p.op, res));
-    if (m_options.timeOps) {
+    if (m_opEvents) {
         if (cudaError_t e2 = cudaEventRecord(t.end, st.handle); e2 != cudaSuccess)
             return cudaFailure("cudaEventRecord", e2, res.where, "end timing event");
         endLane(st, t.end);
     }
     const auto index = uint32_t(ts.records->size());
     ts.records->push_back(r);
-    if (m_options.timeOps) {
+    if (m_opEvents) {
         t.record = index;
         ts.timings.push_back(t);
     }
+    if (cupti)
+        ts.cupti.push_back({index, ids, 0, 0, st.lane});
     const RecordRef ref{uint32_t(ts.hostThread), index};
     std::lock_guard lock(m_depMutex);
     noteGpuOp(p.stream, ref, ref);
@@ -1538,8 +1634,10 @@ Status CudaBackend::issueGraph(ThreadState& ts, const PlannedOp& p, OpResources&
     auto& g = *res.graph;
     if (Status s = useDevice(ts, st.device, res.where); !s)
         return s;
-    const bool nodes = m_options.timeOps && g.nodeTiming;
-    const bool whole = m_options.timeOps && !g.nodeTiming;
+    // CUPTI records every kernel, copy and memset node; events time the graph as a whole or per node.
+    const bool cupti = m_cuptiOn;
+    const bool nodes = m_opEvents && !cupti && g.nodeTiming;
+    const bool whole = m_opEvents && !cupti && !g.nodeTiming;
     Timing t;
     t.device = st.device;
     const auto guard = lockLanes(st);
@@ -1563,9 +1661,14 @@ Status CudaBackend::issueGraph(ThreadState& ts, const PlannedOp& p, OpResources&
     // (Per-node timing needs no start: the graph begins with its own captured event-record node.)
     endLane(st, nullptr); // until the end event is recorded
     r.gpuKind = SpanKind::Kernel;
+    if (cupti) {
+        anchorLane(st);
+        CuptiTracer::resetCorrelationIds();
+    }
     r.apiStart = hostNowNs();
     const cudaError_t e = cudaGraphLaunch(g.exec, st.handle);
     r.apiEnd = hostNowNs();
+    const CorrelationIds ids = cupti ? CuptiTracer::lastCorrelationIds() : CorrelationIds{};
     if (e != cudaSuccess)
         return cudaFailure("cudaGraphLaunch", e, res.where);
     if (whole) {
@@ -1597,9 +1700,26 @@ Status CudaBackend::issueGraph(ThreadState& ts, const PlannedOp& p, OpResources&
                 first = {h, index};
             last = {h, index};
         }
+    } else if (cupti) {
+        // Host-function nodes leave no CUPTI record: the nodes with one, in graph order, take the records.
+        CuptiPending pending{graphIndex, ids, uint32_t(ts.records->size()), 0, st.lane};
+        for (size_t n = 0; n < g.nodes.size(); ++n) {
+            if (p.op->ops[n].kind == OpKind::HostFunc)
+                continue;
+            OpRecord nr = r;
+            nr.node = int(n);
+            nr.apiStart = nr.apiEnd = -1;
+            nr.gpuKind = gpuSpanKindOf(p.op->ops[n]);
+            const auto index = uint32_t(ts.records->size());
+            ts.records->push_back(nr);
+            if (pending.nodeCount++ == 0)
+                first = {h, index};
+            last = {h, index};
+        }
+        ts.cupti.push_back(pending);
     }
     std::lock_guard lock(m_depMutex);
-    if (nodes)
+    if (nodes || (cupti && first.index != graphIndex))
         m_deps.push_back({{h, graphIndex}, first, FlowKind::Launch, true, false});
     noteGpuOp(p.stream, first, last);
     return {};
@@ -1837,6 +1957,7 @@ Status CudaBackend::collect(std::string_view when)
         if (e != cudaSuccess && first)
             first = cudaFailure("cudaDeviceSynchronize", e, "device " + std::to_string(d) + " " + std::string(when));
     }
+    m_lastSyncDone = hostNowNs();
     for (auto& tsp : m_threads) {
         auto& ts = *tsp;
         for (const auto& t : ts.timings) {
@@ -1874,15 +1995,266 @@ Status CudaBackend::collect(std::string_view when)
         ts.hostFuncTimings.clear();
         ts.nextHostFuncSlot = 0;
     }
+    collectCupti();
     for (int d : m_deviceList) {
         auto& dev = *m_devices[size_t(d)];
         dev.nextTiming.store(0);
         dev.overflowUsed = 0;
     }
     // The pool's events are recorded again from the next iteration on: no lane may point at one.
-    for (size_t l = 0; l < m_laneCount; ++l)
+    for (size_t l = 0; l < m_laneCount; ++l) {
         m_lanes[l].lastEnd = nullptr;
+        m_lanes[l].anchored.store(false);
+        m_lanes[l].ended = false;
+    }
     return first;
+}
+
+// Matches this iteration's CUPTI records to the ops that issued them (the devices are idle: everything was
+// recorded). Timing "both": the event times of the same op move to eventStart/eventEnd.
+void CudaBackend::collectCupti()
+{
+    bool any = false;
+    for (const auto& ts : m_threads)
+        any = any || !ts->cupti.empty();
+    if (!any && !m_cuptiOn)
+        return;
+    auto& tracer = CuptiTracer::instance();
+    const std::vector<CuptiRecord> records = tracer.take(&m_cuptiDropped);
+    std::vector<CuptiIssue> issues;
+    std::vector<std::pair<const ThreadState*, const CuptiPending*>> owners;
+    for (const auto& tsp : m_threads)
+        for (const auto& pnd : tsp->cupti) {
+            issues.push_back({pnd.ids.runtime, pnd.ids.driver});
+            owners.emplace_back(tsp.get(), &pnd);
+        }
+    const CuptiMatch match = matchCuptiRecords(records, issues, m_cuptiOffset);
+    m_cuptiForeign += match.unmatched;
+    std::vector<std::pair<int64_t, int64_t>> laneSpans(m_laneCount, {INT64_MAX, INT64_MIN});
+    for (size_t k = 0; k < owners.size(); ++k) {
+        auto& ts = *const_cast<ThreadState*>(owners[k].first);
+        const CuptiPending& pnd = *owners[k].second;
+        const auto& times = match.times[k];
+        if (!ts.records || pnd.record >= ts.records->size())
+            continue;
+        if (times.empty()) {
+            ++m_cuptiUnmatchedOps;
+            continue;
+        }
+        m_cuptiMatched += times.size();
+        auto place = [&](OpRecord& rec, int64_t start, int64_t end) {
+            if (rec.hasGpu()) { // timing "both": what the events said
+                rec.eventStart = rec.gpuStart;
+                rec.eventEnd = rec.gpuEnd;
+            }
+            rec.gpuStart = start;
+            rec.gpuEnd = std::max(start, end);
+            if (pnd.lane >= 0) {
+                auto& [lo, hi] = laneSpans[size_t(pnd.lane)];
+                lo = std::min(lo, start);
+                hi = std::max(hi, end);
+            }
+        };
+        if (pnd.nodeCount == 0) {
+            // One op, one record (a staged copy may come in several: the op spans them all).
+            int64_t end = times.front().end;
+            for (const auto& t : times)
+                end = std::max(end, t.end);
+            place((*ts.records)[pnd.record], times.front().start, end);
+        } else {
+            const size_t n = std::min<size_t>(pnd.nodeCount, times.size());
+            for (size_t i = 0; i < n && pnd.firstNode + i < ts.records->size(); ++i)
+                place((*ts.records)[pnd.firstNode + i], times[i].start, times[i].end);
+            if (times.size() != pnd.nodeCount)
+                ++m_cuptiUnmatchedOps;
+        }
+    }
+    checkAnchors(laneSpans);
+    if (m_captureNext && !m_options.cuptiCapturePath.empty())
+        writeCuptiCapture(records, issues, owners);
+    m_captureNext = false;
+    for (auto& tsp : m_threads)
+        tsp->cupti.clear();
+}
+
+// The lane's CUPTI spans against its anchor events, which the event clock (origin event) maps: a span outside
+// [start anchor, end anchor] means the two clock mappings disagree by that much.
+void CudaBackend::checkAnchors(const std::vector<std::pair<int64_t, int64_t>>& laneSpans)
+{
+    for (size_t l = 0; l < m_laneCount; ++l) {
+        Lane& lane = m_lanes[l];
+        const auto [lo, hi] = laneSpans[l];
+        if (!lane.anchored.load() || lo == INT64_MAX || size_t(lane.device) >= m_devices.size())
+            continue;
+        const auto& dev = *m_devices[size_t(lane.device)];
+        float msStart = 0;
+        if (!dev.origin || cudaEventElapsedTime(&msStart, dev.origin, lane.anchorStart) != cudaSuccess) {
+            (void)cudaGetLastError();
+            continue;
+        }
+        const int64_t startHost = dev.anchorNs + int64_t(std::llround(double(msStart) * 1e6));
+        int64_t worst = startHost - lo;
+        float msEnd = 0;
+        if (lane.ended && cudaEventElapsedTime(&msEnd, dev.origin, lane.anchorEnd) == cudaSuccess) {
+            const int64_t endHost = dev.anchorNs + int64_t(std::llround(double(msEnd) * 1e6));
+            worst = std::max(worst, hi - endHost);
+            m_anchorEndGaps.push_back(endHost - hi);
+        } else {
+            (void)cudaGetLastError();
+        }
+        m_anchorWorstNs = std::max(m_anchorWorstNs, worst);
+        ++m_anchorChecks;
+    }
+}
+
+void CudaBackend::writeCuptiCapture(const std::vector<CuptiRecord>& records, const std::vector<CuptiIssue>& issues,
+                                    const std::vector<std::pair<const ThreadState*, const CuptiPending*>>& owners)
+{
+    CuptiCapture c;
+    c.hostMinusCupti = m_cuptiOffset;
+    c.issues = issues;
+    c.records = records;
+    for (const auto& [ts, pnd] : owners) {
+        const OpRecord* rec = ts->records && pnd->record < ts->records->size() ? &(*ts->records)[pnd->record] : nullptr;
+        c.issueApiStart.push_back(rec ? rec->apiStart : -1);
+        c.issueApiEnd.push_back(rec ? rec->apiEnd : -1);
+        c.issueNames.push_back(rec && size_t(rec->op) < ts->ops.size() ? ts->ops[size_t(rec->op)].name : "");
+    }
+    std::ofstream out(m_options.cuptiCapturePath, std::ios::binary | std::ios::trunc);
+    out << cuptiCaptureToJson(c);
+}
+
+// Timing "cupti": the lane's anchor event before its first op of the iteration. Nothing of the iteration is
+// before it in its stream, so it completes as soon as the queue reaches it and holds nothing back.
+void CudaBackend::anchorLane(const StreamState& st)
+{
+    Lane& lane = m_lanes[size_t(st.lane)];
+    if (m_opEvents || !lane.anchorStart || lane.anchored.load(std::memory_order_acquire))
+        return;
+    std::lock_guard lock(lane.mutex);
+    if (lane.anchored.load(std::memory_order_relaxed))
+        return;
+    if (cudaEventRecord(lane.anchorStart, st.handle) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return;
+    }
+    lane.anchored.store(true, std::memory_order_release);
+}
+
+// After every host thread issued everything: nothing follows these events in their queues.
+void CudaBackend::recordEndAnchors()
+{
+    for (size_t l = 0; l < m_laneCount; ++l) {
+        Lane& lane = m_lanes[l];
+        if (!lane.anchored.load() || lane.perThread || !lane.anchorEnd)
+            continue;
+        if (cudaSetDevice(lane.device) == cudaSuccess && cudaEventRecord(lane.anchorEnd, lane.handle) == cudaSuccess)
+            lane.ended = true;
+        else
+            (void)cudaGetLastError();
+    }
+}
+
+// Host clock from the iteration's first issuing call to the device sync that found all work done: the same
+// measure for timed and untimed iterations.
+void CudaBackend::noteIterationMakespan(int iteration)
+{
+    int64_t first = INT64_MAX;
+    for (const auto& tsp : m_threads) {
+        if (!tsp->records)
+            continue;
+        for (size_t i = tsp->iterationFirstRecord; i < tsp->records->size(); ++i)
+            if ((*tsp->records)[i].hasApi())
+                first = std::min(first, (*tsp->records)[i].apiStart);
+    }
+    if (first == INT64_MAX || !m_plan)
+        return;
+    const int64_t makespan = m_lastSyncDone - first;
+    if (m_untimedNow)
+        m_untimedMakespan = makespan;
+    else if (iteration >= std::max(0, m_plan->scenario->run.warmup))
+        m_timedMakespans.push_back(makespan);
+}
+
+void CudaBackend::storeTimingSettings()
+{
+    RunInfo& info = *m_info;
+    if (!m_timedMakespans.empty()) {
+        std::vector<int64_t> v = m_timedMakespans;
+        std::nth_element(v.begin(), v.begin() + ptrdiff_t(v.size() / 2), v.end());
+        const int64_t timed = v[v.size() / 2];
+        setSetting(info, "timed_makespan_ns", std::to_string(timed));
+        if (m_untimedMakespan > 0) {
+            setSetting(info, "untimed_makespan_ns", std::to_string(m_untimedMakespan));
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "%.4f", double(timed) / double(m_untimedMakespan));
+            setSetting(info, "timing_perturbation", buf);
+        }
+    }
+    if (m_cuptiTiming) {
+        setSetting(info, "cupti_records", std::to_string(m_cuptiMatched) + " matched to ops; " +
+                                              std::to_string(m_cuptiUnmatchedOps) + " ops without their records; " +
+                                              std::to_string(m_cuptiDropped) + " dropped by CUPTI");
+        if (m_anchorChecks > 0) {
+            std::vector<int64_t> gaps = m_anchorEndGaps;
+            std::sort(gaps.begin(), gaps.end());
+            char buf[256];
+            std::snprintf(buf, sizeof buf,
+                          "%zu stream-iterations: CUPTI spans within their streams' anchor events to %.1f us; end "
+                          "anchor %.1f us after the last span (median)",
+                          m_anchorChecks, double(std::max<int64_t>(0, m_anchorWorstNs)) / 1000.0,
+                          gaps.empty() ? 0.0 : double(gaps[gaps.size() / 2]) / 1000.0);
+            setSetting(info, "clock_check", buf);
+        }
+    }
+}
+
+bool CudaBackend::beginUntimedIteration()
+{
+    if (!m_prepared || !m_options.timeOps || !m_options.measureUntimed)
+        return false;
+    m_untimedNow = true;
+    m_depsBeforeUntimed = m_deps.size();
+    m_opEvents = false;
+    if (m_cuptiOn)
+        CuptiTracer::instance().disable();
+    m_cuptiOn = false;
+    return true;
+}
+
+// Timing: the mode asked for, or auto; CUPTI failures fall back to events with the reason (the run goes on).
+void CudaBackend::resolveTiming(RunInfo& info)
+{
+    m_opEvents = false;
+    m_cuptiOn = false;
+    m_cuptiTiming = false;
+    m_untimedNow = false;
+    m_timedMakespans.clear();
+    m_untimedMakespan = -1;
+    m_cuptiMatched = m_cuptiUnmatchedOps = m_cuptiForeign = 0;
+    m_anchorWorstNs = 0;
+    m_anchorChecks = 0;
+    m_anchorEndGaps.clear();
+    if (!m_options.timeOps) {
+        m_timing = TimingMode::Events;
+        setSetting(info, "timing", "none");
+        return;
+    }
+    const TimingMode asked = m_options.timing;
+    std::string reason;
+    if (asked != TimingMode::Events) {
+        reason = cuptiUnavailableReason();
+        if (reason.empty())
+            reason = CuptiTracer::instance().enable();
+        m_cuptiOn = reason.empty();
+    }
+    m_opEvents = !m_cuptiOn || asked == TimingMode::Both;
+    m_cuptiTiming = m_cuptiOn;
+    m_timing = m_cuptiOn ? (asked == TimingMode::Both ? TimingMode::Both : TimingMode::Cupti) : TimingMode::Events;
+    info.source = m_cuptiOn ? TraceSource::Cupti : TraceSource::CudaEvents;
+    setSetting(info, "timing", std::string(toString(m_timing)));
+    if (asked != TimingMode::Events && !m_cuptiOn)
+        setSetting(info, "timing_reason", "CUDA events instead of CUPTI: " + reason);
 }
 
 // A sync or implicit flow says "this waited for that": keep it only where that was still running when the waiting
@@ -1922,7 +2294,16 @@ void CudaBackend::resetIterationState()
 
 Status CudaBackend::endIteration(int iteration)
 {
+    if (m_cuptiOn) {
+        recordEndAnchors();
+        m_captureNext = m_plan && iteration + 1 == m_plan->totalIterations();
+    }
     Status st = collect("at the end of iteration " + std::to_string(iteration));
+    noteIterationMakespan(iteration);
+    if (m_untimedNow) {
+        std::lock_guard lock(m_depMutex);
+        m_deps.resize(std::min(m_deps.size(), m_depsBeforeUntimed));
+    }
     resetIterationState();
     // Every iteration starts with the same device memory: what malloc ops left is freed, free ops get their
     // buffers back.
@@ -1938,6 +2319,8 @@ Status CudaBackend::endIteration(int iteration)
         st = fillFreePools();
     if (st && m_plan && iteration + 1 < m_plan->totalIterations())
         st = anchorAll();
+    else if (st && m_plan && iteration + 1 == m_plan->totalIterations() && m_options.measureUntimed)
+        st = anchorAll(); // the untimed iteration's device state matches the timed ones'
     return st;
 }
 
@@ -1955,10 +2338,12 @@ Status CudaBackend::finish(Recording& rec)
         // What the last (possibly failed) iteration timed is still read back, so that a partial trace keeps it.
         bool pending = false;
         for (const auto& ts : m_threads)
-            pending = pending || !ts->timings.empty() || !ts->hostFuncTimings.empty();
+            pending = pending || !ts->timings.empty() || !ts->hostFuncTimings.empty() || !ts->cupti.empty();
         if (pending)
             keep(collect("while finishing the run"));
-        if (m_info && m_options.timeOps)
+        if (m_info)
+            storeTimingSettings();
+        if (m_info && m_opEvents)
             setSetting(*m_info, "shared_start_events",
                        std::to_string(m_sharedStarts.load()) + " of " + std::to_string(m_timedStarts.load()));
         std::lock_guard lock(m_depMutex);
@@ -2028,6 +2413,16 @@ void CudaBackend::release()
             check("cudaStreamDestroy", cudaStreamDestroy(st.handle), "a scenario stream");
         }
     m_streams.clear();
+    for (size_t l = 0; l < m_laneCount; ++l)
+        for (cudaEvent_t ev : {m_lanes[l].anchorStart, m_lanes[l].anchorEnd})
+            if (ev)
+                check("cudaEventDestroy", cudaEventDestroy(ev), "an anchor event");
+    if (m_cuptiOn) {
+        CuptiTracer::instance().disable();
+        (void)CuptiTracer::instance().take();
+    }
+    m_cuptiOn = false;
+    m_opEvents = false;
     m_lanes.reset();
     m_laneCount = 0;
     for (auto& ev : m_events)
@@ -2123,6 +2518,10 @@ CudaProbe probeCuda()
     }
     return p;
 }
+
+std::string cuptiUnavailableReason() { return CuptiTracer::instance().attach(); }
+
+bool cuptiBuiltIn() { return CuptiTracer::builtIn(); }
 
 std::unique_ptr<Backend> makeCudaBackend(const CudaBackendOptions& options)
 {

@@ -1,5 +1,6 @@
-// The CUDA backend: runs a scenario on real GPUs, timing every GPU operation with CUDA events on its own stream
-// and every host API call with the host clock. Plain C++ header (no CUDA types) so that the CLI can use it.
+// The CUDA backend: runs a scenario on real GPUs, timing every GPU operation with CUPTI activity records or with
+// CUDA events on its stream (DESIGN.md §4), every host API call with the host clock, and one more iteration with no
+// timing at all: the observer effect as a number. Plain C++ header (no CUDA types) so that the CLI can use it.
 #pragma once
 
 #include "backend.h"
@@ -22,14 +23,24 @@ struct CudaProbe {
 // Asks the CUDA driver whether a GPU is usable; never creates a context, never throws.
 CudaProbe probeCuda();
 
+// Whether this build and machine can time with CUPTI: an empty string, else the one-line reason why not (no CUPTI
+// in the build, another profiler attached, insufficient permission). Attaches CUPTI on first use.
+std::string cuptiUnavailableReason();
+bool cuptiBuiltIn();
+
 struct CudaBackendOptions {
-    bool timeOps = true;                // bracket every GPU op with start/end events (off: benchmark baseline)
-    // An op issued to a busy stream (the previous timed op's end event not complete yet, nothing else enqueued
+    // cupti: CUPTI activity records (per-stream anchor events only); events: CUDA events around every op; both:
+    // CUPTI spans plus the event times, for their error; auto: cupti where usable, else events (with the reason).
+    TimingMode timing = TimingMode::Auto;
+    bool timeOps = true;                // time GPU ops at all (off: benchmark baseline)
+    bool measureUntimed = true;         // run one more iteration with no timing and store its makespan
+    std::string cuptiCapturePath;       // where set: the CUPTI records of the last measured iteration (tests/data)
+    // Timing "events": an op issued to a busy stream (the previous timed op's end event not complete yet, nothing else enqueued
     // behind it) starts at that end event instead of a start event of its own: one event per op on a busy
     // stream. Off: a start and an end event around every op (the benchmark compares both).
     bool shareBoundaryEvents = true;
     bool nvtx = true;                   // NVTX ranges named after the ops
-    // Graphs: one span per graph node, from event-record nodes captured between the nodes (their events are swapped
+    // Timing "events", graphs: one span per graph node, from event-record nodes captured between the nodes (their events are swapped
     // for fresh ones before every launch). Off: one span per graph launch. Costly, so off by default: on an H200
     // the node updates made each cudaGraphLaunch take ~50 us instead of a few, and every 1 us node ~4 us.
     bool graphNodeTiming = false;

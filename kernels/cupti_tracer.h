@@ -1,0 +1,59 @@
+// The CUPTI tracer: true start and end of every GPU operation from the CUPTI Activity API (DESIGN.md §4), with no
+// work added to the streams. Records are CONCURRENT_KERNEL (never KERNEL, which serializes kernels), MEMCPY,
+// MEMCPY2 (peer) and MEMSET, graph nodes included; each carries the correlation id of the API call that issued it,
+// which the issuing thread reads right after the call (lastCorrelationIds). Timestamps are on the host's
+// steady clock: CUPTI is given that clock (cuptiActivityRegisterTimestampCallback) and maps the GPU's onto it.
+//
+// One tracer per process (CUPTI allows one subscriber): attach() once, then enable()/disable() around the timed
+// iterations. Plain C++ header; the CUPTI types stay in cupti_tracer.cpp.
+#pragma once
+
+#include "cupti_records.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace streamscope {
+
+struct CorrelationIds {
+    uint32_t runtime = 0; // of the last CUDA runtime call this thread entered; 0: none
+    uint32_t driver = 0;  // of the last CUDA driver call (CUPTI gives kernels the driver call's id on some versions)
+};
+
+class CuptiTracer {
+public:
+    // The process's tracer. attach() subscribes and registers the buffers; an empty string on success, else why
+    // CUPTI is not usable ("another profiler is attached", "insufficient permission", CUPTI's message).
+    static CuptiTracer& instance();
+    static bool builtIn(); // false: this build has no CUPTI, and attach() says so
+    std::string attach();
+    bool attached() const { return m_attached; }
+
+    // Starts and stops recording (activity kinds and API callbacks): the untimed iteration runs with both off.
+    std::string enable();
+    void disable();
+    bool enabled() const { return m_enabled; }
+
+    // Clears this thread's correlation ids before an issuing call; reads them after it.
+    static void resetCorrelationIds();
+    static CorrelationIds lastCorrelationIds();
+
+    // Flushes CUPTI's buffers (call after the devices are synchronized) and returns what was recorded since the last
+    // take, and how many records CUPTI dropped.
+    std::vector<CuptiRecord> take(uint64_t* dropped = nullptr);
+
+    // The host steady clock minus CUPTI's clock, measured now (0 when CUPTI runs on the steady clock), and half the
+    // narrowest sampling window: the bound on that offset's error.
+    int64_t clockOffsetNs(int64_t* errorNs = nullptr) const;
+    bool usesHostClock() const { return m_hostClock; }
+
+private:
+    CuptiTracer() = default;
+    bool m_attached = false;
+    bool m_enabled = false;
+    bool m_hostClock = false;
+    std::string m_attachError;
+};
+
+} // namespace streamscope
