@@ -273,6 +273,8 @@ struct RunArgs {
     std::string profile;
     std::string variant;
     bool progress = false;
+    std::string timing;        // auto, cupti, events, both; empty: the scenario's run.timing
+    std::string cuptiCapture;  // where set: the CUPTI records of the last measured iteration (test fixtures)
 };
 
 struct ChosenBackend {
@@ -299,6 +301,8 @@ ChosenBackend chooseBackend(const RunArgs& args, const ss::Scenario& scenario)
         }
 #else
         (void)scenario;
+        if (args.timing == "cupti" || args.timing == "both")
+            std::cerr << "note: --timing " << args.timing << " applies to GPU runs only\n";
         if (args.backend == "cuda") {
             chosen.exitCode = fail("the CUDA backend is not built into this streamscope-cli "
                                    "(no CUDA toolkit at build time); use --backend sim",
@@ -313,7 +317,10 @@ ChosenBackend chooseBackend(const RunArgs& args, const ss::Scenario& scenario)
 #ifdef STREAMSCOPE_HAVE_CUDA
         if (!args.profile.empty())
             std::cerr << "warning: --profile applies to the simulator only; ignored on the GPU\n";
-        chosen.backend = ss::makeCudaBackend();
+        ss::CudaBackendOptions cuda;
+        cuda.timing = args.timing.empty() ? scenario.run.timing : *ss::timingModeFromString(args.timing);
+        cuda.cuptiCapturePath = args.cuptiCapture;
+        chosen.backend = ss::makeCudaBackend(cuda);
         if (!chosen.backend)
             chosen.exitCode = fail("could not create the CUDA backend", kExitRuntime);
 #endif
@@ -331,6 +338,30 @@ ChosenBackend chooseBackend(const RunArgs& args, const ss::Scenario& scenario)
     }
     chosen.backend = std::make_unique<ss::SimulatorBackend>(std::move(options));
     return chosen;
+}
+
+// Which timing a GPU run used, why it fell back, and what timing cost: one or two lines.
+void printTiming(const ss::RunInfo& info)
+{
+    std::string timing;
+    std::string reason;
+    std::string perturbation;
+    for (const auto& [k, v] : info.settings) {
+        if (k == "timing")
+            timing = v;
+        else if (k == "timing_reason")
+            reason = v;
+        else if (k == "timing_perturbation")
+            perturbation = v;
+    }
+    if (timing.empty())
+        return;
+    std::cout << "timing: " << timing;
+    if (!perturbation.empty())
+        std::cout << " (timed/untimed makespan " << perturbation << ")";
+    std::cout << '\n';
+    if (!reason.empty())
+        std::cerr << reason << '\n';
 }
 
 int cmdRun(const RunArgs& args, const std::string& command)
@@ -363,6 +394,7 @@ int cmdRun(const RunArgs& args, const std::string& command)
     } else {
         printScenarioLine(trace.info);
         std::cout << "backend: " << chosen.backend->name() << '\n';
+        printTiming(trace.info);
         printDevices(trace);
         printMetrics(ss::computeMetrics(trace));
         if (args.check && !printChecks(trace, scenario.expect))
@@ -491,6 +523,7 @@ struct SweepArgs {
     std::string variant;
     int thread = -1;
     bool json = false;
+    std::string timing;
 };
 
 // Makespan and speedup against one knob: instantly on the simulator, or run by run (with progress) on a GPU.
@@ -525,6 +558,7 @@ int cmdSweep(const SweepArgs& args)
         RunArgs runArgs;
         runArgs.backend = args.backend;
         runArgs.profile = args.profile;
+        runArgs.timing = args.timing;
         for (size_t i = 0; i < scenarios->size(); ++i) {
             const ss::Scenario& sc = (*scenarios)[i];
             ChosenBackend chosen = chooseBackend(runArgs, sc);
@@ -601,6 +635,14 @@ int runMain(int argc, char** argv)
     runCmd->add_option("--profile", run.profile, "Simulator device profile: a shipped id or a JSON file");
     runCmd->add_option("--variant", run.variant, "Run this variant of the scenario");
     runCmd->add_flag("--progress", run.progress, "Print \"progress: I/N iterations\" lines on stderr as the run goes");
+    const auto timingCheck = CLI::IsMember({"auto", "cupti", "events", "both"});
+    const char* timingHelp = "GPU timing: cupti (CUPTI activity records; the default where usable), events (CUDA "
+                             "events around every op), both (CUPTI plus the events' error); default: the scenario's "
+                             "run.timing, else auto";
+    runCmd->add_option("--timing", run.timing, timingHelp)->check(timingCheck);
+    runCmd->add_option("--cupti-capture", run.cuptiCapture,
+                       "Write the CUPTI records of the last measured iteration to this file (test fixtures)")
+        ->group("");
 
     std::vector<std::string> analyzePaths;
     bool analyzeJson = false;
@@ -624,6 +666,7 @@ int runMain(int argc, char** argv)
     sweepCmd->add_option("--variant", sweep.variant, "Sweep this variant of the scenario");
     sweepCmd->add_option("--thread", sweep.thread, "chunks, kernel-size: only this scenario thread (index)");
     sweepCmd->add_flag("--json", sweep.json, "Print one JSON object");
+    sweepCmd->add_option("--timing", sweep.timing, timingHelp)->check(timingCheck);
 
     std::string checkPath;
     CLI::App* checkCmd = app.add_subcommand("check", "Evaluate the expectations of the scenario in a trace");

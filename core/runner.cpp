@@ -4,6 +4,7 @@
 #include "scenario_json.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <limits>
 #include <mutex>
 #include <thread>
@@ -24,45 +25,114 @@ Status Backend::endIteration(int) { return {}; }
 
 namespace {
 
-// Runs one iteration's host threads as real threads; the first failure stops the others.
-Status runIterationOnThreads(const RunPlan& plan, Backend& backend, Recording& rec, int iteration,
-                             std::vector<void*>& backendData, const std::atomic<bool>* cancel)
-{
-    const auto& scenario = *plan.scenario;
-    std::vector<std::atomic<int>> nextTask(scenario.threads.size());
-    for (auto& n : nextTask)
-        n.store(0);
-    std::mutex failMutex;
-    Status failure;
-    std::atomic<bool> stop{false};
-
-    auto fail = [&](Status st) {
-        std::lock_guard lock(failMutex);
-        if (failure.ok()) {
-            failure = std::move(st);
-            stop = true;
-            backend.abort();
+// The host threads of a run: one OS thread per planned host thread, kept for the whole run and released into each
+// iteration together. Fresh threads per iteration made the first CUDA call of every iteration pay the thread's
+// start-up in the driver (14–17 µs on an H200) and, under CUPTI, up to 5.5 ms: the warm-up iterations must absorb
+// such costs, so the measured ones run on the same threads.
+class HostThreads {
+public:
+    HostThreads(const RunPlan& plan, Backend& backend, const std::atomic<bool>* cancel)
+        : m_plan(plan), m_backend(backend), m_cancel(cancel), m_backendData(plan.hostThreads.size(), nullptr),
+          m_nextTask(plan.scenario->threads.size())
+    {
+        m_threads.reserve(plan.hostThreads.size());
+        for (size_t h = 0; h < plan.hostThreads.size(); ++h)
+            m_threads.emplace_back([this, h] { loop(int(h)); });
+    }
+    ~HostThreads()
+    {
+        {
+            std::lock_guard lock(m_mutex);
+            m_quit = true;
         }
-    };
+        m_start.notify_all();
+        for (auto& t : m_threads)
+            t.join();
+    }
+    HostThreads(const HostThreads&) = delete;
+    HostThreads& operator=(const HostThreads&) = delete;
 
-    auto body = [&](int h) {
+    // Runs one iteration on every host thread; the first failure stops the others.
+    Status runIteration(Recording& rec, int iteration)
+    {
+        for (auto& n : m_nextTask)
+            n.store(0);
+        m_failure = {};
+        m_stop = false;
+        {
+            std::lock_guard lock(m_mutex);
+            m_rec = &rec;
+            m_iteration = iteration;
+            m_running = m_threads.size();
+            ++m_generation;
+        }
+        m_start.notify_all();
+        {
+            std::unique_lock lock(m_mutex);
+            m_done.wait(lock, [this] { return m_running == 0; });
+        }
+        if (!m_failure.ok())
+            return m_failure;
+        if (m_cancel && m_cancel->load())
+            return Status(Error{{}, {}, "run cancelled"}, ErrorClass::Runtime);
+        return m_backend.endIteration(iteration);
+    }
+
+private:
+    void loop(int h)
+    {
+        uint64_t seen = 0;
+        for (;;) {
+            Recording* rec = nullptr;
+            int iteration = 0;
+            {
+                std::unique_lock lock(m_mutex);
+                m_start.wait(lock, [&] { return m_quit || m_generation != seen; });
+                if (m_quit)
+                    return;
+                seen = m_generation;
+                rec = m_rec;
+                iteration = m_iteration;
+            }
+            body(h, *rec, iteration);
+            {
+                std::lock_guard lock(m_mutex);
+                --m_running;
+            }
+            m_done.notify_one();
+        }
+    }
+
+    void fail(Status st)
+    {
+        std::lock_guard lock(m_failMutex);
+        if (m_failure.ok()) {
+            m_failure = std::move(st);
+            m_stop = true;
+            m_backend.abort();
+        }
+    }
+
+    void body(int h, Recording& rec, int iteration)
+    {
+        const auto& scenario = *m_plan.scenario;
         HostThreadContext ctx;
         ctx.hostThread = h;
-        ctx.info = &plan.hostThreads[size_t(h)];
+        ctx.info = &m_plan.hostThreads[size_t(h)];
         ctx.records = &rec.records[size_t(h)];
-        ctx.backendData = backendData[size_t(h)];
-        if (Status st = backend.beginThread(ctx); !st) {
+        ctx.backendData = m_backendData[size_t(h)];
+        if (Status st = m_backend.beginThread(ctx); !st) {
             fail(std::move(st));
-            backendData[size_t(h)] = ctx.backendData;
+            m_backendData[size_t(h)] = ctx.backendData;
             return;
         }
         const auto& th = scenario.threads[size_t(ctx.info->thread)];
         const int tasks = std::max(1, th.repeat);
         auto runTask = [&](int task) {
             for (size_t i = 0; i < th.ops.size(); ++i) {
-                if (stop.load(std::memory_order_relaxed) || (cancel && cancel->load()))
+                if (m_stop.load(std::memory_order_relaxed) || (m_cancel && m_cancel->load()))
                     return false;
-                if (Status st = backend.issue(ctx, plan.plannedOp(h, int(i), iteration, task)); !st) {
+                if (Status st = m_backend.issue(ctx, m_plan.plannedOp(h, int(i), iteration, task)); !st) {
                     fail(std::move(st));
                     return false;
                 }
@@ -76,27 +146,34 @@ Status runIterationOnThreads(const RunPlan& plan, Backend& backend, Recording& r
         } else {
             // A worker pool: each worker takes the next task from the shared queue.
             for (;;) {
-                const int task = nextTask[size_t(ctx.info->thread)].fetch_add(1);
+                const int task = m_nextTask[size_t(ctx.info->thread)].fetch_add(1);
                 if (task >= tasks || !runTask(task))
                     break;
             }
         }
-        backend.endThread(ctx);
-        backendData[size_t(h)] = ctx.backendData;
-    };
+        m_backend.endThread(ctx);
+        m_backendData[size_t(h)] = ctx.backendData;
+    }
 
-    std::vector<std::thread> threads;
-    threads.reserve(plan.hostThreads.size());
-    for (size_t h = 0; h < plan.hostThreads.size(); ++h)
-        threads.emplace_back(body, int(h));
-    for (auto& t : threads)
-        t.join();
-    if (!failure.ok())
-        return failure;
-    if (cancel && cancel->load())
-        return Status(Error{{}, {}, "run cancelled"}, ErrorClass::Runtime);
-    return backend.endIteration(iteration);
-}
+    const RunPlan& m_plan;
+    Backend& m_backend;
+    const std::atomic<bool>* m_cancel;
+    std::vector<void*> m_backendData;
+    std::vector<std::atomic<int>> m_nextTask;
+    std::mutex m_failMutex;
+    Status m_failure;
+    std::atomic<bool> m_stop{false};
+
+    std::mutex m_mutex;
+    std::condition_variable m_start;
+    std::condition_variable m_done;
+    uint64_t m_generation = 0;
+    size_t m_running = 0;
+    bool m_quit = false;
+    Recording* m_rec = nullptr;
+    int m_iteration = 0;
+    std::vector<std::thread> m_threads; // last: started once everything above exists
+};
 
 } // namespace
 
@@ -241,9 +318,9 @@ RunOutcome runScenario(const Scenario& scenario, Backend& backend, const RunOpti
             if (options.progress)
                 options.progress(plan.totalIterations(), plan.totalIterations());
         } else {
-            std::vector<void*> backendData(plan.hostThreads.size(), nullptr);
+            HostThreads threads(plan, backend, options.cancel);
             for (int it = 0; it < plan.totalIterations() && status; ++it) {
-                status = runIterationOnThreads(plan, backend, rec, it, backendData, options.cancel);
+                status = threads.runIteration(rec, it);
                 if (status && options.progress)
                     options.progress(it + 1, plan.totalIterations());
             }
@@ -251,8 +328,7 @@ RunOutcome runScenario(const Scenario& scenario, Backend& backend, const RunOpti
             if (status && backend.beginUntimedIteration()) {
                 Recording untimed;
                 untimed.records.resize(plan.hostThreads.size());
-                status = runIterationOnThreads(plan, backend, untimed, plan.totalIterations(), backendData,
-                                               options.cancel);
+                status = threads.runIteration(untimed, plan.totalIterations());
             }
         }
     }

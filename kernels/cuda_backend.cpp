@@ -236,6 +236,8 @@ struct Timing {
 
 // A GPU op (or graph launch) whose CUPTI records are matched at the end of the iteration.
 struct CuptiPending {
+    std::vector<OpRecord>* records = nullptr; // the recording the op's record is in
+    int iteration = 0;
     uint32_t record = 0;     // the op's record; a graph launch's own record
     CorrelationIds ids;
     uint32_t firstNode = 0;  // graphs: the records of the nodes that CUPTI records, in node order
@@ -252,7 +254,7 @@ struct ThreadState {
     std::vector<OpResources> ops;
     int currentDevice = -1;
     std::vector<Timing> timings;
-    std::vector<CuptiPending> cupti;                // this iteration
+    std::vector<CuptiPending> cupti;                // matched once, after the last timed iteration
     size_t iterationFirstRecord = 0;                // records of the current iteration start here
     std::unique_ptr<HostFuncSlot[]> hostFuncSlots; // for one iteration
     size_t hostFuncSlotCount = 0;
@@ -282,9 +284,9 @@ struct ThreadState {
 // The mutex is held from that decision to the end event's record, and by everything else that enqueues into the
 // lane while ops are timed, so that no other host thread's work lands between an op and its events.
 //
-// Timing "cupti": no event is recorded per op. Each lane gets one anchor event before its first op of the iteration
-// (nothing before it in the stream, so it holds nothing back) and one after all host threads issued everything
-// (nothing follows it): the CUPTI spans of the lane must lie between them, a check of both clock mappings.
+// Timing "cupti": no event is recorded per op. Each lane gets one anchor event before the iteration starts (into an
+// idle queue, so it holds nothing back) and one after all host threads issued everything (nothing follows it): the
+// CUPTI spans of the lane must lie between them, a check of both clock mappings.
 struct Lane {
     std::mutex mutex;
     cudaEvent_t lastEnd = nullptr; // end event of the lane's last timed op, if nothing was enqueued after it
@@ -408,11 +410,13 @@ private:
     Status anchorAll();
     Status collect(std::string_view when);
     void collectCupti();
-    void checkAnchors(const std::vector<std::pair<int64_t, int64_t>>& laneSpans);
+    void readAnchors();
+    void checkAnchors(const std::map<std::pair<int, int>, std::pair<int64_t, int64_t>>& laneSpans);
     void writeCuptiCapture(const std::vector<CuptiRecord>& records, const std::vector<CuptiIssue>& issues,
                            const std::vector<std::pair<const ThreadState*, const CuptiPending*>>& owners);
     void anchorLane(const StreamState& st);
     void recordEndAnchors();
+    void recordStartAnchors();
     void noteIterationMakespan(int iteration);
     void storeTimingSettings();
     void resetIterationState();
@@ -458,7 +462,11 @@ private:
     int64_t m_anchorWorstNs = 0;   // largest distance of a CUPTI span outside its lane's anchor events
     size_t m_anchorChecks = 0;
     std::vector<int64_t> m_anchorEndGaps; // end anchor minus the lane's last CUPTI end
-    bool m_captureNext = false;
+    struct AnchorTimes {
+        int64_t start = -1, end = -1; // host clock, through the origin event; -1: none
+    };
+    std::map<std::pair<int, int>, AnchorTimes> m_anchorTimes; // (iteration, lane)
+    int m_iteration = 0;          // the iteration being collected
     size_t m_depsBeforeUntimed = 0; // the untimed iteration's flows are dropped with its records
     const RunPlan* m_plan = nullptr;
     RunInfo* m_info = nullptr; // alive from prepare() to finish() (the Runner keeps it for the trace)
@@ -1363,6 +1371,7 @@ Status CudaBackend::anchorAll()
         m_cuptiOffset = CuptiTracer::instance().clockOffsetNs(&error);
         if (m_info)
             m_info->clockAlignmentErrorNs = std::max(m_info->clockAlignmentErrorNs, double(error));
+        recordStartAnchors();
     }
     return {};
 }
@@ -1382,7 +1391,7 @@ Status CudaBackend::beginThread(HostThreadContext& ctx)
         ts.records->reserve(ts.records->size() + ts.expectedRecords);
         ts.reserved = true;
     }
-    // The Runner starts a fresh OS thread per iteration: bind it to its device again.
+    // Bind the host thread to its device again at each iteration (an op may have left another device current).
     ts.currentDevice = -1;
     if (m_options.nvtx)
         nvtxNameOsThreadA(uint32_t(syscall(SYS_gettid)), ts.name.c_str());
@@ -1597,7 +1606,7 @@ Status CudaBackend::issueGpuOp(ThreadState& ts, const PlannedOp& p, OpResources&
         ts.timings.push_back(t);
     }
     if (cupti)
-        ts.cupti.push_back({index, ids, 0, 0, st.lane});
+        ts.cupti.push_back({ts.records, r.iteration, index, ids, 0, 0, st.lane});
     const RecordRef ref{uint32_t(ts.hostThread), index};
     std::lock_guard lock(m_depMutex);
     noteGpuOp(p.stream, ref, ref);
@@ -1702,7 +1711,7 @@ Status CudaBackend::issueGraph(ThreadState& ts, const PlannedOp& p, OpResources&
         }
     } else if (cupti) {
         // Host-function nodes leave no CUPTI record: the nodes with one, in graph order, take the records.
-        CuptiPending pending{graphIndex, ids, uint32_t(ts.records->size()), 0, st.lane};
+        CuptiPending pending{ts.records, r.iteration, graphIndex, ids, uint32_t(ts.records->size()), 0, st.lane};
         for (size_t n = 0; n < g.nodes.size(); ++n) {
             if (p.op->ops[n].kind == OpKind::HostFunc)
                 continue;
@@ -1995,7 +2004,7 @@ Status CudaBackend::collect(std::string_view when)
         ts.hostFuncTimings.clear();
         ts.nextHostFuncSlot = 0;
     }
-    collectCupti();
+    readAnchors();
     for (int d : m_deviceList) {
         auto& dev = *m_devices[size_t(d)];
         dev.nextTiming.store(0);
@@ -2017,12 +2026,13 @@ void CudaBackend::collectCupti()
     bool any = false;
     for (const auto& ts : m_threads)
         any = any || !ts->cupti.empty();
-    if (!any && !m_cuptiOn)
+    if (!any)
         return;
     auto& tracer = CuptiTracer::instance();
     const std::vector<CuptiRecord> records = tracer.take(&m_cuptiDropped);
     std::vector<CuptiIssue> issues;
     std::vector<std::pair<const ThreadState*, const CuptiPending*>> owners;
+    // Everything is recorded: the devices were synchronized after the last timed iteration.
     for (const auto& tsp : m_threads)
         for (const auto& pnd : tsp->cupti) {
             issues.push_back({pnd.ids.runtime, pnd.ids.driver});
@@ -2030,12 +2040,12 @@ void CudaBackend::collectCupti()
         }
     const CuptiMatch match = matchCuptiRecords(records, issues, m_cuptiOffset);
     m_cuptiForeign += match.unmatched;
-    std::vector<std::pair<int64_t, int64_t>> laneSpans(m_laneCount, {INT64_MAX, INT64_MIN});
+    std::map<std::pair<int, int>, std::pair<int64_t, int64_t>> laneSpans; // (iteration, lane): first start, last end
     for (size_t k = 0; k < owners.size(); ++k) {
-        auto& ts = *const_cast<ThreadState*>(owners[k].first);
         const CuptiPending& pnd = *owners[k].second;
+        std::vector<OpRecord>* ops = pnd.records;
         const auto& times = match.times[k];
-        if (!ts.records || pnd.record >= ts.records->size())
+        if (!ops || pnd.record >= ops->size())
             continue;
         if (times.empty()) {
             ++m_cuptiUnmatchedOps;
@@ -2050,9 +2060,9 @@ void CudaBackend::collectCupti()
             rec.gpuStart = start;
             rec.gpuEnd = std::max(start, end);
             if (pnd.lane >= 0) {
-                auto& [lo, hi] = laneSpans[size_t(pnd.lane)];
-                lo = std::min(lo, start);
-                hi = std::max(hi, end);
+                auto [it, added] = laneSpans.try_emplace({pnd.iteration, pnd.lane}, start, end);
+                it->second.first = std::min(it->second.first, start);
+                it->second.second = std::max(it->second.second, end);
             }
         };
         if (pnd.nodeCount == 0) {
@@ -2060,47 +2070,55 @@ void CudaBackend::collectCupti()
             int64_t end = times.front().end;
             for (const auto& t : times)
                 end = std::max(end, t.end);
-            place((*ts.records)[pnd.record], times.front().start, end);
+            place((*ops)[pnd.record], times.front().start, end);
         } else {
             const size_t n = std::min<size_t>(pnd.nodeCount, times.size());
-            for (size_t i = 0; i < n && pnd.firstNode + i < ts.records->size(); ++i)
-                place((*ts.records)[pnd.firstNode + i], times[i].start, times[i].end);
+            for (size_t i = 0; i < n && pnd.firstNode + i < ops->size(); ++i)
+                place((*ops)[pnd.firstNode + i], times[i].start, times[i].end);
             if (times.size() != pnd.nodeCount)
                 ++m_cuptiUnmatchedOps;
         }
     }
     checkAnchors(laneSpans);
-    if (m_captureNext && !m_options.cuptiCapturePath.empty())
+    if (!m_options.cuptiCapturePath.empty())
         writeCuptiCapture(records, issues, owners);
-    m_captureNext = false;
     for (auto& tsp : m_threads)
         tsp->cupti.clear();
 }
 
-// The lane's CUPTI spans against its anchor events, which the event clock (origin event) maps: a span outside
-// [start anchor, end anchor] means the two clock mappings disagree by that much.
-void CudaBackend::checkAnchors(const std::vector<std::pair<int64_t, int64_t>>& laneSpans)
+// The lanes' anchor events of the iteration just synchronized, on the host clock (the events are reused).
+void CudaBackend::readAnchors()
 {
     for (size_t l = 0; l < m_laneCount; ++l) {
         Lane& lane = m_lanes[l];
-        const auto [lo, hi] = laneSpans[l];
-        if (!lane.anchored.load() || lo == INT64_MAX || size_t(lane.device) >= m_devices.size())
+        if (!lane.anchored.load() || size_t(lane.device) >= m_devices.size() || !m_devices[size_t(lane.device)])
             continue;
         const auto& dev = *m_devices[size_t(lane.device)];
-        float msStart = 0;
-        if (!dev.origin || cudaEventElapsedTime(&msStart, dev.origin, lane.anchorStart) != cudaSuccess) {
-            (void)cudaGetLastError();
+        AnchorTimes a;
+        float ms = 0;
+        if (dev.origin && cudaEventElapsedTime(&ms, dev.origin, lane.anchorStart) == cudaSuccess)
+            a.start = dev.anchorNs + int64_t(std::llround(double(ms) * 1e6));
+        if (lane.ended && dev.origin && cudaEventElapsedTime(&ms, dev.origin, lane.anchorEnd) == cudaSuccess)
+            a.end = dev.anchorNs + int64_t(std::llround(double(ms) * 1e6));
+        (void)cudaGetLastError();
+        if (a.start >= 0)
+            m_anchorTimes[{m_iteration, int(l)}] = a;
+    }
+}
+
+// The lane's CUPTI spans against its anchor events, which the event clock (origin event) maps: a span outside
+// [start anchor, end anchor] means the two clock mappings disagree by that much.
+void CudaBackend::checkAnchors(const std::map<std::pair<int, int>, std::pair<int64_t, int64_t>>& laneSpans)
+{
+    for (const auto& [key, span] : laneSpans) {
+        const auto it = m_anchorTimes.find(key);
+        if (it == m_anchorTimes.end())
             continue;
-        }
-        const int64_t startHost = dev.anchorNs + int64_t(std::llround(double(msStart) * 1e6));
-        int64_t worst = startHost - lo;
-        float msEnd = 0;
-        if (lane.ended && cudaEventElapsedTime(&msEnd, dev.origin, lane.anchorEnd) == cudaSuccess) {
-            const int64_t endHost = dev.anchorNs + int64_t(std::llround(double(msEnd) * 1e6));
-            worst = std::max(worst, hi - endHost);
-            m_anchorEndGaps.push_back(endHost - hi);
-        } else {
-            (void)cudaGetLastError();
+        const auto [lo, hi] = span;
+        int64_t worst = it->second.start - lo;
+        if (it->second.end >= 0) {
+            worst = std::max(worst, hi - it->second.end);
+            m_anchorEndGaps.push_back(it->second.end - hi);
         }
         m_anchorWorstNs = std::max(m_anchorWorstNs, worst);
         ++m_anchorChecks;
@@ -2115,7 +2133,7 @@ void CudaBackend::writeCuptiCapture(const std::vector<CuptiRecord>& records, con
     c.issues = issues;
     c.records = records;
     for (const auto& [ts, pnd] : owners) {
-        const OpRecord* rec = ts->records && pnd->record < ts->records->size() ? &(*ts->records)[pnd->record] : nullptr;
+        const OpRecord* rec = pnd->records && pnd->record < pnd->records->size() ? &(*pnd->records)[pnd->record] : nullptr;
         c.issueApiStart.push_back(rec ? rec->apiStart : -1);
         c.issueApiEnd.push_back(rec ? rec->apiEnd : -1);
         c.issueNames.push_back(rec && size_t(rec->op) < ts->ops.size() ? ts->ops[size_t(rec->op)].name : "");
@@ -2139,6 +2157,24 @@ void CudaBackend::anchorLane(const StreamState& st)
         return;
     }
     lane.anchored.store(true, std::memory_order_release);
+}
+
+// Timing "cupti", before an iteration's host threads start: every lane's start anchor, into idle streams and queues,
+// off the clock of the iteration (recorded in the issue path, 128 of them cost 128 streams' run about 20 %). Per-thread
+// default streams take theirs at their first op, on their own host thread.
+void CudaBackend::recordStartAnchors()
+{
+    if (m_opEvents)
+        return;
+    for (size_t l = 0; l < m_laneCount; ++l) {
+        Lane& lane = m_lanes[l];
+        if (lane.perThread || !lane.anchorStart)
+            continue;
+        if (cudaSetDevice(lane.device) == cudaSuccess && cudaEventRecord(lane.anchorStart, lane.handle) == cudaSuccess)
+            lane.anchored.store(true);
+        else
+            (void)cudaGetLastError();
+    }
 }
 
 // After every host thread issued everything: nothing follows these events in their queues.
@@ -2235,6 +2271,7 @@ void CudaBackend::resolveTiming(RunInfo& info)
     m_anchorWorstNs = 0;
     m_anchorChecks = 0;
     m_anchorEndGaps.clear();
+    m_anchorTimes.clear();
     if (!m_options.timeOps) {
         m_timing = TimingMode::Events;
         setSetting(info, "timing", "none");
@@ -2294,10 +2331,9 @@ void CudaBackend::resetIterationState()
 
 Status CudaBackend::endIteration(int iteration)
 {
-    if (m_cuptiOn) {
+    if (m_cuptiOn)
         recordEndAnchors();
-        m_captureNext = m_plan && iteration + 1 == m_plan->totalIterations();
-    }
+    m_iteration = iteration;
     Status st = collect("at the end of iteration " + std::to_string(iteration));
     noteIterationMakespan(iteration);
     if (m_untimedNow) {
@@ -2319,8 +2355,6 @@ Status CudaBackend::endIteration(int iteration)
         st = fillFreePools();
     if (st && m_plan && iteration + 1 < m_plan->totalIterations())
         st = anchorAll();
-    else if (st && m_plan && iteration + 1 == m_plan->totalIterations() && m_options.measureUntimed)
-        st = anchorAll(); // the untimed iteration's device state matches the timed ones'
     return st;
 }
 
@@ -2338,9 +2372,12 @@ Status CudaBackend::finish(Recording& rec)
         // What the last (possibly failed) iteration timed is still read back, so that a partial trace keeps it.
         bool pending = false;
         for (const auto& ts : m_threads)
-            pending = pending || !ts->timings.empty() || !ts->hostFuncTimings.empty() || !ts->cupti.empty();
+            pending = pending || !ts->timings.empty() || !ts->hostFuncTimings.empty();
         if (pending)
             keep(collect("while finishing the run"));
+        if (m_cuptiOn)
+            CuptiTracer::instance().disable();
+        collectCupti();
         if (m_info)
             storeTimingSettings();
         if (m_info && m_opEvents)

@@ -66,20 +66,34 @@ void CUPTIAPI bufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
     g_completed.emplace_back(buffer, validSize);
 }
 
-// The id CUPTI gives the records of what a call enqueues: read on entry, where it is already assigned.
+// The id CUPTI gives the records of what a call enqueues: read on entry, where it is already assigned. The
+// runtime call and the driver call it makes share that id (seen on an H200, CUDA 13.0: 200 of 200 records).
 void CUPTIAPI onApi(void*, CUpti_CallbackDomain domain, CUpti_CallbackId, const void* data)
 {
     const auto* cb = static_cast<const CUpti_CallbackData*>(data);
-    if (cb->callbackSite != CUPTI_API_ENTER)
+    if (cb->callbackSite != CUPTI_API_ENTER || domain != CUPTI_CB_DOMAIN_RUNTIME_API)
         return;
-    // The first runtime call after a reset is the issuing one (a later cudaGetLastError must not replace it); of
-    // the driver calls it makes, the enqueueing one comes last.
-    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
-        if (t_runtimeId == 0)
-            t_runtimeId = cb->correlationId;
-    } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-        t_driverId = cb->correlationId;
-    }
+    if (t_runtimeId == 0)
+        t_runtimeId = cb->correlationId;
+}
+
+// The calls that enqueue what CUPTI records: only these get a callback (whole callback domains would intercept every
+// runtime and driver call the backend makes).
+constexpr CUpti_CallbackId kIssueCalls[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,         CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,         CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000,     CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+};
+
+CUptiResult enableIssueCallbacks(uint32_t on)
+{
+    for (CUpti_CallbackId id : kIssueCalls)
+        if (CUptiResult r = cuptiEnableCallback(on, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id); r != CUPTI_SUCCESS)
+            return r;
+    return CUPTI_SUCCESS;
 }
 
 std::string resultText(const char* call, CUptiResult r)
@@ -213,11 +227,10 @@ std::string CuptiTracer::enable()
         return "CUPTI is not attached";
     if (m_enabled)
         return {};
-    for (auto domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API})
-        if (CUptiResult r = cuptiEnableDomain(1, g_subscriber, domain); r != CUPTI_SUCCESS) {
-            disable();
-            return resultText("cuptiEnableDomain", r);
-        }
+    if (CUptiResult r = enableIssueCallbacks(1); r != CUPTI_SUCCESS) {
+        disable();
+        return resultText("cuptiEnableCallback", r);
+    }
     for (auto kind : kKinds)
         if (CUptiResult r = cuptiActivityEnable(kind); r != CUPTI_SUCCESS) {
             disable();
@@ -233,8 +246,7 @@ void CuptiTracer::disable()
         return;
     for (auto kind : kKinds)
         (void)cuptiActivityDisable(kind);
-    for (auto domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API})
-        (void)cuptiEnableDomain(0, g_subscriber, domain);
+    (void)enableIssueCallbacks(0);
     m_enabled = false;
 }
 

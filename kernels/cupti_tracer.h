@@ -18,7 +18,7 @@ namespace streamscope {
 
 struct CorrelationIds {
     uint32_t runtime = 0; // of the last CUDA runtime call this thread entered; 0: none
-    uint32_t driver = 0;  // of the last CUDA driver call (CUPTI gives kernels the driver call's id on some versions)
+    uint32_t driver = 0;  // unused: the driver call a runtime call makes shares its id
 };
 
 class CuptiTracer {
@@ -40,7 +40,8 @@ public:
     static CorrelationIds lastCorrelationIds();
 
     // Flushes CUPTI's buffers (call after the devices are synchronized) and returns what was recorded since the last
-    // take, and how many records CUPTI dropped.
+    // take, and how many records CUPTI dropped. The first enqueue after a flush cost about 700 us on an H200: take
+    // once, after the last timed iteration.
     std::vector<CuptiRecord> take(uint64_t* dropped = nullptr);
 
     // The host steady clock minus CUPTI's clock, measured now (0 when CUPTI runs on the steady clock), and half the

@@ -155,7 +155,15 @@ inline Scenario validated(const Scenario& s)
     return r->scenario;
 }
 
-inline RunOutcome runOnGpu(const Scenario& s, const CudaBackendOptions& options = {})
+// The backend's own tests time with CUDA events unless they say otherwise (tst_cuda_timing covers every mode).
+inline CudaBackendOptions eventTiming()
+{
+    CudaBackendOptions o;
+    o.timing = TimingMode::Events;
+    return o;
+}
+
+inline RunOutcome runOnGpu(const Scenario& s, const CudaBackendOptions& options = eventTiming())
 {
     auto backend = makeCudaBackend(options);
     return runScenario(s, *backend);

@@ -263,6 +263,7 @@ TEST(CudaBackend, GraphNodesAreTimedOneByOneOnRequest)
 {
     STREAMSCOPE_REQUIRE_GPU();
     CudaBackendOptions options;
+    options.timing = TimingMode::Events;
     options.graphNodeTiming = true;
     const RunOutcome out = runOnGpu(graphScenario(), options);
     ASSERT_TRUE(out.status.ok()) << out.status.error().toString();
@@ -322,6 +323,7 @@ TEST(CudaBackend, TimeOpsOffRunsWithoutGpuSpans)
 {
     STREAMSCOPE_REQUIRE_GPU();
     CudaBackendOptions options;
+    options.timing = TimingMode::Events;
     options.timeOps = false;
     const RunOutcome out = runOnGpu(validated(everyOpScenario()), options);
     ASSERT_TRUE(out.status.ok()) << out.status.error().toString();

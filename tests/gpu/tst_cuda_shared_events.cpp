@@ -63,6 +63,7 @@ TEST(CudaSharedEvents, BusyStreamSpansAreOrderedAndDoNotOverlap)
     for (bool share : {true, false}) {
         SCOPED_TRACE(share ? "shared boundary events" : "start and end event per op");
         CudaBackendOptions options;
+        options.timing = TimingMode::Events;
         options.shareBoundaryEvents = share;
         const RunOutcome out = runOnGpu(s, options);
         ASSERT_TRUE(out.status.ok()) << out.status.error().toString();

@@ -1,0 +1,215 @@
+// Timing modes on a real GPU (DESIGN.md §4): CUPTI spans of every op kind, graph nodes, the untimed iteration and
+// the observer effect, the error of CUDA events against CUPTI, and the fall-back to events.
+#include "gpu_test_support.h"
+
+#include "event_timing.h"
+
+#include <cmath>
+#include <iostream>
+
+using namespace streamscope;
+using namespace streamscope::gputest;
+
+namespace {
+
+constexpr int64_t kMiB = 1 << 20;
+
+CudaBackendOptions timing(TimingMode m)
+{
+    CudaBackendOptions o;
+    o.timing = m;
+    return o;
+}
+
+#define STREAMSCOPE_REQUIRE_CUPTI()                                                                                 \
+    do {                                                                                                            \
+        STREAMSCOPE_REQUIRE_GPU();                                                                                  \
+        if (const std::string why = cuptiUnavailableReason(); !why.empty())                                        \
+            GTEST_SKIP() << "CUPTI not usable: " << why;                                                           \
+    } while (0)
+
+// One op of every kind that CUPTI records, in one stream, with known spin durations.
+Scenario everyKindScenario()
+{
+    Op hf = simple(OpKind::HostFunc, "s");
+    hf.durationUs = 50;
+    std::vector<Op> ops{
+        spin("s", 200, 1, 32, "spin200"),
+        copy("s", CopyKind::H2D, 4 * kMiB),
+        copy("s", CopyKind::D2H, 4 * kMiB),
+        copy("s", CopyKind::D2D, 4 * kMiB),
+        withBytes(simple(OpKind::Memset, "s"), 4 * kMiB),
+        hf,
+        spin("s", 50, 132, 128, "spin50-wide"),
+        kernel("s", KernelKind::Triad, 1 << 22, Dim3{256, 1, 1}, "triad"),
+        simple(OpKind::DeviceSync),
+    };
+    Scenario s = scenario("every-kind", {stream("s", StreamKind::NonBlocking)}, {thread("main", ops)});
+    s.run.warmup = 1;
+    s.run.iterations = 2;
+    return validated(s);
+}
+
+// Spin kernels of known per-block duration come out within 1 % + 2 µs, under every mode, alone in their stream.
+void checkSpinDurations(const Trace& t, const std::string& mode)
+{
+    size_t seen = 0;
+    for (uint32_t i = 0; i < t.spanCount(); ++i) {
+        double us = 0;
+        if (t.spanName(i) == "spin200")
+            us = 200;
+        else if (t.spanName(i) == "spin50-wide")
+            us = 50;
+        else
+            continue;
+        ++seen;
+        const double d = double(t.duration(i)) / 1000.0;
+        EXPECT_NEAR(d, us, us * 0.01 + 2.0) << mode << ": " << t.spanName(i) << " lasted " << d << " us";
+    }
+    EXPECT_EQ(seen, 4u) << mode; // two kernels, two measured iterations
+}
+
+TEST(CudaTiming, EveryOpKindUnderEveryMode)
+{
+    STREAMSCOPE_REQUIRE_CUPTI();
+    for (TimingMode m : {TimingMode::Cupti, TimingMode::Events, TimingMode::Both}) {
+        const std::string mode(toString(m));
+        const RunOutcome out = runOnGpu(everyKindScenario(), timing(m));
+        ASSERT_TRUE(out.status.ok()) << mode << ": " << out.status.error().toString();
+        const Trace& t = out.trace;
+        EXPECT_EQ(settingOf(t.info, "timing"), mode);
+        EXPECT_EQ(t.info.source, m == TimingMode::Events ? TraceSource::CudaEvents : TraceSource::Cupti);
+        for (SpanKind k : {SpanKind::MemcpyH2D, SpanKind::MemcpyD2H, SpanKind::MemcpyD2D, SpanKind::Memset,
+                           SpanKind::HostFunc})
+            EXPECT_EQ(countSpans(t, k), 2u) << mode << ": " << toString(k);
+        EXPECT_EQ(countSpans(t, SpanKind::Kernel), 6u) << mode;
+        checkSpinDurations(t, mode);
+        // Every GPU span lies between its launch call's start and the sync that waited for it.
+        for (const auto& f : t.flows) {
+            if (f.kind == FlowKind::Launch) {
+                EXPECT_GE(t.spans.start[f.to] + int64_t(t.info.clockAlignmentErrorNs) + 2000, t.spans.start[f.from])
+                    << mode << ": " << t.spanName(f.to) << " starts before its launch";
+            }
+        }
+        // The untimed iteration ran and its makespan is stored beside the timed one.
+        EXPECT_FALSE(settingOf(t.info, "untimed_makespan_ns").empty()) << mode;
+        EXPECT_FALSE(settingOf(t.info, "timed_makespan_ns").empty()) << mode;
+        if (m != TimingMode::Events) {
+            EXPECT_NE(settingOf(t.info, "cupti_records").find(" 0 ops without"), std::string::npos)
+                << settingOf(t.info, "cupti_records");
+        }
+    }
+}
+
+// 32 and 128 one-block kernels in non-blocking streams, default 8 connections: under CUPTI they all start
+// together and the run takes as long as without any timing.
+TEST(CudaTiming, ManyStreamsAreNotSerializedByCupti)
+{
+    STREAMSCOPE_REQUIRE_CUPTI();
+    for (int n : {32, 128}) {
+        std::vector<StreamSpec> streams;
+        std::vector<Op> ops;
+        for (int i = 0; i < n; ++i) {
+            streams.push_back(stream("s" + std::to_string(i), StreamKind::NonBlocking));
+            ops.push_back(spin("s" + std::to_string(i), 1000, 1, 32, "k" + std::to_string(i)));
+        }
+        ops.push_back(simple(OpKind::DeviceSync));
+        Scenario s = scenario("streams-" + std::to_string(n), streams, {thread("main", ops)});
+        s.run.warmup = 1;
+        s.run.iterations = 3;
+        const RunOutcome out = runOnGpu(validated(s), timing(TimingMode::Cupti));
+        ASSERT_TRUE(out.status.ok()) << out.status.error().toString();
+        const Trace& t = out.trace;
+        for (int it = 0; it < 3; ++it) {
+            int64_t lo = INT64_MAX;
+            int64_t hi = INT64_MIN;
+            for (uint32_t i = 0; i < t.spanCount(); ++i)
+                if (t.spans.kind[i] == SpanKind::Kernel && t.spans.iteration[i] == it) {
+                    lo = std::min(lo, t.spans.start[i]);
+                    hi = std::max(hi, t.spans.start[i]);
+                }
+            EXPECT_LE(hi - lo, 500'000) << n << " streams, iteration " << it << ": starts spread over "
+                                        << (hi - lo) / 1000 << " us";
+        }
+        const double ratio = std::stod(settingOf(t.info, "timing_perturbation"));
+        EXPECT_LE(ratio, 1.05) << n << " streams: timed/untimed " << ratio;
+    }
+}
+
+TEST(CudaTiming, GraphNodesAreSpansUnderCupti)
+{
+    STREAMSCOPE_REQUIRE_CUPTI();
+    std::vector<Op> nodes{spin("g", 20, 1, 32, "n0"), withBytes(simple(OpKind::Memset, "g"), 4096),
+                          spin("g", 30, 1, 32, "n2"), copy("g", CopyKind::D2D, kMiB)};
+    Scenario s = scenario("graph", {stream("g", StreamKind::NonBlocking)},
+                          {thread("main", {graph("g", nodes, "chain"), simple(OpKind::DeviceSync)}, 0, 3)});
+    s.run.warmup = 1;
+    s.run.iterations = 1;
+    const RunOutcome out = runOnGpu(validated(s), timing(TimingMode::Cupti));
+    ASSERT_TRUE(out.status.ok()) << out.status.error().toString();
+    const Trace& t = out.trace;
+    const auto spans = spansOn(t, "g");
+    ASSERT_EQ(spans.size(), 12u); // 3 launches x 4 nodes
+    for (size_t i = 0; i < spans.size(); ++i) {
+        const std::string_view want = i % 4 == 0 ? "n0" : i % 4 == 2 ? "n2" : "";
+        if (!want.empty()) {
+            EXPECT_EQ(t.spanName(spans[i].index), want);
+        }
+        if (i > 0) {
+            EXPECT_GE(spans[i].start, spans[i - 1].end - 1000) << "graph nodes follow the chain";
+        }
+    }
+    EXPECT_NEAR(double(t.duration(spans[0].index)) / 1000.0, 20.0, 2.2);
+    // Each launch links its first node.
+    size_t linked = 0;
+    for (const auto& f : t.flows)
+        linked += f.kind == FlowKind::Launch && t.spanName(f.from) == "cudaGraphLaunch";
+    EXPECT_EQ(linked, 3u);
+}
+
+// Timing "both": every GPU op carries its events' error, and the summary says events start early.
+TEST(CudaTiming, BothSummarizesTheEventError)
+{
+    STREAMSCOPE_REQUIRE_CUPTI();
+    std::vector<Op> ops;
+    for (int i = 0; i < 8; ++i) {
+        ops.push_back(copy("a", CopyKind::H2D, 16 * kMiB));
+        ops.push_back(copy("b", CopyKind::H2D, 16 * kMiB)); // waits for the copy engine behind a's copy
+    }
+    ops.push_back(simple(OpKind::DeviceSync));
+    Scenario s = scenario("both", {stream("a", StreamKind::NonBlocking), stream("b", StreamKind::NonBlocking)},
+                          {thread("main", ops)});
+    s.run.warmup = 1;
+    const RunOutcome out = runOnGpu(validated(s), timing(TimingMode::Both));
+    ASSERT_TRUE(out.status.ok()) << out.status.error().toString();
+    const auto err = summarizeEventTimingError(out.trace);
+    ASSERT_TRUE(err.has_value());
+    EXPECT_EQ(err->spans, 16u);
+    EXPECT_LE(err->startMeanNs, 0.0) << "events never start late";
+    EXPECT_LT(err->endMedianNs, 20'000.0) << "event ends are close to the truth";
+    std::cout << "event error: start median " << err->startMedianNs << " ns, p90 " << err->startP90Ns
+              << " ns, mean " << err->startMeanNs << " ns; end median " << err->endMedianNs << " ns, p90 "
+              << err->endP90Ns << " ns\n";
+}
+
+// Events mode corrects what the evidence allows: the same copies, drawn one after the other.
+TEST(CudaTiming, EventsCorrectCopiesWaitingForTheirEngine)
+{
+    STREAMSCOPE_REQUIRE_GPU();
+    std::vector<Op> ops;
+    for (int i = 0; i < 4; ++i) {
+        ops.push_back(copy("a", CopyKind::H2D, 16 * kMiB));
+        ops.push_back(copy("b", CopyKind::H2D, 16 * kMiB));
+    }
+    ops.push_back(simple(OpKind::DeviceSync));
+    Scenario s = scenario("events", {stream("a", StreamKind::NonBlocking), stream("b", StreamKind::NonBlocking)},
+                          {thread("main", ops)});
+    s.run.warmup = 1;
+    const RunOutcome out = runOnGpu(validated(s), timing(TimingMode::Events));
+    ASSERT_TRUE(out.status.ok()) << out.status.error().toString();
+    const auto a = spansOn(out.trace, "a");
+    const auto b = spansOn(out.trace, "b");
+    EXPECT_LT(overlapFraction(a, b), 0.02) << "same-direction copies never overlap";
+}
+
+} // namespace
