@@ -1,6 +1,7 @@
 #include "analysis.h"
 
 #include "diagnostics.h"
+#include "event_timing.h"
 #include "runner.h"
 #include "scenario_json.h"
 
@@ -821,6 +822,30 @@ std::string analysisToJson(const Trace& input, const TraceAnalysis& a, const Cri
     const Trace& trace = finalizedView(input, storage);
     OrderedJson j;
     j["metrics"] = metricsJson(trace, a, o);
+    if (const TimingSummary ts = summarizeTiming(trace); !ts.timing.empty()) {
+        OrderedJson tj;
+        tj["timing"] = ts.timing;
+        if (!ts.reason.empty())
+            tj["reason"] = ts.reason;
+        if (ts.perturbation > 0) {
+            tj["timed_makespan_ns"] = ts.timedMakespanNs;
+            tj["untimed_makespan_ns"] = ts.untimedMakespanNs;
+            tj["perturbation"] = ts.perturbation;
+        }
+        if (ts.eventError) {
+            const auto& e = *ts.eventError;
+            tj["event_error"] = {{"spans", e.spans},           {"start_median_ns", e.startMedianNs},
+                                 {"start_p90_ns", e.startP90Ns}, {"start_mean_ns", e.startMeanNs},
+                                 {"end_median_ns", e.endMedianNs}, {"end_p90_ns", e.endP90Ns}};
+        }
+        if (ts.timing == "events") {
+            tj["corrected_starts"] = ts.corrected;
+            tj["uncertain_starts"] = ts.uncertain;
+        }
+        if (!ts.clockCheck.empty())
+            tj["clock_check"] = ts.clockCheck;
+        j["timing"] = std::move(tj);
+    }
 
     auto cp = OrderedJson::array();
     const size_t count = path.segments.size();
@@ -884,6 +909,7 @@ std::string analysisReport(const Trace& input, const TraceAnalysis& a, const Cri
     std::string r;
     auto line = [&r](const std::string& s) { r += s + '\n'; };
     line("makespan:             " + formatDuration(a.makespanNs));
+    r += timingReport(summarizeTiming(trace));
     line("GPU work:             " + formatDuration(a.gpuWorkNs) + " (all GPU operations back to back)");
     line("speedup over serial:  " + num(a.speedup, "%.2fx"));
     line("GPU busy / idle:      " + formatDuration(a.busyNs) + " / " + formatDuration(a.idleNs) + " in "

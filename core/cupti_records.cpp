@@ -24,7 +24,7 @@ constexpr std::array<std::pair<CuptiRecordKind, std::string_view>, 4> kRecordKin
 std::string_view toString(CuptiRecordKind k) { return detail::nameOf(kRecordKinds, k); }
 
 CuptiMatch matchCuptiRecords(const std::vector<CuptiRecord>& records, const std::vector<CuptiIssue>& issues,
-                             int64_t hostMinusCupti)
+                             int64_t hostMinusCupti, int64_t latestStart)
 {
     CuptiMatch m;
     m.times.resize(issues.size());
@@ -41,6 +41,10 @@ CuptiMatch matchCuptiRecords(const std::vector<CuptiRecord>& records, const std:
             byDriver.emplace(issues[i].driverId, i);
     }
     for (const auto& r : records) {
+        if (r.start + hostMinusCupti > latestStart) {
+            ++m.late;
+            continue;
+        }
         auto it = byRuntime.find(r.correlationId);
         if (it == byRuntime.end()) {
             it = byDriver.find(r.correlationId);
@@ -67,6 +71,8 @@ std::string cuptiCaptureToJson(const CuptiCapture& c)
     j["version"] = 1;
     j["host_minus_cupti_ns"] = c.hostMinusCupti;
     j["offset_error_ns"] = c.offsetErrorNs;
+    if (c.timedEnd != INT64_MAX)
+        j["timed_end_ns"] = c.timedEnd;
     auto issues = nlohmann::ordered_json::array();
     for (size_t i = 0; i < c.issues.size(); ++i) {
         nlohmann::ordered_json o;
@@ -115,6 +121,7 @@ Result<CuptiCapture> parseCuptiCapture(const std::string& text, const std::strin
     try {
         c.hostMinusCupti = j.at("host_minus_cupti_ns").get<int64_t>();
         c.offsetErrorNs = j.value("offset_error_ns", int64_t(0));
+        c.timedEnd = j.value("timed_end_ns", INT64_MAX);
         const auto& issues = j.at("issues");
         for (size_t i = 0; i < issues.size(); ++i) {
             const auto& o = issues[i];

@@ -49,15 +49,20 @@ struct CuptiMatch {
     std::vector<std::vector<CuptiSpanTime>> times; // per issue, in start order (a graph launch: one per node)
     size_t matched = 0;
     size_t unmatched = 0; // records of no issued op (preparation, warm-up work of the backend itself)
+    size_t late = 0;      // records that started after latestStart
 };
 
-// hostMinusCupti: add to a CUPTI time to get the host time.
+// hostMinusCupti: add to a CUPTI time to get the host time. Records starting after latestStart (host clock) are left
+// out: a graph instantiated while CUPTI recorded keeps its nodes' records after CUPTI is disabled, with the
+// correlation id of the last call CUPTI saw (seen on an H200, CUDA 13.0), so the untimed iteration's work would
+// otherwise land on the last timed op.
 CuptiMatch matchCuptiRecords(const std::vector<CuptiRecord>& records, const std::vector<CuptiIssue>& issues,
-                             int64_t hostMinusCupti);
+                             int64_t hostMinusCupti, int64_t latestStart = INT64_MAX);
 
 // A capture for tests: the issues, their records and the clock offset of one run (see tests/data/cupti/).
 struct CuptiCapture {
     int64_t hostMinusCupti = 0;
+    int64_t timedEnd = INT64_MAX; // host clock when the timed iterations were over
     int64_t offsetErrorNs = 0;
     std::vector<CuptiIssue> issues;
     std::vector<int64_t> issueApiStart; // host clock, per issue: the issuing call's start and end

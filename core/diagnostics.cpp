@@ -37,6 +37,9 @@ const std::vector<DiagnosticRule> kRules = {
      "Capture the sequence into a CUDA graph, fuse the small kernels, or give each launch more work."},
     {"implicit-sync", "warning", "A call synchronized the device implicitly",
      "Allocate and free outside the loop (or use cudaMallocAsync / cudaFreeAsync and a memory pool)."},
+    {"timing-perturbation", "warning", "Timing changed the run",
+     "Time with CUPTI (--timing cupti) where per-op CUDA events share hardware queues; with CUDA events where CUPTI "
+     "slows graph launches; the trace stores the untimed makespan to compare."},
     {"wait-unrecorded-event", "error", "A stream waits on an event that is never recorded",
      "Record the event (cudaEventRecord) in the producing stream before the consumer's stream waits on it."},
     // Effects: what the run shows, the way the lessons teach it.
@@ -871,6 +874,7 @@ std::vector<Diagnostic> diagnose(const Trace& input, const DiagnosticOptions& op
         {"sync-in-loop", syncInLoop},
         {"launch-bound", launchBound},
         {"implicit-sync", implicitSync},
+        {"timing-perturbation", timingPerturbation},
         {"wait-unrecorded-event", waitUnrecordedEvent},
         {"streams-overlap", streamsOverlap},
         {"stream-serialization", streamSerialization},

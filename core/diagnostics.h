@@ -69,6 +69,9 @@ struct DiagnosticThresholds {
     double shortLaunchFraction = 0.5;
     double launchIdleFraction = 0.3;
 
+    // timing-perturbation: the timed makespan exceeds the untimed one by more than this factor (DESIGN.md §4).
+    double timingPerturbationMax = 1.05;
+
     // implicit-sync: the host call blocked at least this long waiting for GPU work.
     int64_t implicitMinBlockNs = 5'000;
 

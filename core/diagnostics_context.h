@@ -380,5 +380,6 @@ void eventDependency(const Context& c, std::vector<Diagnostic>& out);
 void multiDeviceOverlap(const Context& c, std::vector<Diagnostic>& out);
 void streamPriority(const Context& c, std::vector<Diagnostic>& out);
 void graphLaunch(const Context& c, std::vector<Diagnostic>& out);
+void timingPerturbation(const Context& c, std::vector<Diagnostic>& out); // timing_rules.cpp
 
 } // namespace streamscope::diag

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -172,6 +173,63 @@ std::optional<EventTimingError> summarizeEventTimingError(const Trace& t)
     r.startP90Ns = percentile(starts, 0.9);
     r.endMedianNs = percentile(ends, 0.5);
     r.endP90Ns = percentile(ends, 0.9);
+    return r;
+}
+
+TimingSummary summarizeTiming(const Trace& t)
+{
+    TimingSummary s;
+    for (const auto& [k, v] : t.info.settings) {
+        if (k == "timing")
+            s.timing = v;
+        else if (k == "timing_reason")
+            s.reason = v;
+        else if (k == "timed_makespan_ns")
+            s.timedMakespanNs = std::atoll(v.c_str());
+        else if (k == "untimed_makespan_ns")
+            s.untimedMakespanNs = std::atoll(v.c_str());
+        else if (k == "clock_check")
+            s.clockCheck = v;
+    }
+    if (s.timedMakespanNs > 0 && s.untimedMakespanNs > 0)
+        s.perturbation = double(s.timedMakespanNs) / double(s.untimedMakespanNs);
+    s.eventError = summarizeEventTimingError(t);
+    for (size_t i = 0; i < t.spans.timing.size(); ++i) {
+        s.corrected += t.spans.timing[i] == SpanTiming::Corrected;
+        s.uncertain += t.spans.timing[i] == SpanTiming::Uncertain;
+    }
+    return s;
+}
+
+std::string timingReport(const TimingSummary& s)
+{
+    if (s.timing.empty() || s.timing == "none")
+        return {};
+    auto us = [](double ns) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%.1f us", ns / 1000.0);
+        return std::string(b);
+    };
+    std::string r = "timing:               " + s.timing;
+    if (s.perturbation > 0) {
+        char b[160];
+        std::snprintf(b, sizeof b, " (timed %.3f ms, untimed %.3f ms: %+.1f %%)", double(s.timedMakespanNs) / 1e6,
+                      double(s.untimedMakespanNs) / 1e6, 100.0 * (s.perturbation - 1.0));
+        r += b;
+    }
+    r += '\n';
+    if (!s.reason.empty())
+        r += "  " + s.reason + '\n';
+    if (s.eventError)
+        r += "  CUDA events vs CUPTI over " + std::to_string(s.eventError->spans) + " spans: start error median " +
+             us(s.eventError->startMedianNs) + ", p90 " + us(s.eventError->startP90Ns) + " (mean " +
+             us(s.eventError->startMeanNs) + "); end error median " + us(s.eventError->endMedianNs) + ", p90 " +
+             us(s.eventError->endP90Ns) + '\n';
+    if (s.timing == "events")
+        r += "  event-timed starts: " + std::to_string(s.corrected) + " corrected, " + std::to_string(s.uncertain) +
+             " uncertain (may include a wait for SMs)\n";
+    if (!s.clockCheck.empty())
+        r += "  clock check: " + s.clockCheck + '\n';
     return r;
 }
 

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace streamscope {
 
@@ -37,5 +38,21 @@ struct EventTimingError {
     double endMeanNs = 0;
 };
 std::optional<EventTimingError> summarizeEventTimingError(const Trace& trace);
+
+// How a GPU trace was timed and what timing cost, from its run info and spans (analyze, the window).
+struct TimingSummary {
+    std::string timing;            // "cupti", "events", "both"; empty: not a GPU run of StreamScope's
+    std::string reason;            // why CUPTI was not used, where it was asked for
+    int64_t timedMakespanNs = 0;   // host clock, first issue to device sync (median of the measured iterations)
+    int64_t untimedMakespanNs = 0; // the same work with no timing at all; 0: not measured
+    double perturbation = 0;       // timed / untimed; 0: not measured
+    std::optional<EventTimingError> eventError; // timing "both"
+    size_t corrected = 0;          // timing "events": spans whose start was corrected, and left uncertain
+    size_t uncertain = 0;
+    std::string clockCheck;        // timing "cupti": the anchor events' check
+};
+TimingSummary summarizeTiming(const Trace& trace);
+// The summary as report lines (empty when the trace has no timing information).
+std::string timingReport(const TimingSummary& s);
 
 } // namespace streamscope

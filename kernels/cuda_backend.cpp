@@ -455,9 +455,10 @@ private:
     TimingMode m_timing = TimingMode::Events;
     int64_t m_cuptiOffset = 0;     // host clock minus CUPTI's
     int64_t m_lastSyncDone = 0;    // host clock when the devices were last found idle
+    int64_t m_timedEndNs = INT64_MAX; // host clock when the timed iterations were over
     std::vector<int64_t> m_timedMakespans; // host clock, first issue to device sync, per measured iteration
     int64_t m_untimedMakespan = -1;
-    size_t m_cuptiMatched = 0, m_cuptiUnmatchedOps = 0, m_cuptiForeign = 0;
+    size_t m_cuptiMatched = 0, m_cuptiUnmatchedOps = 0, m_cuptiForeign = 0, m_cuptiLate = 0;
     uint64_t m_cuptiDropped = 0;
     int64_t m_anchorWorstNs = 0;   // largest distance of a CUPTI span outside its lane's anchor events
     size_t m_anchorChecks = 0;
@@ -2038,8 +2039,9 @@ void CudaBackend::collectCupti()
             issues.push_back({pnd.ids.runtime, pnd.ids.driver});
             owners.emplace_back(tsp.get(), &pnd);
         }
-    const CuptiMatch match = matchCuptiRecords(records, issues, m_cuptiOffset);
+    const CuptiMatch match = matchCuptiRecords(records, issues, m_cuptiOffset, m_timedEndNs);
     m_cuptiForeign += match.unmatched;
+    m_cuptiLate += match.late;
     std::map<std::pair<int, int>, std::pair<int64_t, int64_t>> laneSpans; // (iteration, lane): first start, last end
     for (size_t k = 0; k < owners.size(); ++k) {
         const CuptiPending& pnd = *owners[k].second;
@@ -2130,6 +2132,7 @@ void CudaBackend::writeCuptiCapture(const std::vector<CuptiRecord>& records, con
 {
     CuptiCapture c;
     c.hostMinusCupti = m_cuptiOffset;
+    c.timedEnd = m_timedEndNs;
     c.issues = issues;
     c.records = records;
     for (const auto& [ts, pnd] : owners) {
@@ -2230,6 +2233,8 @@ void CudaBackend::storeTimingSettings()
     if (m_cuptiTiming) {
         setSetting(info, "cupti_records", std::to_string(m_cuptiMatched) + " matched to ops; " +
                                               std::to_string(m_cuptiUnmatchedOps) + " ops without their records; " +
+                                              std::to_string(m_cuptiForeign) + " of the backend's own work; " +
+                                              std::to_string(m_cuptiLate) + " after the timed iterations; " +
                                               std::to_string(m_cuptiDropped) + " dropped by CUPTI");
         if (m_anchorChecks > 0) {
             std::vector<int64_t> gaps = m_anchorEndGaps;
@@ -2250,6 +2255,7 @@ bool CudaBackend::beginUntimedIteration()
     if (!m_prepared || !m_options.timeOps || !m_options.measureUntimed)
         return false;
     m_untimedNow = true;
+    m_timedEndNs = hostNowNs();
     m_depsBeforeUntimed = m_deps.size();
     m_opEvents = false;
     if (m_cuptiOn)
@@ -2265,9 +2271,10 @@ void CudaBackend::resolveTiming(RunInfo& info)
     m_cuptiOn = false;
     m_cuptiTiming = false;
     m_untimedNow = false;
+    m_timedEndNs = INT64_MAX;
     m_timedMakespans.clear();
     m_untimedMakespan = -1;
-    m_cuptiMatched = m_cuptiUnmatchedOps = m_cuptiForeign = 0;
+    m_cuptiMatched = m_cuptiUnmatchedOps = m_cuptiForeign = m_cuptiLate = 0;
     m_anchorWorstNs = 0;
     m_anchorChecks = 0;
     m_anchorEndGaps.clear();

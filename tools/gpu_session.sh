@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# One session on a GPU machine: build without the GUI, run the GPU tests and the CUDA overhead benchmark, run every
-# lesson and variant on the GPU with its checks (the analysis must name each one's effect), sweep three lessons on
-# the GPU, and pack the traces. Keeps going past failures and ends with a summary.
+# One session on a GPU machine: build without the GUI, run the GPU tests and the CUDA overhead benchmark, measure
+# what each timing mode costs and the CUDA events' error against CUPTI, capture CUPTI records for the CPU tests, run
+# every lesson and variant on the GPU in the default timing with its checks (the analysis must name each one's
+# effect), sweep three lessons on the GPU, and pack the traces. Keeps going past failures and ends with a summary.
 #
 #   tools/gpu_session.sh [OUTDIR]        (default: $OUT, else ./gpu-session-<date>)
 #
@@ -17,6 +18,7 @@ set -u
 set -o pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export NCCL_NVLS_ENABLE=0 # the lent GPU machines require it in every run
 OUTDIR="${1:-${OUT:-$PWD/gpu-session-$(date +%Y%m%d-%H%M%S)}}"
 BUILD_DIR="${BUILD_DIR:-$REPO/build-gpu}"
 CUDA_ARCH="${CUDA_ARCH:-90}"
@@ -115,6 +117,19 @@ else
     result bench_cuda_overhead FAILED "not built"
 fi
 
+# ---- timing: what each mode costs, the events' error against CUPTI, CUPTI captures for the CPU tests -------
+if [ -x "$CLI" ]; then
+    mkdir -p "$OUTDIR/timing" "$OUTDIR/cupti"
+    step "timing figures" bash -c "timeout 1200 python3 '$REPO/tools/gpu_timing_figures.py' '$CLI' '$OUTDIR/timing' \
+        >'$OUTDIR/timing/figures.md' 2>&1"
+    tail -n 80 "$OUTDIR/timing/figures.md"
+    step "cupti capture 14" "$CLI" run 14-cuda-graph --backend cuda --timing cupti \
+        --cupti-capture "$OUTDIR/cupti/14-cuda-graph.capture.json" -o "$OUTDIR/cupti/14-cuda-graph.trace.json"
+    step "cupti capture graph-mixed-nodes" "$CLI" run "$REPO/tests/bench/scenarios/graph-mixed-nodes.json" \
+        --backend cuda --timing cupti --cupti-capture "$OUTDIR/cupti/graph-mixed-nodes.capture.json" \
+        -o "$OUTDIR/cupti/graph-mixed-nodes.trace.json"
+fi
+
 # ---- every lesson on the GPU -----------------------------------------------------------------------------
 if [ -x "$CLI" ]; then
     "$CLI" presets >"$OUTDIR/presets.txt" 2>&1 || note "streamscope-cli presets failed"
@@ -186,7 +201,7 @@ if [ -x "$CLI" ]; then
         cat "$OUTDIR/traces/sweep-$1.log" "$OUTDIR/traces/sweep-$1.json"
     done
     if ls "$OUTDIR"/traces/* >/dev/null 2>&1; then
-        if tar -C "$OUTDIR" -czf "$OUTDIR/traces.tar.gz" traces; then
+        if tar -C "$OUTDIR" -czf "$OUTDIR/traces.tar.gz" traces timing cupti; then
             result "traces.tar.gz" ok
         else
             result "traces.tar.gz" FAILED "tar"

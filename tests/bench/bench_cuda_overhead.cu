@@ -323,8 +323,9 @@ int main(int argc, char** argv)
     nlohmann::ordered_json recording = nlohmann::ordered_json::array();
     for (double us : {50.0, 200.0}) {
         const ss::Scenario s = recordingScenario(cfg.kernels, us, cfg.iterations);
-        ss::CudaBackendOptions timed;
-        ss::CudaBackendOptions separate;
+        ss::CudaBackendOptions timed; // per-op CUDA events (CUPTI's cost: tools/gpu_timing_figures.py)
+        timed.timing = ss::TimingMode::Events;
+        ss::CudaBackendOptions separate = timed;
         separate.shareBoundaryEvents = false;
         ss::CudaBackendOptions untimed;
         untimed.timeOps = false;
@@ -361,8 +362,9 @@ int main(int argc, char** argv)
     // (b) engine overhead
     if (ok) {
         const ss::Scenario s = engineScenario(cfg.launches, cfg.iterations);
-        ss::CudaBackendOptions timed;
-        ss::CudaBackendOptions separate;
+        ss::CudaBackendOptions timed; // per-op CUDA events (CUPTI's cost: tools/gpu_timing_figures.py)
+        timed.timing = ss::TimingMode::Events;
+        ss::CudaBackendOptions separate = timed;
         separate.shareBoundaryEvents = false;
         ss::CudaBackendOptions untimed;
         untimed.timeOps = false;

@@ -554,7 +554,8 @@ private slots:
         const std::vector<std::string> ids
             = {"pageable-memcpy",    "legacy-default-stream",   "hardware-queue-false-dependency",
                "gpu-filling-kernel", "host-func-serialization", "sync-in-loop",
-               "launch-bound",       "implicit-sync",           "wait-unrecorded-event",
+               "launch-bound",       "implicit-sync",           "timing-perturbation",
+               "wait-unrecorded-event",
                "streams-overlap",    "stream-serialization",    "copy-compute-overlap",
                "event-dependency",   "multi-device-overlap",    "stream-priority",
                "graph-launch"};
@@ -563,7 +564,7 @@ private slots:
             const auto& r = diagnosticRules()[i];
             QCOMPARE(q(std::string(r.id)), q(ids[i]));
             QVERIFY(r.severity == "info" || r.severity == "warning" || r.severity == "error");
-            QCOMPARE(r.severity == "info", i >= 9); // the first nine are problems, the rest effects
+            QCOMPARE(r.severity == "info", i >= 10); // the first ten are problems, the rest effects
             QVERIFY(!r.title.empty() && !r.fix.empty());
             QCOMPARE(findDiagnosticRule(r.id), &r);
         }

@@ -123,14 +123,31 @@ TEST(CudaTiming, ManyStreamsAreNotSerializedByCupti)
         for (int it = 0; it < 3; ++it) {
             int64_t lo = INT64_MAX;
             int64_t hi = INT64_MIN;
-            for (uint32_t i = 0; i < t.spanCount(); ++i)
-                if (t.spans.kind[i] == SpanKind::Kernel && t.spans.iteration[i] == it) {
+            int64_t firstCall = INT64_MAX;
+            int64_t lastCall = INT64_MIN;
+            for (uint32_t i = 0; i < t.spanCount(); ++i) {
+                if (t.spans.iteration[i] != it)
+                    continue;
+                if (t.spans.kind[i] == SpanKind::Kernel) {
                     lo = std::min(lo, t.spans.start[i]);
                     hi = std::max(hi, t.spans.start[i]);
+                } else if (t.spanName(i) == "cudaLaunchKernel") {
+                    firstCall = std::min(firstCall, t.spans.start[i]);
+                    lastCall = std::max(lastCall, t.spans.end[i]);
                 }
-            EXPECT_LE(hi - lo, 500'000) << n << " streams, iteration " << it << ": starts spread over "
-                                        << (hi - lo) / 1000 << " us";
+            }
+            // Within 0.5 ms of one another, or of the host's own issue time where issuing takes longer than that
+            // (128 launches into idle streams take about 1 ms on an H200 host even without timing): no kernel
+            // waits for another stream's.
+            const int64_t window = std::max<int64_t>(500'000, lastCall - firstCall + 50'000);
+            EXPECT_LE(hi - lo, window) << n << " streams, iteration " << it << ": starts spread over "
+                                       << (hi - lo) / 1000 << " us, issue took " << (lastCall - firstCall) / 1000
+                                       << " us";
+            if (n == 32) {
+                EXPECT_LE(hi - lo, 500'000) << "32 streams, iteration " << it;
+            }
         }
+        std::cout << n << " streams: timed/untimed " << settingOf(t.info, "timing_perturbation") << '\n';
         const double ratio = std::stod(settingOf(t.info, "timing_perturbation"));
         EXPECT_LE(ratio, 1.05) << n << " streams: timed/untimed " << ratio;
     }
@@ -156,7 +173,10 @@ TEST(CudaTiming, GraphNodesAreSpansUnderCupti)
             EXPECT_EQ(t.spanName(spans[i].index), want);
         }
         if (i > 0) {
-            EXPECT_GE(spans[i].start, spans[i - 1].end - 1000) << "graph nodes follow the chain";
+            EXPECT_GE(spans[i].start, spans[i - 1].end - 1000)
+                << "graph nodes follow the chain: " << t.spanName(spans[i - 1].index) << " [" << spans[i - 1].start
+                << ", " << spans[i - 1].end << "] then " << t.spanName(spans[i].index) << " [" << spans[i].start
+                << ", " << spans[i].end << "]";
         }
     }
     EXPECT_NEAR(double(t.duration(spans[0].index)) / 1000.0, 20.0, 2.2);
