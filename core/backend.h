@@ -83,9 +83,9 @@ public:
     virtual void endThread(HostThreadContext& ctx);
     virtual Status endIteration(int iteration);
     // Real-thread backends that measure the observer effect (DESIGN.md §4): after the measured iterations the
-    // Runner calls beginUntimedIteration(); if it returns true, it runs one more iteration whose records it
-    // discards, then endIteration(totalIterations). The backend times nothing in it (no events, no CUPTI) and
-    // stores its makespan, host clock from device sync to device sync, in the run info.
+    // Runner calls beginUntimedIteration() and, while it returns true, runs one more iteration whose records it
+    // discards (endIteration(totalIterations + k) after each). The backend times nothing in them (no events, no
+    // CUPTI) and stores their makespan, host clock from device sync to device sync, in the run info.
     virtual bool beginUntimedIteration() { return false; }
     // Asks every host thread to stop issuing as soon as it can (another thread failed).
     virtual void abort() {}

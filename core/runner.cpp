@@ -324,11 +324,11 @@ RunOutcome runScenario(const Scenario& scenario, Backend& backend, const RunOpti
                 if (status && options.progress)
                     options.progress(it + 1, plan.totalIterations());
             }
-            // The same work once more without any timing: the observer effect as a number in the trace.
-            if (status && backend.beginUntimedIteration()) {
+            // The same work again without any timing: the observer effect as a number in the trace.
+            for (int extra = 0; status && backend.beginUntimedIteration(); ++extra) {
                 Recording untimed;
                 untimed.records.resize(plan.hostThreads.size());
-                status = threads.runIteration(untimed, plan.totalIterations());
+                status = threads.runIteration(untimed, plan.totalIterations() + extra);
             }
         }
     }

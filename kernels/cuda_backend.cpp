@@ -457,7 +457,7 @@ private:
     int64_t m_lastSyncDone = 0;    // host clock when the devices were last found idle
     int64_t m_timedEndNs = INT64_MAX; // host clock when the timed iterations were over
     std::vector<int64_t> m_timedMakespans; // host clock, first issue to device sync, per measured iteration
-    int64_t m_untimedMakespan = -1;
+    std::vector<int64_t> m_untimedMakespans;
     size_t m_cuptiMatched = 0, m_cuptiUnmatchedOps = 0, m_cuptiForeign = 0, m_cuptiLate = 0;
     uint64_t m_cuptiDropped = 0;
     int64_t m_anchorWorstNs = 0;   // largest distance of a CUPTI span outside its lane's anchor events
@@ -2210,7 +2210,7 @@ void CudaBackend::noteIterationMakespan(int iteration)
         return;
     const int64_t makespan = m_lastSyncDone - first;
     if (m_untimedNow)
-        m_untimedMakespan = makespan;
+        m_untimedMakespans.push_back(makespan);
     else if (iteration >= std::max(0, m_plan->scenario->run.warmup))
         m_timedMakespans.push_back(makespan);
 }
@@ -2218,15 +2218,19 @@ void CudaBackend::noteIterationMakespan(int iteration)
 void CudaBackend::storeTimingSettings()
 {
     RunInfo& info = *m_info;
-    if (!m_timedMakespans.empty()) {
-        std::vector<int64_t> v = m_timedMakespans;
+    auto median = [](std::vector<int64_t> v) {
         std::nth_element(v.begin(), v.begin() + ptrdiff_t(v.size() / 2), v.end());
-        const int64_t timed = v[v.size() / 2];
+        return v[v.size() / 2];
+    };
+    if (!m_timedMakespans.empty()) {
+        const int64_t timed = median(m_timedMakespans);
         setSetting(info, "timed_makespan_ns", std::to_string(timed));
-        if (m_untimedMakespan > 0) {
-            setSetting(info, "untimed_makespan_ns", std::to_string(m_untimedMakespan));
+        if (!m_untimedMakespans.empty()) {
+            const int64_t untimed = median(m_untimedMakespans);
+            setSetting(info, "untimed_makespan_ns", std::to_string(untimed));
+            setSetting(info, "untimed_iterations", std::to_string(m_untimedMakespans.size()));
             char buf[64];
-            std::snprintf(buf, sizeof buf, "%.4f", double(timed) / double(m_untimedMakespan));
+            std::snprintf(buf, sizeof buf, "%.4f", double(timed) / double(std::max<int64_t>(1, untimed)));
             setSetting(info, "timing_perturbation", buf);
         }
     }
@@ -2252,8 +2256,14 @@ void CudaBackend::storeTimingSettings()
 
 bool CudaBackend::beginUntimedIteration()
 {
-    if (!m_prepared || !m_options.timeOps || !m_options.measureUntimed)
+    if (!m_prepared || !m_options.timeOps || !m_options.measureUntimed || !m_plan)
         return false;
+    // As many untimed iterations as timed ones (at most 5): both figures are medians.
+    const int measured = std::max(1, m_plan->scenario->run.iterations);
+    if (int(m_untimedMakespans.size()) >= std::min(measured, 5))
+        return false;
+    if (m_untimedNow)
+        return true;
     m_untimedNow = true;
     m_timedEndNs = hostNowNs();
     m_depsBeforeUntimed = m_deps.size();
@@ -2273,7 +2283,7 @@ void CudaBackend::resolveTiming(RunInfo& info)
     m_untimedNow = false;
     m_timedEndNs = INT64_MAX;
     m_timedMakespans.clear();
-    m_untimedMakespan = -1;
+    m_untimedMakespans.clear();
     m_cuptiMatched = m_cuptiUnmatchedOps = m_cuptiForeign = m_cuptiLate = 0;
     m_anchorWorstNs = 0;
     m_anchorChecks = 0;
@@ -2387,7 +2397,7 @@ Status CudaBackend::finish(Recording& rec)
         collectCupti();
         if (m_info)
             storeTimingSettings();
-        if (m_info && m_opEvents)
+        if (m_info && (m_timing == TimingMode::Events || m_timing == TimingMode::Both))
             setSetting(*m_info, "shared_start_events",
                        std::to_string(m_sharedStarts.load()) + " of " + std::to_string(m_timedStarts.load()));
         std::lock_guard lock(m_depMutex);

@@ -87,8 +87,13 @@ TEST(CudaSharedEvents, BusyStreamSpansAreOrderedAndDoNotOverlap)
             EXPECT_LT(spans[i].end - spans[i].start, 100'000) << "a 50 us kernel, span " << i;
         }
         const size_t touching = checkStreamSpans(t, "s");
+        // A spin kernel that started after the launch gap is drawn from its real start (end minus its duration):
+        // such spans no longer touch their predecessor.
+        size_t corrected = 0;
+        for (const auto& sp : spans)
+            corrected += t.spans.timingOf(sp.index) == SpanTiming::Corrected;
         if (share) {
-            EXPECT_GT(touching, 0u) << "no two spans share a boundary event";
+            EXPECT_GT(touching + corrected, 0u) << "no two spans share a boundary event";
         }
     }
 }
