@@ -3,6 +3,8 @@
 // timing used, and names the cause it can see from the trace.
 #include "diagnostics_context.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -39,66 +41,89 @@ void timingPerturbation(const Context& c, std::vector<Diagnostic>& out)
         return;
     const std::string timing = settingOf(info, "timing");
 
-    // Streams with GPU work per device, and graph launches.
+    // Streams with GPU work per device, the GPU spans, the launch calls and the graph launches.
     std::map<int, std::set<uint32_t>> streamsOf;
-    size_t graphLaunches = 0;
-    size_t launches = 0;
+    std::vector<uint32_t> gpu;
+    std::vector<uint32_t> launches;
+    std::vector<uint32_t> graphLaunches;
     for (uint32_t i = 0; i < c.t.spanCount(); ++i) {
         const auto& tr = c.t.tracks[c.t.spans.track[i]];
-        if (tr.kind == TrackKind::Stream && isGpuSpan(c.t.spans.kind[i]))
+        if (tr.kind == TrackKind::Stream && isGpuSpan(c.t.spans.kind[i])) {
             streamsOf[tr.device].insert(c.t.spans.track[i]);
+            gpu.push_back(i);
+        }
         if (c.t.spans.kind[i] == SpanKind::ApiCall) {
             const std::string_view name = c.t.spanName(i);
-            graphLaunches += name == "cudaGraphLaunch";
-            launches += name == "cudaLaunchKernel" || name == "cudaGraphLaunch" || name == "cudaMemcpyAsync" ||
-                        name == "cudaMemsetAsync";
+            if (name == "cudaGraphLaunch")
+                graphLaunches.push_back(i);
+            if (name == "cudaLaunchKernel" || name == "cudaGraphLaunch" || name == "cudaMemcpyAsync" ||
+                name == "cudaMemsetAsync")
+                launches.push_back(i);
         }
     }
+    if (gpu.empty())
+        return;
     size_t maxStreams = 0;
     int busiest = 0;
-    for (const auto& [d, s] : streamsOf)
-        if (s.size() > maxStreams) {
-            maxStreams = s.size();
+    for (const auto& [d, st] : streamsOf)
+        if (st.size() > maxStreams) {
+            maxStreams = st.size();
             busiest = d;
         }
     const int connections = connectionsOf(info, c.th.defaultMaxConnections);
+    const int64_t extra = timed - untimed;
+    const std::string untimedRuns = settingOf(info, "untimed_iterations");
 
     std::string cause;
     std::string avoid;
+    std::vector<uint32_t> spans;
     if (timing == "events" || timing == "both") {
         if (int(maxStreams) > connections) {
-            cause = "the CUDA event recorded after each operation waits for it in its hardware work queue, and device " +
-                    std::to_string(busiest) + " ran " + std::to_string(maxStreams) + " streams on " +
-                    std::to_string(connections) + " queues (CUDA_DEVICE_MAX_CONNECTIONS), so each event held back " +
-                    "the streams behind it";
+            for (uint32_t i : gpu)
+                if (c.t.tracks[c.t.spans.track[i]].device == busiest)
+                    spans.push_back(i);
+            cause = "the CUDA event recorded after each operation (e.g. " + c.label(spans.front()) +
+                    ") waits for it in its hardware work queue, and device " + std::to_string(busiest) + " ran " +
+                    std::to_string(maxStreams) + " streams on " + std::to_string(connections) +
+                    " queues (CUDA_DEVICE_MAX_CONNECTIONS), so each event held back the streams behind it";
         } else {
-            cause = "the CUDA events around each operation add GPU work and hold back the next operation of their "
-                    "stream";
+            spans = gpu;
+            cause = "the CUDA events around each operation (e.g. " + c.label(spans.front()) +
+                    ") add GPU work and hold back the next operation of their stream";
         }
         avoid = "Run with --timing cupti (the default where CUPTI is usable): CUPTI adds no work to the streams.";
     } else if (timing == "cupti") {
-        if (graphLaunches > 0) {
-            cause = "CUPTI records every node of the " + plural(int64_t(graphLaunches), "graph launch", "graph launches") +
+        if (!graphLaunches.empty()) {
+            spans = graphLaunches;
+            cause = "CUPTI records every node of the graphs launched by " +
+                    plural(int64_t(graphLaunches.size()), "cudaGraphLaunch call", "cudaGraphLaunch calls") +
                     ", which slows the graph launches";
             avoid = "Run with --timing events to time each graph as one span without that cost.";
-        } else if (launches > 0 && double(timed - untimed) / double(launches) > 500.0) {
-            cause = "CUPTI adds host cost to every launch (" + c.at((timed - untimed) / int64_t(launches)) +
-                    " more per call on average over " + std::to_string(launches) + " calls), and the run is bound " +
-                    "by the host issuing them";
+        } else if (launches.size() >= 100 && extra / int64_t(launches.size()) <= 5000) {
+            spans = launches;
+            cause = "CUPTI adds host cost to every launch (" + c.at(extra / int64_t(launches.size())) +
+                    " more per call over " + std::to_string(launches.size()) + " calls such as " +
+                    std::string(c.t.spanName(launches.front())) + "), and the run is bound by the host issuing them";
             avoid = "Compare with --timing events; fewer, larger launches (or a CUDA graph) make the run less "
                     "sensitive to it.";
         } else {
-            cause = "CUPTI's tracing slowed the GPU operations themselves";
-            avoid = "Compare with --timing events.";
+            spans = gpu;
+            cause = "CUPTI's tracing slowed the run (its operations, e.g. " + c.label(spans.front()) +
+                    ", or their launches)" +
+                    (untimedRuns == "1" ? ", or the one untimed iteration ran faster by chance" : std::string());
+            avoid = "Compare with --timing events, and with more iterations (run.iterations).";
         }
     } else {
         return;
     }
+    std::sort(spans.begin(), spans.end(), [&](uint32_t x, uint32_t y) { return c.t.spans.start[x] < c.t.spans.start[y]; });
+    if (spans.size() > c.o.maxSpans)
+        spans.resize(c.o.maxSpans);
     const double pct = 100.0 * (double(timed) / double(untimed) - 1.0);
     std::string msg = "The timed run took " + c.at(timed) + ", " + std::to_string(int(std::lround(pct))) +
                       "% longer than the same work without any timing (" + c.at(untimed) + "): " + cause + ". " +
                       avoid;
-    out.push_back(c.make("timing-perturbation", std::move(msg), {}));
+    out.push_back(c.make("timing-perturbation", std::move(msg), std::move(spans)));
 }
 
 } // namespace streamscope::diag

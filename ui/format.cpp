@@ -34,6 +34,13 @@ QString formatNs(double ns)
     return QString::number(ns / 1e9, 'f', 3) + QStringLiteral(" s");
 }
 
+QString formatSignedNs(double ns)
+{
+    if (std::fabs(ns) < 0.5)
+        return formatNs(0);
+    return (ns < 0 ? QStringLiteral("\u2212") : QStringLiteral("+")) + formatNs(std::fabs(ns));
+}
+
 QString formatDim3(const Dim3& d)
 {
     if (d.y == 1 && d.z == 1)

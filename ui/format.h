@@ -24,6 +24,8 @@ inline QString qs(std::string_view s)
 QString formatBytes(int64_t bytes);
 // "850 ns", "12.3 µs", "4.56 ms", "1.23 s"
 QString formatNs(double ns);
+// formatNs with its sign always written: "+1.20 µs", "−12.3 µs" (a true minus sign), "0 ns"
+QString formatSignedNs(double ns);
 // "264" for a 1-D grid, "64×64" or "8×8×2" otherwise
 QString formatDim3(const Dim3& d);
 // Parses "16 MiB", "4096", "1.5 GB", "64k" into bytes; -1 when it cannot.

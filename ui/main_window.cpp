@@ -8,6 +8,7 @@
 #include "format.h"
 #include "image_export.h"
 #include "lesson_gallery.h"
+#include "notice_bar.h"
 #include "presentation_mode.h"
 #include "property_editor.h"
 #include "quick_controls.h"
@@ -21,6 +22,7 @@
 #include "sweep_view.h"
 #include "timeline_plottable.h"
 #include "timeline_view.h"
+#include "timing_text.h"
 #include "trace_import.h"
 #include "trace_json.h"
 
@@ -139,6 +141,20 @@ MainWindow::MainWindow(QWidget* parent)
     barLayout->addWidget(m_messageText, 1);
     barLayout->addWidget(closeMessage, 0, Qt::AlignTop);
     m_messageBar->hide();
+
+    // What a GPU trace says about its timing: it changed the run; CUPTI was not used (timing_text.h). Shown across
+    // the whole window under the toolbar (see createToolbars): at 1280 px the centre alone is too narrow for a line.
+    m_timingWarning = new NoticeBar(NoticeBar::Tone::Warning);
+    m_timingInfo = new NoticeBar(NoticeBar::Tone::Info);
+    connect(m_timingWarning, &NoticeBar::dismissed, this, &MainWindow::updateNoticeVisibility);
+    connect(m_timingInfo, &NoticeBar::dismissed, this, &MainWindow::updateNoticeVisibility);
+    connect(m_timingWarning, &NoticeBar::actionTriggered, this, [this] {
+        if (!m_suggestedTiming)
+            return;
+        setTimingMode(*m_suggestedTiming);
+        m_statusText->setText(QStringLiteral("GPU runs are now timed with %1: run again (F5) to compare.")
+                                  .arg(timingModeLabel(timingMode())));
+    });
 
     auto* centre = new QWidget;
     auto* centreLayout = new QVBoxLayout(centre);
@@ -538,7 +554,7 @@ void MainWindow::createToolbars()
     connect(m_backendBox, &QComboBox::activated, this, [this] {
         m_userChoseBackend = true;
         m_gpuRunPending = false;
-        m_profileBox->setEnabled(backend() == RunBackend::Simulator);
+        updateBackendControls();
     });
     bar->addWidget(m_backendBox);
     bar->addWidget(new QLabel(QStringLiteral(" Profile ")));
@@ -552,6 +568,17 @@ void MainWindow::createToolbars()
         scheduleLiveRun();
     });
     bar->addWidget(m_profileBox);
+    bar->addWidget(new QLabel(QStringLiteral(" Timing ")));
+    m_timingBox = new QComboBox;
+    m_timingBox->setObjectName(QStringLiteral("timingBox"));
+    for (TimingMode mode : {TimingMode::Auto, TimingMode::Cupti, TimingMode::Events, TimingMode::Both}) {
+        m_timingBox->addItem(timingModeLabel(mode), int(mode));
+        m_timingBox->setItemData(m_timingBox->count() - 1, timingModeDescription(mode), Qt::ToolTipRole);
+    }
+    m_timingBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    connect(m_timingBox, &QComboBox::activated, this,
+            [this] { setTimingMode(TimingMode(m_timingBox->currentData().toInt())); });
+    bar->addWidget(m_timingBox);
     bar->addAction(m_runAction);
     bar->addAction(m_cancelAction);
     m_liveBox = new QCheckBox(QStringLiteral("Live"));
@@ -562,6 +589,23 @@ void MainWindow::createToolbars()
     QAction* fit = bar->addAction(QStringLiteral("Fit"), m_timeline, &TimelineView::fitToView);
     fit->setToolTip(QStringLiteral("Show the whole trace (0 or Home on the timeline)"));
     bar->addAction(m_exportAction);
+
+    // The timing banners, the window's width under the run controls.
+    addToolBarBreak(Qt::TopToolBarArea);
+    m_noticeToolBar = addToolBar(QStringLiteral("Timing notices"));
+    m_noticeToolBar->setObjectName(QStringLiteral("timingNoticeToolBar"));
+    m_noticeToolBar->setMovable(false);
+    m_noticeToolBar->setFloatable(false);
+    m_noticeToolBar->toggleViewAction()->setVisible(false); // shown by the trace, not by the user
+    auto* notices = new QWidget;
+    notices->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
+    auto* noticesLayout = new QVBoxLayout(notices);
+    noticesLayout->setContentsMargins(0, 0, 0, 0);
+    noticesLayout->setSpacing(2);
+    noticesLayout->addWidget(m_timingWarning);
+    noticesLayout->addWidget(m_timingInfo);
+    m_noticeToolBar->addWidget(notices);
+    m_noticeToolBar->hide();
 }
 
 // ---- documents -------------------------------------------------------------------------------------------------
@@ -834,7 +878,35 @@ void MainWindow::setBackend(RunBackend b)
     m_userChoseBackend = true;
     m_gpuRunPending = false;
     m_backendBox->setCurrentIndex(m_backendBox->findData(int(b)));
-    m_profileBox->setEnabled(b == RunBackend::Simulator);
+    updateBackendControls();
+}
+
+TimingMode MainWindow::timingMode() const
+{
+    return m_runner->timingMode();
+}
+
+void MainWindow::setTimingMode(TimingMode mode)
+{
+    m_timingBox->setCurrentIndex(m_timingBox->findData(int(mode)));
+    m_runner->setTimingMode(mode);
+    // The banner's "Time with …" is done once that is the choice.
+    if (m_suggestedTiming == mode) {
+        m_suggestedTiming.reset();
+        m_timingWarning->setAction({});
+    }
+}
+
+void MainWindow::updateBackendControls()
+{
+    const bool gpu = backend() == RunBackend::Gpu;
+    m_profileBox->setEnabled(!gpu);
+    // Timing stays choosable while the GPU is usable: a GPU sweep uses it whatever Run's backend is.
+    m_timingBox->setEnabled(gpu || m_runner->gpuStatus().state == GpuStatus::State::Usable);
+    m_timingBox->setToolTip(
+        gpu ? QStringLiteral("How GPU runs and sweeps time their operations (streamscope-cli --timing); the trace "
+                             "says which timing it used and what it cost")
+            : QStringLiteral("Applies to GPU runs and GPU sweeps: the simulator ignores it"));
 }
 
 void MainWindow::setLiveSimulation(bool on)
@@ -863,13 +935,14 @@ void MainWindow::updateGpuChoice()
             item->setEnabled(usable);
     if (!usable && backend() == RunBackend::Gpu)
         m_backendBox->setCurrentIndex(m_backendBox->findData(int(RunBackend::Simulator)));
+    updateBackendControls();
     m_backendBox->setToolTip(gpu.state == GpuStatus::State::Unusable
                                  ? QStringLiteral("Simulator only: no usable GPU (%1)").arg(gpu.description)
                                  : QStringLiteral("Where Run executes the scenario"));
     // At start the lesson ran simulated while the GPU was being checked: now it runs on the GPU.
     if (usable && !m_userChoseBackend) {
         m_backendBox->setCurrentIndex(gpuRow);
-        m_profileBox->setEnabled(false);
+        updateBackendControls();
         if (m_gpuRunPending) {
             m_gpuRunPending = false;
             runScenario();
@@ -935,12 +1008,39 @@ void MainWindow::showTrace(std::shared_ptr<const AnalyzedTrace> trace, const QSt
     m_concurrency->setTrace(t);
     m_concurrency->setVisibleTimeRange(m_timeline->visibleTimeRange().first, m_timeline->visibleTimeRange().second);
     updateCriticalPath();
+    updateTimingNotice();
     if ((!m_screenshotPath.isEmpty() || m_quitAfterScreenshot) && !m_screenshotScheduled) {
         m_screenshotScheduled = true;
         // Let the docks settle and the timeline replot first.
         QTimer::singleShot(400, this, &MainWindow::takeScreenshot);
     }
     Q_EMIT traceShown();
+}
+
+void MainWindow::updateTimingNotice()
+{
+    const TimingNotice notice = m_trace && m_trace->trace
+                                    ? timingNotice(*m_trace->trace, m_trace->report.diagnostics)
+                                    : TimingNotice{};
+    m_timingWarning->setNotice(notice.perturbation.title, notice.perturbation.text);
+    // One click to the timing the fix names, unless GPU runs already use it.
+    m_suggestedTiming.reset();
+    if (!notice.perturbation.isEmpty() && notice.suggested && *notice.suggested != timingMode())
+        m_suggestedTiming = notice.suggested;
+    if (m_suggestedTiming)
+        m_timingWarning->setAction(QStringLiteral("Time with %1").arg(timingModeLabel(*m_suggestedTiming)),
+                                   QStringLiteral("Set Timing to %1 for the next GPU run")
+                                       .arg(timingModeLabel(*m_suggestedTiming)));
+    else
+        m_timingWarning->setAction({});
+    m_timingInfo->setNotice(notice.fallback.title, notice.fallback.text);
+    updateNoticeVisibility();
+}
+
+void MainWindow::updateNoticeVisibility()
+{
+    // Not over a presentation's slides; the bars hide themselves when dismissed or empty.
+    m_noticeToolBar->setVisible(!m_presenting && (!m_timingWarning->isHidden() || !m_timingInfo->isHidden()));
 }
 
 void MainWindow::updateCriticalPath()
@@ -1061,6 +1161,7 @@ void MainWindow::readSettings()
     if (!restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray()))
         resize(1600, 1000);
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    updateNoticeVisibility(); // a saved state must not show an empty banner
     m_liveBox->setChecked(settings.value(QStringLiteral("liveSimulation"), true).toBool());
     const QString profile = settings.value(QStringLiteral("profile")).toString();
     const int p = m_profileBox->findData(profile);
@@ -1068,6 +1169,8 @@ void MainWindow::readSettings()
         m_profileBox->setCurrentIndex(p);
         m_runner->setProfileId(profile);
     }
+    if (const auto timing = timingModeFromString(settings.value(QStringLiteral("timing")).toString().toStdString()))
+        setTimingMode(*timing);
 }
 
 void MainWindow::writeSettings()
@@ -1077,6 +1180,7 @@ void MainWindow::writeSettings()
     settings.setValue(QStringLiteral("window/state"), saveState());
     settings.setValue(QStringLiteral("liveSimulation"), m_liveBox->isChecked());
     settings.setValue(QStringLiteral("profile"), m_profileBox->currentData().toString());
+    settings.setValue(QStringLiteral("timing"), qs(toString(timingMode())));
 }
 
 // ---- Analysis menu ------------------------------------------------------------------------------------------------
@@ -1239,6 +1343,10 @@ void MainWindow::createPresentationActions()
     m_viewMenu->addAction(action);
     connect(action, &QAction::toggled, presentation, &PresentationMode::setActive);
     connect(presentation, &PresentationMode::activeChanged, action, &QAction::setChecked);
+    connect(presentation, &PresentationMode::activeChanged, this, [this](bool on) {
+        m_presenting = on;
+        updateNoticeVisibility(); // leaving restores the window's state, the banner's visibility included
+    });
 }
 
 } // namespace streamscope

@@ -1,7 +1,9 @@
-// The main window: the timeline in the centre; docks for the scenario editor (quick controls, tree, properties),
-// the lesson gallery, the inspector of the selected span, the span table, the run info and the analysis. File
-// menu with New, Open (scenario or trace, told apart by content), Save/Save As (atomic), recent files, Export
-// image and Quit; drag and drop of files; a prompt before unsaved edits are lost; window state kept in QSettings.
+// The main window: the timeline in the centre, banners across the window for what a GPU trace says about its
+// timing (timing changed the run; CUPTI was not used); docks for the scenario editor (quick controls, tree,
+// properties), the lesson gallery, the inspector of the selected span, the span table, the run info and the
+// analysis. A toolbar with the run controls (backend, simulator profile, GPU timing). File menu with New, Open
+// (scenario or trace, told apart by content), Save/Save As (atomic), recent files, Export image and Quit; drag and
+// drop of files; a prompt before unsaved edits are lost; window state and run settings kept in QSettings.
 #pragma once
 
 #include "document_loader.h"
@@ -13,6 +15,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 class QAction;
 class QCheckBox;
@@ -24,12 +27,14 @@ class QMenu;
 class QProgressBar;
 class QTableView;
 class QTimer;
+class QToolBar;
 
 namespace streamscope {
 
 class AnalysisPanel;
 class CompareView;
 class LessonGallery;
+class NoticeBar;
 class QuickControls;
 class RunInfoPanel;
 class ScenarioEditor;
@@ -72,6 +77,9 @@ public:
     // ---- running
     RunBackend backend() const;
     void setBackend(RunBackend backend);
+    // How GPU runs and sweeps are timed (passed to streamscope-cli as --timing); the simulator ignores it.
+    TimingMode timingMode() const;
+    void setTimingMode(TimingMode mode);
     // Runs the scenario in the editor on the chosen backend.
     void runScenario();
     // Re-simulate after every edit (on by default).
@@ -109,6 +117,10 @@ public:
     std::shared_ptr<const AnalyzedTrace> currentTrace() const { return m_trace; }
     // The message shown above the timeline (run and file errors); empty when none.
     QString errorMessage() const;
+    // The banners above the timeline: timing changed the run (warning), CUPTI was not used (info).
+    NoticeBar* timingWarningBar() const { return m_timingWarning; }
+    NoticeBar* timingInfoBar() const { return m_timingInfo; }
+    QComboBox* timingBox() const { return m_timingBox; }
     QStringList recentFiles() const;
 
 Q_SIGNALS:
@@ -136,6 +148,10 @@ private:
     bool maybeSave();
     void updateTitle();
     void updateGpuChoice();
+    // Profile for the simulator, timing for the GPU: each enabled for its backend.
+    void updateBackendControls();
+    void updateTimingNotice();
+    void updateNoticeVisibility();
     void updateLesson();
     void addRecentFile(const QString& path);
     void rebuildRecentMenu();
@@ -171,6 +187,12 @@ private:
     QLabel* m_statusText = nullptr;
     QComboBox* m_backendBox = nullptr;
     QComboBox* m_profileBox = nullptr;
+    QComboBox* m_timingBox = nullptr;
+    NoticeBar* m_timingWarning = nullptr;
+    NoticeBar* m_timingInfo = nullptr;
+    QToolBar* m_noticeToolBar = nullptr;
+    std::optional<TimingMode> m_suggestedTiming; // what the banner's "Time with …" sets
+    bool m_presenting = false;
     QCheckBox* m_liveBox = nullptr;
     QMenu* m_recentMenu = nullptr;
     QMenu* m_viewMenu = nullptr;

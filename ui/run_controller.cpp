@@ -40,6 +40,48 @@ QString cliErrorMessage(const QByteArray& stderrBytes)
     return lines.mid(std::max<qsizetype>(0, lines.size() - 5)).join(QLatin1Char('\n'));
 }
 
+QString timingModeLabel(TimingMode mode)
+{
+    switch (mode) {
+    case TimingMode::Auto: return QStringLiteral("Auto (CUPTI where usable)");
+    case TimingMode::Cupti: return QStringLiteral("CUPTI");
+    case TimingMode::Events: return QStringLiteral("CUDA events");
+    case TimingMode::Both: return QStringLiteral("Both");
+    }
+    return {};
+}
+
+QString timingModeDescription(TimingMode mode)
+{
+    switch (mode) {
+    case TimingMode::Auto:
+        return QStringLiteral("CUPTI activity records where CUPTI is usable, else CUDA events (the trace says which "
+                              "and why)");
+    case TimingMode::Cupti:
+        return QStringLiteral("CUPTI activity records: the true start and end of each GPU operation, no work added "
+                              "to the streams");
+    case TimingMode::Events:
+        return QStringLiteral("A CUDA event around every operation: a start is when the stream reached the op (it "
+                              "may still wait for SMs), and events share the hardware queues, which can slow the run");
+    case TimingMode::Both:
+        return QStringLiteral("CUPTI spans plus the per-op CUDA event times of the same run, to see how far the "
+                              "events are from CUPTI (costs what events cost)");
+    }
+    return {};
+}
+
+QStringList timingArguments(TimingMode mode)
+{
+    return {QStringLiteral("--timing"), qs(toString(mode))};
+}
+
+QStringList gpuRunArguments(const QString& scenarioPath, const QString& tracePath, TimingMode timing)
+{
+    return QStringList{QStringLiteral("run"), scenarioPath, QStringLiteral("--backend"), QStringLiteral("cuda"),
+                       QStringLiteral("-o"),  tracePath,    QStringLiteral("--progress")}
+           + timingArguments(timing);
+}
+
 RunController::RunController(QObject* parent) : QObject(parent), m_tick(new QTimer(this))
 {
     m_tick->setInterval(250);
@@ -176,8 +218,7 @@ void RunController::startGpu(std::shared_ptr<const Scenario> scenario)
     auto* process = new QProcess(this);
     m_process = process;
     process->setProgram(cli);
-    process->setArguments({QStringLiteral("run"), scenarioPath, QStringLiteral("--backend"), QStringLiteral("cuda"),
-                           QStringLiteral("-o"), m_tracePath, QStringLiteral("--progress")});
+    process->setArguments(gpuRunArguments(scenarioPath, m_tracePath, m_timing));
     m_stderr.clear();
     m_progress.clear();
     connect(process, &QProcess::readyReadStandardError, this, [this, process] {

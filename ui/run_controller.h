@@ -1,7 +1,7 @@
 // Runs scenarios: on the simulator in-process (on a worker thread, so the window never freezes; a newer run
-// supersedes an older one) or on the GPU through `streamscope-cli run SCENARIO --backend cuda -o TRACE` started
-// next to the app with QProcess (isolating GPU faults from the window; Cancel kills the child). Also finds out
-// whether the GPU is usable, by asking streamscope-cli.
+// supersedes an older one) or on the GPU through `streamscope-cli run SCENARIO --backend cuda -o TRACE --timing M`
+// started next to the app with QProcess (isolating GPU faults from the window; Cancel kills the child). Also finds
+// out whether the GPU is usable, by asking streamscope-cli.
 #pragma once
 
 #include "document_loader.h"
@@ -39,6 +39,16 @@ QString gpuChoiceText(const GpuStatus& gpu);
 // streamscope-cli's error message from its stderr: its "error: ..." lines, else its last lines.
 QString cliErrorMessage(const QByteArray& stderrBytes);
 
+// How GPU runs time their operations, as the run controls offer it (DESIGN.md §4): "Auto (CUPTI where usable)",
+// "CUPTI", "CUDA events", "Both"; and a sentence on what each measures and costs (for tooltips).
+QString timingModeLabel(TimingMode mode);
+QString timingModeDescription(TimingMode mode);
+// `--timing auto|cupti|events|both`: passed on every GPU run and sweep, so that the choice in the window wins over
+// the scenario's run.timing (the CLI's rule).
+QStringList timingArguments(TimingMode mode);
+// The arguments of a GPU run: run SCENARIO --backend cuda -o TRACE --progress --timing M.
+QStringList gpuRunArguments(const QString& scenarioPath, const QString& tracePath, TimingMode timing);
+
 class RunController : public QObject {
     Q_OBJECT
 public:
@@ -49,6 +59,10 @@ public:
     void setProfileId(const QString& id) { m_profileId = id; }
     QString profileId() const { return m_profileId; }
     static QStringList profileIds();
+
+    // How GPU runs (and GPU sweeps) time their operations; the simulator ignores it.
+    void setTimingMode(TimingMode mode) { m_timing = mode; }
+    TimingMode timingMode() const { return m_timing; }
 
     // streamscope-cli: next to the app's executable unless set.
     QString cliPath() const;
@@ -90,6 +104,7 @@ private:
     void finishProbe(GpuStatus::State state, const QString& description);
 
     QString m_profileId;
+    TimingMode m_timing = TimingMode::Auto;
     QString m_cliPath;
     GpuStatus m_gpu;
     bool m_running = false;

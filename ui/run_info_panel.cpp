@@ -1,6 +1,7 @@
 #include "run_info_panel.h"
 
 #include "format.h"
+#include "timing_text.h"
 #include "trace.h"
 
 #include <QTextBrowser>
@@ -15,12 +16,42 @@ QString esc(const QString& s)
     return s.toHtmlEscaped();
 }
 
-QString row(const QString& label, const QString& value)
+QString rowHtml(const QString& label, const QString& valueHtml)
 {
-    if (value.isEmpty())
+    if (valueHtml.isEmpty())
         return {};
     return QStringLiteral("<tr><td valign='top' style='color:#555; padding-right:10px'>") + esc(label) +
-           QStringLiteral("</td><td>") + esc(value) + QStringLiteral("</td></tr>");
+           QStringLiteral("</td><td>") + valueHtml + QStringLiteral("</td></tr>");
+}
+
+QString row(const QString& label, const QString& value)
+{
+    return rowHtml(label, esc(value));
+}
+
+// The settings a GPU run writes about its timing: shown in words under Source, not again in the list.
+bool isTimingSetting(const std::string& key)
+{
+    return key == "timing" || key == "timing_reason" || key == "timed_makespan_ns" || key == "untimed_makespan_ns" ||
+           key == "timing_perturbation" || key == "event_timing_corrections" || key == "clock_check" ||
+           key == "cupti_records";
+}
+
+// Timing, what it cost (bold past the diagnostic's limit), why CUPTI was not used, and its checks.
+QString timingRows(const RunInfo& i)
+{
+    QString h = row(QStringLiteral("Timing"), timingSettingText(runSetting(i, "timing")));
+    if (const auto cost = timingCost(i)) {
+        const QString text = esc(timingCostText(*cost));
+        h += rowHtml(QStringLiteral("Timing cost"), cost->ratio > timingPerturbationLimit()
+                                                        ? QStringLiteral("<b>") + text + QStringLiteral("</b>")
+                                                        : text);
+    }
+    h += row(QStringLiteral("Why not CUPTI"), runSetting(i, "timing_reason"));
+    h += row(QStringLiteral("Event corrections"), runSetting(i, "event_timing_corrections"));
+    h += row(QStringLiteral("CUPTI records"), runSetting(i, "cupti_records"));
+    h += row(QStringLiteral("Clock check"), runSetting(i, "clock_check"));
+    return h;
 }
 
 QString sourceText(TraceSource s)
@@ -44,6 +75,7 @@ QString runInfoHtml(const Trace* t, const QString& file, double wallMs)
     QString h = QStringLiteral("<table cellspacing='0' cellpadding='2'>");
     h += row(QStringLiteral("Source"), sourceText(i.source) +
                                            (i.backend.empty() ? QString() : QStringLiteral(" (backend ") + qs(i.backend) + QLatin1Char(')')));
+    h += timingRows(i);
     QString scenario = qs(i.scenarioId);
     if (!i.scenarioTitle.empty())
         scenario += (scenario.isEmpty() ? QString() : QStringLiteral(" — ")) + qs(i.scenarioTitle);
@@ -58,7 +90,8 @@ QString runInfoHtml(const Trace* t, const QString& file, double wallMs)
     if (i.clockAlignmentErrorNs > 0)
         h += row(QStringLiteral("Clock alignment error"), QStringLiteral("≤ ") + formatNs(i.clockAlignmentErrorNs));
     for (const auto& [k, v] : i.settings)
-        h += row(qs(k), qs(v));
+        if (!isTimingSetting(k))
+            h += row(qs(k), qs(v));
     const auto [first, last] = t->timeRange();
     h += row(QStringLiteral("Spans"), QStringLiteral("%1 on %2 tracks, %3 dependency arrows")
                                           .arg(t->spanCount())

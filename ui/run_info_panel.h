@@ -1,5 +1,6 @@
-// The run info dock: where a trace comes from — source and backend, scenario and variant, devices and their
-// properties, host, date, command, settings, clock alignment error — and its size.
+// The run info dock: where a trace comes from — source and backend, how a GPU run was timed and what timing cost
+// it (right under the source), scenario and variant, devices and their properties, host, date, command, settings,
+// clock alignment error — and its size.
 #pragma once
 
 #include <QWidget>

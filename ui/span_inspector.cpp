@@ -2,6 +2,7 @@
 
 #include "format.h"
 #include "timeline_plottable.h"
+#include "timing_text.h"
 #include "trace.h"
 
 #include <QTextBrowser>
@@ -63,6 +64,17 @@ QString spanInspectorHtml(const Trace& t, int span)
     h += row(QStringLiteral("Start"), formatNs(double(s.start[i] - origin)));
     h += row(QStringLiteral("End"), formatNs(double(s.end[i] - origin)));
     h += row(QStringLiteral("Duration"), QStringLiteral("<b>") + formatNs(double(s.end[i] - s.start[i])) + QStringLiteral("</b>"));
+    // How far a GPU span's times are known (timing_text.h): a start that is only a bound says so first.
+    if (const QString timing = spanTimingText(t, i); !timing.isEmpty()) {
+        const qsizetype colon = timing.indexOf(QLatin1Char(':'));
+        QString v = s.timingOf(i) == SpanTiming::Measured || colon < 0
+                        ? esc(timing)
+                        : QStringLiteral("<b>") + esc(timing.left(colon)) + QStringLiteral("</b>") +
+                              esc(timing.mid(colon));
+        if (const QString error = spanEventErrorText(t, i); !error.isEmpty())
+            v += QStringLiteral("<br>") + esc(error);
+        h += row(QStringLiteral("Timing"), v);
+    }
     if (s.bytes[i] > 0) {
         QString b = formatBytes(s.bytes[i]);
         if (s.end[i] > s.start[i] && isCopySpan(s.kind[i]))

@@ -1,6 +1,7 @@
-// The inspector dock: the selected span — name, kind, stream or thread, times, size, launch configuration, the
-// scenario op it came from — and its dependencies: what it waited for and what waited for it, as links that select
-// those spans.
+// The inspector dock: the selected span — name, kind, stream or thread, times (for a GPU run, how far they are
+// known: measured, start corrected or uncertain, the CUDA events' error against CUPTI), size, launch
+// configuration, the scenario op it came from — and its dependencies: what it waited for and what waited for it,
+// as links that select those spans.
 #pragma once
 
 #include <QWidget>

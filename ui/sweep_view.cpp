@@ -450,7 +450,8 @@ void SweepView::updateGpuChoice()
     m_backendBox->setItemData(gpuRow,
                               gpu.state == GpuStatus::State::Unusable
                                   ? QStringLiteral("No usable GPU: ") + gpu.description
-                                  : QStringLiteral("One run of streamscope-cli per value, on the GPU"),
+                                  : QStringLiteral("One run of streamscope-cli per value, on the GPU, timed as the "
+                                                   "toolbar's Timing choice says"),
                               Qt::ToolTipRole);
     if (auto* model = qobject_cast<QStandardItemModel*>(m_backendBox->model()))
         if (QStandardItem* item = model->item(gpuRow))
@@ -891,6 +892,8 @@ void SweepView::startGpu()
                      QStringLiteral("cuda"), QStringLiteral("--json")};
     if (m_spec.thread >= 0)
         args << QStringLiteral("--thread") << QString::number(m_spec.thread);
+    // Timed as the window's GPU runs are (the toolbar's Timing choice).
+    args << timingArguments(m_runner ? m_runner->timingMode() : TimingMode::Auto);
 
     auto* process = new QProcess(this);
     m_process = process;

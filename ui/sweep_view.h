@@ -4,9 +4,9 @@
 // - Simulator: in-process on a worker thread (core runSweep, one value at a time so that the plot fills in as it
 //   goes); a newer sweep supersedes an older one, and after an edit the sweep runs again by itself when the last
 //   one was quick.
-// - GPU: `streamscope-cli sweep SCENARIO --backend cuda --json` started with QProcess (a GPU fault cannot take the
-//   window down; Cancel kills the child). Its "sweep I/N: knob = v" lines on stderr are the progress, the JSON on
-//   stdout the points.
+// - GPU: `streamscope-cli sweep SCENARIO --backend cuda --json --timing M` started with QProcess (M: the run
+//   controller's timing choice; a GPU fault cannot take the window down; Cancel kills the child). Its
+//   "sweep I/N: knob = v" lines on stderr are the progress, the JSON on stdout the points.
 #pragma once
 
 #include "analysis.h"

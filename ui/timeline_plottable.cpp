@@ -3,6 +3,7 @@
 #include <QFontMetricsF>
 #include <QPainter>
 #include <QPainterPath>
+#include <QVarLengthArray>
 
 #include <algorithm>
 #include <cmath>
@@ -91,6 +92,7 @@ void TimelineDrawList::clear()
     runs.clear();
     laneTop.clear();
     labels.clear();
+    uncertainRuns.clear();
     arrows.clear();
     stats = {};
 }
@@ -146,6 +148,8 @@ void TimelinePlottable::setTrace(const Trace* trace, const TimelineLayout* layou
     m_labelNames.clear();
     m_labelSprites.clear();
     m_labelFontPx = -1;
+    m_anyUncertain = trace && std::find(trace->spans.timing.begin(), trace->spans.timing.end(),
+                                        SpanTiming::Uncertain) != trace->spans.timing.end();
     buildFlowIndex();
 }
 
@@ -443,6 +447,15 @@ void TimelinePlottable::computeDrawList(TimelineDrawList& out) const
     }
     out.stats.spansVisited = visited;
     out.stats.labels = out.labels.size();
+    if (m_anyUncertain) {
+        // Only bars of their own, wide enough to show a mark; blocks of sub-pixel spans stay plain.
+        const auto& runs = out.runs;
+        for (size_t k = 0; k < runs.size(); ++k)
+            if (!runs[k].merged && runs[k].x1 - runs[k].x0 >= 4 &&
+                tr.spans.timingOf(runs[k].firstSpan) == SpanTiming::Uncertain)
+                out.uncertainRuns.push_back(uint32_t(k));
+        out.stats.uncertainMarks = out.uncertainRuns.size();
+    }
     computeArrows(m, out);
 }
 
@@ -655,6 +668,36 @@ void TimelinePlottable::drawArrow(QPainter* painter, QPointF from, QPointF to, d
     painter->setBrush(Qt::NoBrush);
 }
 
+QRect TimelinePlottable::uncertainStartRect(const QRect& bar)
+{
+    // About a third of the bar, never more than a few bar heights: a hint at the start, not a second colour.
+    const int w = bar.width() < 8 ? bar.width()
+                                  : std::clamp(int(std::lround(bar.width() * 0.35)), 4, std::max(8, 3 * bar.height()));
+    return QRect(bar.left(), bar.top(), w, bar.height());
+}
+
+void TimelinePlottable::drawUncertainStart(QPainter* painter, const QRect& bar)
+{
+    const QRect r = uncertainStartRect(bar);
+    if (r.width() <= 0 || r.height() <= 0)
+        return;
+    painter->fillRect(r, QColor(255, 255, 255, 96));
+    // "/" hatching: lines x + y = c, clipped to the rectangle by hand (no clip state per bar).
+    const int step = std::max(4, r.height() / 3);
+    const int x0 = r.left(), x1 = r.right(), y0 = r.top(), y1 = r.bottom();
+    QVarLengthArray<QLine, 64> lines;
+    for (int c = x0 + y0 + step / 2; c <= x1 + y1; c += step) {
+        const int xa = std::max(x0, c - y1), xb = std::min(x1, c - y0);
+        if (xa <= xb)
+            lines.append(QLine(xa, c - xa, xb, c - xb));
+    }
+    painter->setPen(QPen(QColor(0, 0, 0, 90), 1));
+    painter->drawLines(lines.constData(), int(lines.size()));
+    // The drawn start is a bound: a dashed edge there.
+    painter->setPen(QPen(QColor(0, 0, 0, 110), 1, Qt::DotLine));
+    painter->drawLine(QPoint(x0, y0), QPoint(x0, y1));
+}
+
 void TimelinePlottable::drawLabels(QPainter* painter, const TimelineDrawList& list) const
 {
     if (!m_labels || list.labels.empty())
@@ -808,6 +851,12 @@ void TimelinePlottable::draw(QCPPainter* painter)
                 outlines.push_back(m_drawList.rectOf(run).adjusted(0, 0, -1, -1));
         painter->setPen(QPen(QColor(0, 0, 0, 170), 1));
         painter->drawRects(outlines.data(), int(outlines.size()));
+    }
+    if (!m_drawList.uncertainRuns.empty()) {
+        painter->save();
+        for (uint32_t k : m_drawList.uncertainRuns)
+            drawUncertainStart(painter, m_drawList.rectOf(m_drawList.runs[k]));
+        painter->restore();
     }
     drawLabels(painter, m_drawList);
 

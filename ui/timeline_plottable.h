@@ -5,7 +5,9 @@
 // - merge: spans narrower than a pixel fold into one block per pixel column (the next column is found by galloping
 //   search, so a wide view costs O(pixel columns), not O(spans)); neighbouring blocks of one colour join;
 // - batch: rectangles are grouped by span kind and filled with one drawRects call per colour, antialiasing off;
-// - labels inside bars where the name fits; dependency arrows (flows) per kind, only when few enough to read.
+// - labels inside bars where the name fits; dependency arrows (flows) per kind, only when few enough to read;
+// - spans whose start is only a bound (SpanTiming::Uncertain, event-timed GPU runs) get a hatched, lighter left
+//   part, drawn over their bar after the batches: only those few spans cost anything extra.
 // Hover and selection are not drawn here but on the view's buffered overlay layer, so they repaint almost for free.
 #pragma once
 
@@ -57,6 +59,7 @@ struct TimelineDrawStats {
     size_t labels = 0;
     size_t flows = 0;          // arrows drawn
     size_t flowsSkipped = 0;   // arrows in view but not drawn because there were too many to read
+    size_t uncertainMarks = 0; // bars marked as having an uncertain start
     std::array<size_t, kFlowKindCount> flowsByKind{}; // arrows drawn per FlowKind
     size_t rects() const { return spanRects + mergedRects; }
 };
@@ -106,6 +109,8 @@ struct TimelineDrawList {
         uint32_t span;
     };
     std::vector<Label> labels;
+    // Runs (indices into runs) of single spans whose start is uncertain: they get the mark.
+    std::vector<uint32_t> uncertainRuns;
     struct Arrow {
         QPointF from, to;
         FlowKind kind;
@@ -171,6 +176,12 @@ public:
     // `curved`: a finish-to-start connector (dependencies: out to the right, into the target's edge), else a straight
     // line (launches, syncs).
     static void drawArrow(QPainter* painter, QPointF from, QPointF to, double headSize, bool curved = false);
+    // The mark of a bar whose start is uncertain (the op began at or after the drawn start): its left part washed
+    // lighter and hatched with thin dark lines, which shows on every span colour, on any background, on screen and
+    // in exports. `bar`: the bar's rectangle; the legend draws its icon with it too.
+    static void drawUncertainStart(QPainter* painter, const QRect& bar);
+    // The part of `bar` that drawUncertainStart marks.
+    static QRect uncertainStartRect(const QRect& bar);
 
     // QCPAbstractPlottable
     double selectTest(const QPointF& pos, bool onlyVisible, QVariant* details = nullptr) const override;
@@ -202,6 +213,7 @@ private:
     std::vector<uint32_t> m_flowOrder;
     std::vector<int64_t> m_flowMinTime;
     std::vector<int64_t> m_flowPrefixMaxTime;
+    bool m_anyUncertain = false; // some span of the trace has SpanTiming::Uncertain
     struct LabelName {
         QString text;
         std::vector<float> prefix; // advance of the first i characters, to decide where to elide

@@ -1,6 +1,7 @@
 #include "timeline_view.h"
 
 #include "timeline_plottable.h"
+#include "timing_text.h"
 
 #include <QFontInfo>
 #include <QFontMetrics>
@@ -158,6 +159,40 @@ protected:
 
 private:
     FlowKind m_kind;
+};
+
+// Event-timed GPU runs: the mark of a bar whose start is only a bound, as the timeline draws it.
+class UncertainStartLegendItem : public QCPAbstractLegendItem {
+public:
+    explicit UncertainStartLegendItem(QCPLegend* legend) : QCPAbstractLegendItem(legend) { setSelectable(false); }
+
+protected:
+    static QString text() { return QStringLiteral("start uncertain"); }
+    QSize minimumOuterSizeHint() const override
+    {
+        const QFontMetrics fm(mFont);
+        const QSize icon = mParentLegend->iconSize();
+        return QSize(icon.width() * 2 + mParentLegend->iconTextPadding() + fm.horizontalAdvance(text()) +
+                         mMargins.left() + mMargins.right(),
+                     std::max(fm.height(), icon.height()) + mMargins.top() + mMargins.bottom());
+    }
+    void draw(QCPPainter* painter) override
+    {
+        const QSize icon = mParentLegend->iconSize();
+        const QFontMetrics fm(mFont);
+        const int h = std::max(fm.height(), icon.height());
+        painter->setRenderHint(QPainter::Antialiasing, false);
+        // A kernel bar twice the icon's width, so that the marked part reads as the start of a bar.
+        const QRect bar(mRect.left(), mRect.top() + (h - icon.height()) / 2, icon.width() * 2, icon.height());
+        painter->fillRect(bar, spanKindColor(SpanKind::Kernel));
+        painter->save();
+        TimelinePlottable::drawUncertainStart(painter, bar);
+        painter->restore();
+        painter->setFont(mFont);
+        painter->setPen(mTextColor);
+        painter->drawText(QRect(bar.right() + 1 + mParentLegend->iconTextPadding(), mRect.top(), mRect.width(), h),
+                          Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, text());
+    }
 };
 
 QFont pixelFont(const QFont& base, int px, bool bold = false)
@@ -662,6 +697,9 @@ void TimelineView::rebuildLegend(const std::array<size_t, kFlowKindCount>* drawn
     for (int k = 0; k < kFlowKindCount; ++k)
         if (flowKinds[size_t(k)] && isFlowKindVisible(FlowKind(k)) && (!drawnFlows || (*drawnFlows)[size_t(k)] > 0))
             m_kindLegend->addItem(new FlowKindLegendItem(m_kindLegend, FlowKind(k)));
+    const auto& timing = m_trace->spans.timing;
+    if (std::find(timing.begin(), timing.end(), SpanTiming::Uncertain) != timing.end())
+        m_kindLegend->addItem(new UncertainStartLegendItem(m_kindLegend));
     applyFonts();
 }
 
@@ -998,6 +1036,10 @@ QString TimelineView::spanToolTip(int spanIndex) const
     if (kind == SpanKind::Kernel && tr.spans.grid[i].count() > 0)
         text += QStringLiteral("<br>grid ") + formatDim3(tr.spans.grid[i]) + QStringLiteral(" \u00B7 block ")
             + formatDim3(tr.spans.block[i]);
+    if (tr.spans.timingOf(i) != SpanTiming::Measured) // a start that is only a bound, or was moved
+        text += QStringLiteral("<br><i>") + spanTimingText(tr, uint32_t(i)).toHtmlEscaped() + QStringLiteral("</i>");
+    if (const QString error = spanEventErrorText(tr, uint32_t(i)); !error.isEmpty())
+        text += QStringLiteral("<br>") + error.toHtmlEscaped();
     if (tr.spans.op[i] >= 0)
         text += QStringLiteral("<br><span style='color:#666'>thread %1, op %2, iteration %3</span>")
                     .arg(tr.spans.thread[i])

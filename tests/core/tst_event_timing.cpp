@@ -263,6 +263,12 @@ private slots:
         QVERIFY2(msg.find("273% longer") != std::string::npos, msg.c_str());
         QVERIFY2(msg.find("12 streams on 8 queues") != std::string::npos, msg.c_str());
         QVERIFY2(msg.find("--timing cupti") != std::string::npos, msg.c_str());
+        {
+            DiagnosticOptions o;
+            o.rules = {"timing-perturbation"};
+            const auto d = diagnose(t, o);
+            QCOMPARE(d.front().spans.size(), size_t(12)); // the operations of the device whose queues they shared
+        }
 
         Trace within = traceOf("s:kernel:0:1000:k");
         setSetting(within, "timing", "cupti");
@@ -271,6 +277,7 @@ private slots:
         QVERIFY(!fires(within, "timing-perturbation"));
 
         Trace graphs = traceOf("h0:api-call:0:10:cudaGraphLaunch s:kernel:20:1000:k");
+        QVERIFY(fires(within, "timing-perturbation") == false);
         setSetting(graphs, "timing", "cupti");
         setSetting(graphs, "timed_makespan_ns", "2400000");
         setSetting(graphs, "untimed_makespan_ns", "1000000");

@@ -404,8 +404,8 @@ private Q_SLOTS:
         QVERIFY2(view.message().contains(QStringLiteral("2 of 2 values failed")), qPrintable(view.message()));
     }
 
-    // On the GPU the view runs `streamscope-cli sweep FILE --backend cuda --json`: progress from stderr, the points
-    // from stdout.
+    // On the GPU the view runs `streamscope-cli sweep FILE --backend cuda --json --timing M`: progress from stderr,
+    // the points from stdout.
     void gpuSweepThroughTheCli()
     {
         QTemporaryDir dir;
@@ -434,6 +434,8 @@ private Q_SLOTS:
         const auto scenario = lesson(QStringLiteral("01"));
         view.setScenario(scenario);
         view.setValuesText(QStringLiteral("1, 2"));
+        // Timed as the window's GPU runs are: the run controller's choice.
+        runner.setTimingMode(TimingMode::Events);
         QSignalSpy finished(&view, &SweepView::finished);
         QSignalSpy progress(&view, &SweepView::progress);
         view.run();
@@ -442,7 +444,7 @@ private Q_SLOTS:
 
         const QString called = QString::fromUtf8(readFile(args)).trimmed();
         QVERIFY2(called.startsWith(QStringLiteral("sweep ")), qPrintable(called));
-        QVERIFY2(called.endsWith(QStringLiteral("--knob streams --values 1,2 --backend cuda --json")),
+        QVERIFY2(called.endsWith(QStringLiteral("--knob streams --values 1,2 --backend cuda --json --timing events")),
                  qPrintable(called));
         // The scenario file it got is the editor's scenario.
         auto written = parseScenario(readFile(scenarioCopy).toStdString(), "scenario.json");
