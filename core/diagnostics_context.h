@@ -91,7 +91,7 @@ public:
                 scenario = std::move(parsed->scenario);
         }
         for (const auto& [k, v] : t.info.settings)
-            if (k == "timing" && v.rfind("CUDA events", 0) == 0)
+            if (k == "timing" && (v == "events" || v.rfind("CUDA events", 0) == 0)) // now "events"; older traces
                 eventTimed = true;
         if (eventTimed) {
             m_effStart.assign(t.spans.start.begin(), t.spans.start.end());
