@@ -214,6 +214,9 @@ struct OpResources {
 struct GraphResources {
     cudaGraph_t graph = nullptr;
     cudaGraphExec_t exec = nullptr;
+    // The untimed iterations' instance, made after CUPTI was disabled: an instance made while CUPTI recorded keeps
+    // reporting its nodes (and paying for it) after CUPTI is disabled.
+    cudaGraphExec_t untimedExec = nullptr;
     std::vector<OpResources> nodes;
     std::vector<cudaEvent_t> placeholders;
     std::vector<cudaGraphNode_t> timingNodes;
@@ -419,6 +422,7 @@ private:
     void recordStartAnchors();
     void noteIterationMakespan(int iteration);
     void storeTimingSettings();
+    void instantiateUntimedGraphs();
     void resetIterationState();
     void appendDeps(Recording& rec);
     void release();
@@ -1676,7 +1680,7 @@ Status CudaBackend::issueGraph(ThreadState& ts, const PlannedOp& p, OpResources&
         CuptiTracer::resetCorrelationIds();
     }
     r.apiStart = hostNowNs();
-    const cudaError_t e = cudaGraphLaunch(g.exec, st.handle);
+    const cudaError_t e = cudaGraphLaunch(m_untimedNow && g.untimedExec ? g.untimedExec : g.exec, st.handle);
     r.apiEnd = hostNowNs();
     const CorrelationIds ids = cupti ? CuptiTracer::lastCorrelationIds() : CorrelationIds{};
     if (e != cudaSuccess)
@@ -1697,24 +1701,12 @@ Status CudaBackend::issueGraph(ThreadState& ts, const PlannedOp& p, OpResources&
     if (whole) {
         t.record = graphIndex;
         ts.timings.push_back(t);
-    } else if (nodes) {
-        for (size_t n = 0; n < g.nodes.size(); ++n) {
-            OpRecord nr = r;
-            nr.node = int(n);
-            nr.apiStart = nr.apiEnd = -1;
-            nr.gpuKind = gpuSpanKindOf(p.op->ops[n]);
-            const auto index = uint32_t(ts.records->size());
-            ts.records->push_back(nr);
-            ts.timings.push_back({index, st.device, g.launchEvents[n], g.launchEvents[n + 1]});
-            if (n == 0)
-                first = {h, index};
-            last = {h, index};
-        }
-    } else if (cupti) {
-        // Host-function nodes leave no CUPTI record: the nodes with one, in graph order, take the records.
+    } else if (nodes || cupti) {
+        // One record per node. Host-function nodes leave no CUPTI record: under CUPTI the nodes that have one, in
+        // graph order, take the records.
         CuptiPending pending{ts.records, r.iteration, graphIndex, ids, uint32_t(ts.records->size()), 0, st.lane};
         for (size_t n = 0; n < g.nodes.size(); ++n) {
-            if (p.op->ops[n].kind == OpKind::HostFunc)
+            if (cupti && p.op->ops[n].kind == OpKind::HostFunc)
                 continue;
             OpRecord nr = r;
             nr.node = int(n);
@@ -1722,11 +1714,14 @@ Status CudaBackend::issueGraph(ThreadState& ts, const PlannedOp& p, OpResources&
             nr.gpuKind = gpuSpanKindOf(p.op->ops[n]);
             const auto index = uint32_t(ts.records->size());
             ts.records->push_back(nr);
+            if (nodes)
+                ts.timings.push_back({index, st.device, g.launchEvents[n], g.launchEvents[n + 1]});
             if (pending.nodeCount++ == 0)
                 first = {h, index};
             last = {h, index};
         }
-        ts.cupti.push_back(pending);
+        if (cupti)
+            ts.cupti.push_back(pending);
     }
     std::lock_guard lock(m_depMutex);
     if (nodes || (cupti && first.index != graphIndex))
@@ -2268,10 +2263,36 @@ bool CudaBackend::beginUntimedIteration()
     m_timedEndNs = hostNowNs();
     m_depsBeforeUntimed = m_deps.size();
     m_opEvents = false;
-    if (m_cuptiOn)
+    if (m_cuptiOn) {
         CuptiTracer::instance().disable();
+        instantiateUntimedGraphs();
+    }
     m_cuptiOn = false;
     return true;
+}
+
+// Fresh instances of the scenario's graphs, made with CUPTI disabled, for the untimed iterations (off the clock:
+// between iterations). Where one cannot be made, the untimed iterations launch the timed instance.
+void CudaBackend::instantiateUntimedGraphs()
+{
+    for (auto& tsp : m_threads)
+        for (auto& res : tsp->ops) {
+            if (!res.graph || !res.graph->graph)
+                continue;
+            auto& g = *res.graph;
+            const auto& dev = *m_devices[size_t(g.device)];
+            if (cudaSetDevice(g.device) != cudaSuccess ||
+                cudaGraphInstantiate(&g.untimedExec, g.graph, 0) != cudaSuccess ||
+                cudaGraphUpload(g.untimedExec, dev.captureStream) != cudaSuccess) {
+                (void)cudaGetLastError();
+                if (g.untimedExec)
+                    (void)cudaGraphExecDestroy(g.untimedExec);
+                g.untimedExec = nullptr;
+            }
+        }
+    for (int d : m_deviceList)
+        if (cudaSetDevice(d) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess)
+            (void)cudaGetLastError();
 }
 
 // Timing: the mode asked for, or auto; CUPTI failures fall back to events with the reason (the run goes on).
@@ -2442,6 +2463,9 @@ void CudaBackend::release()
                 auto& g = *res->graph;
                 if (g.exec)
                     check("cudaGraphExecDestroy", cudaGraphExecDestroy(g.exec), res->where);
+                if (g.untimedExec)
+                    check("cudaGraphExecDestroy", cudaGraphExecDestroy(g.untimedExec), res->where);
+                g.untimedExec = nullptr;
                 if (g.graph)
                     check("cudaGraphDestroy", cudaGraphDestroy(g.graph), res->where);
                 for (auto ev : g.placeholders)

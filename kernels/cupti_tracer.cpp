@@ -115,70 +115,57 @@ std::string resultText(const char* call, CUptiResult r)
 constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
                                          CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET};
 
+// The fields every record kind shares (the peer copy's device is its source).
+template <typename Record>
+CuptiRecord common(CuptiRecordKind kind, const Record& m, uint32_t device)
+{
+    CuptiRecord r;
+    r.kind = kind;
+    r.correlationId = m.correlationId;
+    r.deviceId = device;
+    r.streamId = m.streamId;
+    r.start = int64_t(m.start);
+    r.end = int64_t(m.end);
+    r.graphNodeId = m.graphNodeId;
+    r.graphId = m.graphId;
+    return r;
+}
+
 void parseBuffer(uint8_t* buffer, size_t validSize, std::vector<CuptiRecord>& out)
 {
     CUpti_Activity* rec = nullptr;
     while (cuptiActivityGetNextRecord(buffer, validSize, &rec) == CUPTI_SUCCESS) {
-        CuptiRecord r;
         switch (rec->kind) {
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
         case CUPTI_ACTIVITY_KIND_KERNEL: {
-            const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
-            r.kind = CuptiRecordKind::Kernel;
-            r.correlationId = k->correlationId;
-            r.deviceId = k->deviceId;
-            r.streamId = k->streamId;
-            r.start = int64_t(k->start);
-            r.end = int64_t(k->end);
-            r.graphNodeId = k->graphNodeId;
-            r.graphId = k->graphId;
-            if (k->name)
-                r.name = k->name;
+            const auto& k = *reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
+            CuptiRecord r = common(CuptiRecordKind::Kernel, k, k.deviceId);
+            if (k.name)
+                r.name = k.name;
+            out.push_back(std::move(r));
             break;
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY: {
-            const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
-            r.kind = CuptiRecordKind::Memcpy;
-            r.correlationId = m->correlationId;
-            r.deviceId = m->deviceId;
-            r.streamId = m->streamId;
-            r.start = int64_t(m->start);
-            r.end = int64_t(m->end);
-            r.graphNodeId = m->graphNodeId;
-            r.graphId = m->graphId;
-            r.bytes = int64_t(m->bytes);
+            const auto& m = *reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
+            out.push_back(common(CuptiRecordKind::Memcpy, m, m.deviceId));
+            out.back().bytes = int64_t(m.bytes);
             break;
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY2: {
-            const auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(rec);
-            r.kind = CuptiRecordKind::MemcpyPeer;
-            r.correlationId = m->correlationId;
-            r.deviceId = m->srcDeviceId;
-            r.streamId = m->streamId;
-            r.start = int64_t(m->start);
-            r.end = int64_t(m->end);
-            r.graphNodeId = m->graphNodeId;
-            r.graphId = m->graphId;
-            r.bytes = int64_t(m->bytes);
+            const auto& m = *reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(rec);
+            out.push_back(common(CuptiRecordKind::MemcpyPeer, m, m.srcDeviceId));
+            out.back().bytes = int64_t(m.bytes);
             break;
         }
         case CUPTI_ACTIVITY_KIND_MEMSET: {
-            const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
-            r.kind = CuptiRecordKind::Memset;
-            r.correlationId = m->correlationId;
-            r.deviceId = m->deviceId;
-            r.streamId = m->streamId;
-            r.start = int64_t(m->start);
-            r.end = int64_t(m->end);
-            r.graphNodeId = m->graphNodeId;
-            r.graphId = m->graphId;
-            r.bytes = int64_t(m->bytes);
+            const auto& m = *reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
+            out.push_back(common(CuptiRecordKind::Memset, m, m.deviceId));
+            out.back().bytes = int64_t(m.bytes);
             break;
         }
         default:
-            continue;
+            break;
         }
-        out.push_back(std::move(r));
     }
 }
 

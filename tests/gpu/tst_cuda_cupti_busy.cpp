@@ -1,0 +1,38 @@
+// CUPTI failures never stop a run that events can time: with another CUPTI subscriber in the process (what a profiler
+// such as Nsight Systems is), every GPU run falls back to CUDA events and says why. A process of its own: CUPTI
+// allows one subscriber per process, and the tracer remembers why it could not attach.
+#include "gpu_test_support.h"
+
+#include <cupti.h>
+
+using namespace streamscope;
+using namespace streamscope::gputest;
+
+namespace {
+
+void CUPTIAPI otherProfiler(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+TEST(CudaCuptiBusy, AnotherProfilerMakesTheRunUseEvents)
+{
+    STREAMSCOPE_REQUIRE_GPU();
+    CUpti_SubscriberHandle other = nullptr;
+    ASSERT_EQ(cuptiSubscribe(&other, otherProfiler, nullptr), CUPTI_SUCCESS) << "the test's own subscriber";
+
+    Scenario s = scenario("busy", {stream("s", StreamKind::NonBlocking)},
+                          {thread("main", {spin("s", 50, 1, 32, "k"), simple(OpKind::DeviceSync)})});
+    for (TimingMode asked : {TimingMode::Auto, TimingMode::Cupti, TimingMode::Both}) {
+        CudaBackendOptions o;
+        o.timing = asked;
+        const RunOutcome out = runOnGpu(validated(s), o);
+        ASSERT_TRUE(out.status.ok()) << toString(asked) << ": " << out.status.error().toString();
+        EXPECT_EQ(settingOf(out.trace.info, "timing"), "events") << toString(asked);
+        EXPECT_EQ(out.trace.info.source, TraceSource::CudaEvents);
+        const std::string reason = settingOf(out.trace.info, "timing_reason");
+        EXPECT_NE(reason.find("another profiler is attached"), std::string::npos) << reason;
+        EXPECT_EQ(countSpans(out.trace, SpanKind::Kernel), 1u);
+    }
+    EXPECT_FALSE(cuptiUnavailableReason().empty());
+    (void)cuptiUnsubscribe(other);
+}
+
+} // namespace
