@@ -4,6 +4,7 @@
 #include "event_timing.h"
 #include "runner.h"
 #include "scenario_json.h"
+#include "span_names.h"
 
 #include <nlohmann/json.hpp>
 
@@ -971,7 +972,7 @@ std::string analysisReport(const Trace& input, const TraceAnalysis& a, const Cri
         line("  ... " + std::to_string(count - shown) + " earlier segments");
     for (size_t k = count - shown; k < count; ++k) {
         const auto& seg = path.segments[k];
-        std::string l = "  " + formatDuration(seg.contributionNs) + "  " + seg.name + " ("
+        std::string l = "  " + formatDuration(seg.contributionNs) + "  " + shortSpanName(seg.name) + " ("
             + streamLabel(trace, seg.track) + ", " + std::string(toString(seg.kind)) + ")";
         if (k > 0)
             l += " after " + std::string(toString(seg.reason));

@@ -370,7 +370,7 @@ void hardwareQueues(const Context& c, std::vector<Diagnostic>& out)
         std::string msg = "Device " + std::to_string(device) + " ran " + std::to_string(streams.size()) + " streams on "
             + plural(connections, "hardware queue", "hardware queues") + " (CUDA_DEVICE_MAX_CONNECTIONS="
             + std::to_string(connections) + "), so streams share queues: " + c.label(first) + " was ready at "
-            + c.at(c.ready(first)) + " but started only at " + c.at(c.start(first)) + ", right after "
+            + c.when(c.ready(first)) + " but started only at " + c.when(c.start(first)) + ", right after "
             + c.label(blocker) + " ended, with no stream-order or event dependency between them; "
             + plural(int64_t(held.size()), "operation was", "operations were") + " held back like this (" + c.at(lost)
             + " of waiting in total).";
@@ -428,8 +428,8 @@ void gpuFillingKernel(const Context& c, std::vector<Diagnostic>& out)
             std::vector<std::string> names;
             std::vector<uint32_t> spans{big};
             for (uint32_t w : waiting) {
-                names.push_back(c.label(w) + " (ready at " + c.at(c.ready(w)) + ", "
-                                + (c.effStart(w) > c.start(w) ? "running from " : "started at ") + c.at(c.effStart(w))
+                names.push_back(c.label(w) + " (ready at " + c.when(c.ready(w)) + ", "
+                                + (c.effStart(w) > c.start(w) ? "running from " : "started at ") + c.when(c.effStart(w))
                                 + ")");
                 spans.push_back(w);
             }
@@ -505,8 +505,8 @@ void hostFuncSerialization(const Context& c, std::vector<Diagnostic>& out)
         }
         const auto [a, b] = held.front();
         std::string msg = "Host functions of " + std::to_string(streams.size())
-            + " streams ran one at a time on the driver thread: " + c.label(b) + " was ready at " + c.at(c.ready(b))
-            + " but ran only after " + c.label(a) + " ended at " + c.at(c.end(a));
+            + " streams ran one at a time on the driver thread: " + c.label(b) + " was ready at " + c.when(c.ready(b))
+            + " but ran only after " + c.label(a) + " ended at " + c.when(c.end(a));
         if (held.size() > 1)
             msg += ", and " + plural(int64_t(held.size() - 1), "more host function", "more host functions")
                 + " waited likewise";
@@ -602,7 +602,7 @@ void syncInLoop(const Context& c, std::vector<Diagnostic>& out)
             + std::to_string(device) + " sat idle " + c.at(idle) + " ("
             + std::to_string(int(std::lround(100.0 * double(idle) / double(range))))
             + "% of the thread's time) between each sync's return and the thread's next GPU operation: e.g. "
-            + std::string(c.t.spanName(example)) + " at " + c.at(c.start(example))
+            + std::string(c.t.spanName(example)) + " at " + c.when(c.start(example))
             + (exampleAwaited != kNone ? " waited for " + c.label(exampleAwaited) + ", and the GPU stayed idle "
                                        : std::string(" returned, and the GPU stayed idle "))
             + c.at(exampleGap) + " until " + c.label(exampleNext) + " started.";
@@ -822,7 +822,7 @@ void waitUnrecordedEvent(const Context& c, std::vector<Diagnostic>& out)
                         }
                     if (gpu != kNone)
                         consumer = c.label(gpu) + ", the next operation in that stream, was not held back by it (it "
-                            + "started at " + c.at(c.start(gpu)) + ")";
+                            + "started at " + c.when(c.start(gpu)) + ")";
                 }
                 if (consumer.empty())
                     consumer = quoted(displayName(ops[j])) + " (" + wait.stream

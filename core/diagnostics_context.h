@@ -8,6 +8,7 @@
 #include "diagnostics.h"
 #include "metrics.h"
 #include "scenario_json.h"
+#include "span_names.h"
 
 #include <algorithm>
 #include <charconv>
@@ -90,6 +91,7 @@ public:
             if (parsed)
                 scenario = std::move(parsed->scenario);
         }
+        origin = t.timeRange().first;
         for (const auto& [k, v] : t.info.settings)
             if (k == "timing" && (v == "events" || v.rfind("CUDA events", 0) == 0)) // now "events"; older traces
                 eventTimed = true;
@@ -113,6 +115,7 @@ public:
     // Timed with CUDA events on each op's stream (StreamScope's CUDA backend): a span starts when its stream reached
     // it, which includes the time it waited for SMs or for a hardware queue.
     bool eventTimed = false;
+    int64_t origin = 0; // the trace's first span start
 
     // Busy intervals (merged) of one device's GPU spans, computed once per device.
     const std::vector<Interval>& deviceBusy(int device) const
@@ -260,17 +263,23 @@ public:
         return r == kMinTime ? start(i) : r;
     }
 
+    // The span's name as sentences show it: demangled and shortened (span_names.h).
+    std::string name(uint32_t i) const { return shortSpanName(t.spanName(i)); }
+
     // "'h2d 0' (s0)" for a GPU span, "cudaFree on host thread main" for a host span.
     std::string label(uint32_t i) const
     {
         const uint32_t tr = t.spans.track[i];
         if (tr >= t.tracks.size())
-            return quoted(t.spanName(i));
+            return quoted(name(i));
         if (t.tracks[tr].kind == TrackKind::Stream)
-            return quoted(t.spanName(i)) + " (" + t.tracks[tr].name + ")";
+            return quoted(name(i)) + " (" + t.tracks[tr].name + ")";
         return std::string(t.spanName(i)) + " on host thread " + t.tracks[tr].name;
     }
+    // A duration; and a point in time, as on the timeline's axis: from the trace's first span (imported traces keep
+    // their source's clock, often seconds since an epoch).
     std::string at(int64_t ns) const { return formatDuration(ns); }
+    std::string when(int64_t t) const { return formatDuration(t - origin); }
 
     DeviceCaps caps(int dev) const
     {

@@ -21,7 +21,7 @@ std::string times(double factor)
 
 std::string deviceStream(const Context& c, uint32_t span)
 {
-    return quoted(c.t.spanName(span)) + " (" + c.trackName(span) + ", device " + std::to_string(c.device(span)) + ")";
+    return quoted(c.name(span)) + " (" + c.trackName(span) + ", device " + std::to_string(c.device(span)) + ")";
 }
 
 } // namespace
@@ -151,7 +151,7 @@ void streamSerialization(const Context& c, std::vector<Diagnostic>& out)
             + " in one stream, " + c.t.tracks[tr].name + ", one at a time: " + std::to_string(held.size())
             + " were issued while the operation before them still ran and started only when it ended (stream "
               "order), e.g. "
-            + c.label(ex) + ", issued at " + c.at(c.end(c.launchOf[ex])) + ", started at " + c.at(c.effStart(ex))
+            + c.label(ex) + ", issued at " + c.when(c.end(c.launchOf[ex])) + ", started at " + c.when(c.effStart(ex))
             + (exPred != kNone ? " right after " + c.label(exPred) : std::string()) + ". "
             + (k.multiNs == 0 ? std::string("No two operations ran at once")
                               : "Two operations ran at once for only " + c.at(k.multiNs))
@@ -250,10 +250,10 @@ void eventDependency(const Context& c, std::vector<Diagnostic>& out)
         const uint32_t pred = c.streamPred(h.consumer);
         std::string msg = c.label(h.consumer) + " waited on the GPU for " + c.label(h.producer)
             + " in another stream (an event recorded after it, cudaStreamWaitEvent): it could have started at "
-            + c.at(h.otherwise) + " but started at " + c.at(c.start(h.consumer)) + ", right after "
-            + quoted(c.t.spanName(h.producer)) + " ended";
+            + c.when(h.otherwise) + " but started at " + c.when(c.start(h.consumer)) + ", right after "
+            + quoted(c.name(h.producer)) + " ended";
         if (pred != kNone && c.end(pred) > c.effStart(h.producer) && c.effStart(pred) < c.end(h.producer))
-            msg += ", while " + c.label(pred) + " before it in its stream ran beside " + quoted(c.t.spanName(h.producer));
+            msg += ", while " + c.label(pred) + " before it in its stream ran beside " + quoted(c.name(h.producer));
         if (held.size() > 1)
             msg += "; " + plural(int64_t(held.size() - 1), "more operation", "more operations") + " waited likewise";
         msg += ". The wait ordered the streams on the GPU; the host thread did not block.";
@@ -377,10 +377,10 @@ void streamPriority(const Context& c, std::vector<Diagnostic>& out)
         const auto [u, b] = overtook.front();
         const auto& tu = c.t.tracks[c.t.spans.track[u]];
         const auto& tb = c.t.tracks[c.t.spans.track[b]];
-        std::string msg = quoted(c.t.spanName(u)) + " (" + tu.name + ", priority " + std::to_string(tu.priority)
-            + ") arrived at " + c.at(c.ready(u)) + " while " + quoted(c.t.spanName(b)) + " (" + tb.name + ", priority "
-            + std::to_string(tb.priority) + ") ran, and finished at " + c.at(c.end(u)) + ", "
-            + c.at(c.end(b) - c.end(u)) + " before it: as blocks of " + quoted(c.t.spanName(b))
+        std::string msg = quoted(c.name(u)) + " (" + tu.name + ", priority " + std::to_string(tu.priority)
+            + ") arrived at " + c.when(c.ready(u)) + " while " + quoted(c.name(b)) + " (" + tb.name + ", priority "
+            + std::to_string(tb.priority) + ") ran, and finished at " + c.when(c.end(u)) + ", "
+            + c.at(c.end(b) - c.end(u)) + " before it: as blocks of " + quoted(c.name(b))
             + " finished, the GPU gave the free SMs to the higher-priority stream first (running blocks are not "
               "preempted)";
         if (overtook.size() > 1)
