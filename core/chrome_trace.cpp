@@ -1448,8 +1448,10 @@ private:
         case 'X': {
             if (!ev.hasTs)
                 fail(start, "a complete event (\"ph\": \"X\") without \"ts\"");
+            // Writers that lose a duration (or mean an instant) should not cost the whole file: such an event is kept
+            // as an instant, and the trace counts them (settings "x_events_without_dur").
             if (!ev.hasDur)
-                fail(start, "a complete event (\"ph\": \"X\") without \"dur\"");
+                ++m_raw.withoutDur;
             if (ev.dur < 0)
                 fail(start, "a complete event with a negative \"dur\"");
             if (m_dialect == chrome::Dialect::PyTorch && is(ev.cat, "cuda_sync")) {
@@ -1899,6 +1901,8 @@ Result<Trace> buildChrome(chrome::RawTrace&& raw, const std::string& file)
         for (const auto& [k, v] : raw.topLevel)
             info.settings.emplace_back(k, v);
     }
+    if (raw.withoutDur > 0)
+        info.settings.emplace_back("x_events_without_dur", std::to_string(raw.withoutDur) + " read as instants");
     Trace& t = raw.trace;
     t.info = std::move(info);
     for (auto& tr : tracks)

@@ -114,6 +114,7 @@ struct RawTrace {
     std::vector<std::pair<std::string, std::string>> topLevel; // other top-level keys with scalar values
     uint64_t bytes = 0;           // size of the input
     uint64_t skippedEvents = 0;   // events that are not spans in this dialect
+    uint64_t withoutDur = 0;      // complete events ("X") without "dur", read as instants
 };
 
 Result<RawTrace> readText(std::string_view text, const std::string& file, Dialect dialect);

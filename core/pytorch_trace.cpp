@@ -153,6 +153,8 @@ Result<Trace> build(chrome::RawTrace&& raw, const std::string& file)
         return st.error();
     for (const auto& [k, v] : raw.topLevel)
         info.settings.emplace_back(k, v);
+    if (raw.withoutDur > 0)
+        info.settings.emplace_back("x_events_without_dur", std::to_string(raw.withoutDur) + " read as instants");
 
     // Streams are the rows with GPU work (Kineto: pid = device, tid = stream id); the rest are host threads.
     struct Row {

@@ -103,12 +103,18 @@ std::vector<std::pair<std::string, std::string>> topLevelKeys(std::string_view p
     return keys;
 }
 
-Result<std::string> peek(const std::string& path)
+Result<std::string> peek(const std::string& path, size_t bytes = kPeekBytes)
 {
     OpenFile file;
     if (Status opened = openForReading(path, file); !opened)
         return opened.error();
-    std::string buf(kPeekBytes, '\0');
+    if (bytes == std::string::npos) { // the whole file
+        struct stat st {};
+        if (fstat(file.fd, &st) != 0)
+            return Error{path, {}, "cannot read: " + errnoText(errno)};
+        bytes = size_t(st.st_size);
+    }
+    std::string buf(bytes, '\0');
     const ssize_t n = readFully(file.fd, buf.data(), buf.size());
     if (n < 0)
         return Error{path, {}, "cannot read: " + errnoText(errno)};
@@ -172,8 +178,16 @@ std::optional<ExportFormat> exportFormatFromString(std::string_view s)
     return std::nullopt;
 }
 
-TraceFormat detectTraceFormatFromContent(std::string_view prefix)
+static TraceFormat detectFormat(std::string_view prefix, bool* undecided);
+
+TraceFormat detectTraceFormatFromContent(std::string_view prefix) { return detectFormat(prefix, nullptr); }
+
+// A JSON object whose prefix names neither "format" nor "traceEvents" is decided by its whole text: Python's
+// json.dump(sort_keys=True) writes "traceEvents" after every other key, often more than the prefix holds.
+static TraceFormat detectFormat(std::string_view prefix, bool* undecided)
 {
+    if (undecided)
+        *undecided = false;
     if (startsWith(prefix, std::string_view("SQLite format 3\0", 16)))
         return TraceFormat::NsysSqlite;
     std::string_view p = prefix;
@@ -206,7 +220,9 @@ TraceFormat detectTraceFormatFromContent(std::string_view prefix)
     if (events)
         return TraceFormat::Chrome;
     // A whole JSON object with neither key is no trace; in a long file they may come later: the native reader will
-    // say what it misses.
+    // say what it misses, unless the caller decides on the whole text (undecided).
+    if (!complete && undecided)
+        *undecided = true;
     return complete ? TraceFormat::Unknown : TraceFormat::Streamscope;
 }
 
@@ -253,7 +269,12 @@ TraceFormat detectTraceFormat(const std::string& path)
         auto unpacked = readGzipFile(path, kPeekBytes);
         return unpacked ? detectTraceFormatFromContent(*unpacked) : TraceFormat::Unknown;
     }
-    return detectTraceFormatFromContent(*prefix);
+    bool undecided = false;
+    const TraceFormat format = detectFormat(*prefix, &undecided);
+    if (!undecided)
+        return format;
+    auto whole = peek(path, std::string::npos);
+    return whole ? detectFormat(*whole, nullptr) : format;
 }
 
 bool canReadGzip()
@@ -278,7 +299,15 @@ Result<Trace> importTraceFile(const std::string& path)
             return Error{path, {}, "a compressed SQLite database: unpack it with gunzip first"};
         return importTraceText(*text, path);
     }
-    switch (detectTraceFormatFromContent(*prefix)) {
+    bool undecided = false;
+    TraceFormat format = detectFormat(*prefix, &undecided);
+    if (undecided) {
+        auto whole = peek(path, std::string::npos);
+        if (!whole)
+            return whole.error();
+        format = detectFormat(*whole, nullptr);
+    }
+    switch (format) {
     case TraceFormat::Streamscope: return loadTraceFile(path);
     case TraceFormat::Chrome: return loadChromeTraceFile(path);
     case TraceFormat::PyTorch: return loadPyTorchTraceFile(path);
@@ -291,7 +320,11 @@ Result<Trace> importTraceFile(const std::string& path)
 
 Result<Trace> importTraceText(std::string_view text, const std::string& file)
 {
-    switch (detectTraceFormatFromContent(text.substr(0, kPeekBytes))) {
+    bool undecided = false;
+    TraceFormat format = detectFormat(text.substr(0, kPeekBytes), &undecided);
+    if (undecided)
+        format = detectFormat(text, nullptr);
+    switch (format) {
     case TraceFormat::Streamscope: return parseTrace(std::string(text), file);
     case TraceFormat::Chrome: return parseChromeTrace(text, file);
     case TraceFormat::PyTorch: return parsePyTorchTrace(text, file);
