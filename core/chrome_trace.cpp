@@ -2026,7 +2026,8 @@ std::optional<SpanKind> kindFromCategory(std::string_view cat, std::string_view 
         return memcpyKindFromName(name);
     if (cat == "gpu_memset" || cat == "Memset" || cat == "memset")
         return SpanKind::Memset;
-    if (cat == "cuda_runtime" || cat == "cuda_driver")
+    // "Runtime": Kineto's category for CUDA runtime calls before 2022 (with "Kernel", "Memcpy", "Memset").
+    if (cat == "cuda_runtime" || cat == "cuda_driver" || cat == "Runtime")
         return name.find("Synchronize") != std::string_view::npos ? SpanKind::Sync : SpanKind::ApiCall;
     if (const auto k = spanKindFromString(cat))
         return *k;
@@ -2071,7 +2072,8 @@ Dialect detectDialect(std::string_view prefix)
     if (has("\"schemaVersion\"") || has("\"deviceProperties\""))
         return Dialect::PyTorch;
     if (has("\"External id\""))
-        for (const std::string_view cat : {"cuda_runtime", "cpu_op", "ac2g", "python_function", "gpu_memcpy"})
+        for (const std::string_view cat :
+             {"cuda_runtime", "cpu_op", "ac2g", "python_function", "gpu_memcpy", "Runtime", "Operator", "Kernel"})
             if (has("\"cat\": \"" + std::string(cat) + "\"") || has("\"cat\":\"" + std::string(cat) + "\""))
                 return Dialect::PyTorch;
     return Dialect::Generic;

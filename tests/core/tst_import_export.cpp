@@ -997,6 +997,33 @@ private slots:
         QCOMPARE(fromText->spanCount(), size_t(2));
     }
 
+    // Kineto traces from before 2022 name their categories "Runtime", "Kernel", "Memcpy": API calls and launch arrows
+    // are read as from today's.
+    void oldKinetoCategories()
+    {
+        const std::string text =
+            "{\"traceEvents\": ["
+            "{\"ph\": \"X\", \"cat\": \"Runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 9, \"tid\": 9, "
+            "\"ts\": 10, \"dur\": 4, \"args\": {\"correlation\": 7, \"External id\": 3}},"
+            "{\"ph\": \"X\", \"cat\": \"Kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 20, \"dur\": 5, "
+            "\"args\": {\"correlation\": 7, \"device\": 0, \"stream\": 7, \"External id\": 3}},"
+            "{\"ph\": \"X\", \"cat\": \"Runtime\", \"name\": \"cudaDeviceSynchronize\", \"pid\": 9, \"tid\": 9, "
+            "\"ts\": 15, \"dur\": 12, \"args\": {\"correlation\": 8, \"External id\": 4}}]}";
+        QCOMPARE(n(detectTraceFormatFromContent(text)), QStringLiteral("pytorch"));
+        auto t = importTraceText(text, "old-kineto.json");
+        QVERIFY2(t.ok(), t.ok() ? "" : t.error().toString().c_str());
+        size_t calls = 0, syncs = 0, launches = 0;
+        for (uint32_t i = 0; i < t->spanCount(); ++i) {
+            calls += t->spans.kind[i] == SpanKind::ApiCall;
+            syncs += t->spans.kind[i] == SpanKind::Sync;
+        }
+        for (const auto& f : t->flows)
+            launches += f.kind == FlowKind::Launch;
+        QCOMPARE(calls, size_t(1));
+        QCOMPARE(syncs, size_t(1));
+        QCOMPARE(launches, size_t(1));
+    }
+
     void importErrors_data()
     {
         QTest::addColumn<QByteArray>("content");
