@@ -541,15 +541,16 @@ private:
             return x.id < y.id;
         });
         std::set<int64_t> gpuProcesses;
+        std::set<int64_t> hostProcesses;
         for (uint32_t i = 0; i < n; ++i)
-            if (m_t.tracks[i].kind == TrackKind::Stream)
-                gpuProcesses.insert(m_trackProcess[i]);
+            (m_t.tracks[i].kind == TrackKind::Stream ? gpuProcesses : hostProcesses).insert(m_trackProcess[i]);
         std::vector<Track> tracks;
         std::vector<uint32_t> newIndex(n);
         for (uint32_t i = 0; i < n; ++i) {
             newIndex[order[i]] = i;
             Track tr = m_t.tracks[order[i]];
-            if (tr.kind == TrackKind::Stream && gpuProcesses.size() > 1)
+            // Rows of several processes are told apart by their pid (two processes' main threads share a name).
+            if ((tr.kind == TrackKind::Stream ? gpuProcesses : hostProcesses).size() > 1)
                 tr.name += " (pid " + std::to_string(m_trackProcess[order[i]]) + ")";
             tracks.push_back(std::move(tr));
         }

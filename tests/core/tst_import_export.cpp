@@ -692,6 +692,34 @@ private slots:
 
     // ---- Nsight Systems SQLite
 
+    // Two processes whose main threads share a name (an MPI job, a data loader): their rows are told apart by pid.
+    void nsysTwoProcesses()
+    {
+        if (!nsysSqliteSupported())
+            QSKIP("built without SQLite3 (libsqlite3-dev)");
+        QTemporaryDir dir;
+        const std::string db = dir.filePath(QStringLiteral("two.sqlite")).toStdString();
+        // Process 5000, thread 5000: globalTid = (1 << 56) + (pid << 24) + tid, as Nsight Systems encodes it.
+        const std::string second = "INSERT INTO ThreadNames VALUES (20, 0, 72057677924012936);\n"
+                                   "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES "
+                                   "(1200, 1300, 0, 72057677924012936, 100, 11, 0, NULL);\n";
+        const Status made = executeSqlScript(db, kNsysSchema + kNsysRows + second);
+        QVERIFY2(made.ok(), made.error().toString().c_str());
+        auto r = importTraceFile(db);
+        QVERIFY2(r.ok(), r.error().toString().c_str());
+        std::set<std::string> hostRows;
+        for (const auto& tr : r->tracks)
+            if (tr.kind == TrackKind::HostThread)
+                hostRows.insert(tr.name);
+        QVERIFY2(hostRows.count("main (pid 4321)") && hostRows.count("main (pid 5000)"),
+                 [&] {
+                     std::string all;
+                     for (const auto& h : hostRows)
+                         all += h + "; ";
+                     return all;
+                 }().c_str());
+    }
+
     void nsysSqlite()
     {
         if (!nsysSqliteSupported())
