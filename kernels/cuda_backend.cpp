@@ -2220,6 +2220,7 @@ void CudaBackend::storeTimingSettings()
     if (!m_timedMakespans.empty()) {
         const int64_t timed = median(m_timedMakespans);
         setSetting(info, "timed_makespan_ns", std::to_string(timed));
+        setSetting(info, "timed_iterations", std::to_string(m_timedMakespans.size()));
         if (!m_untimedMakespans.empty()) {
             const int64_t untimed = median(m_untimedMakespans);
             setSetting(info, "untimed_makespan_ns", std::to_string(untimed));
