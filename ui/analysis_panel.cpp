@@ -1,6 +1,7 @@
 #include "analysis_panel.h"
 
 #include "format.h"
+#include "span_names.h"
 
 #include <QScrollBar>
 #include <QTextBrowser>
@@ -145,7 +146,7 @@ QString analysisHtml(const AnalyzedTrace* at, const QString& lessonTitle, const 
         for (size_t i : shown) {
             const CriticalPathSegment& seg = path.segments[i];
             const QString track = t && seg.track < t->tracks.size() ? qs(t->tracks[seg.track].name) : QString();
-            h += QStringLiteral("<tr><td><a href='span:%1'>").arg(seg.span) + esc(qs(seg.name)) +
+            h += QStringLiteral("<tr><td><a href='span:%1'>").arg(seg.span) + esc(qs(shortSpanName(seg.name))) +
                  QStringLiteral("</a> <span style='color:#777'>") + esc(track) + QStringLiteral("</span></td><td>") +
                  esc(qs(toString(seg.reason))) + QStringLiteral("</td><td align='right'>") +
                  formatNs(double(seg.contributionNs)) + QStringLiteral("</td><td align='right'>") +

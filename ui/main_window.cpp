@@ -104,6 +104,51 @@ bool writeFileAtomically(const QString& path, const std::string& text, QString* 
     return true;
 }
 
+// What an opened trace is, for the window title: "trace (PyTorch)", "trace (GPU run on NVIDIA H200)".
+QString traceKindText(const Trace& trace)
+{
+    const RunInfo& info = trace.info;
+    switch (info.source) {
+    case TraceSource::Imported: {
+        static const std::pair<const char*, const char*> kTools[] = {
+            {"pytorch", "PyTorch"}, {"chrome", "Chrome JSON"}, {"nsys", "Nsight Systems"}, {"csv", "CSV"}};
+        for (const auto& [id, name] : kTools)
+            if (info.backend == id)
+                return QStringLiteral("trace (%1)").arg(QLatin1String(name));
+        return info.backend.empty() ? QStringLiteral("imported trace")
+                                    : QStringLiteral("trace (%1)").arg(qs(info.backend));
+    }
+    case TraceSource::Cupti:
+    case TraceSource::CudaEvents:
+        return info.devices.empty() || info.devices.front().name.empty()
+                   ? QStringLiteral("trace (GPU run)")
+                   : QStringLiteral("trace (GPU run on %1)").arg(qs(info.devices.front().name));
+    case TraceSource::Simulator: return QStringLiteral("trace (simulated)");
+    }
+    return QStringLiteral("trace");
+}
+
+// Why an opened trace has no scenario, and what to do instead (the Scenario dock says it).
+QString noScenarioText(const AnalyzedTrace& trace)
+{
+    const RunInfo& info = trace.trace->info;
+    if (!info.scenarioJson.empty()) // it has one, but it could not be read
+        return trace.report.note + QStringLiteral(" The trace is shown as recorded.");
+    static const std::pair<const char*, const char*> kFrom[] = {{"pytorch", "a PyTorch profiler trace"},
+                                                                {"chrome", "a Chrome JSON trace"},
+                                                                {"nsys", "an Nsight Systems report"},
+                                                                {"csv", "a CSV file"}};
+    QString from;
+    for (const auto& [id, what] : kFrom)
+        if (info.source == TraceSource::Imported && info.backend == id)
+            from = QLatin1String(what);
+    return (from.isEmpty() ? QStringLiteral("It was recorded without the scenario that made it")
+                           : QStringLiteral("It was imported from %1").arg(from)) +
+           QStringLiteral(": the timeline, the span table and the analysis show it as recorded, but there is nothing "
+                          "to edit or run again. To try the same pattern on the simulator, start a New Scenario or "
+                          "open a lesson.");
+}
+
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent)
@@ -252,6 +297,7 @@ MainWindow::MainWindow(QWidget* parent)
                 m_syncingSelection = false;
             });
 
+    connect(m_editor, &ScenarioEditor::editCopyRequested, this, &MainWindow::editScenarioCopy);
     connect(m_gallery, &LessonGallery::openRequested, this,
             [this](const QString& id, const QString& variant) { openPath(id, variant); });
 
@@ -374,7 +420,7 @@ void MainWindow::createActions()
     m_saveAction = file->addAction(QStringLiteral("&Save Scenario"), this, &MainWindow::save);
     m_saveAction->setShortcut(QKeySequence::Save);
     m_saveAction->setIconText(QStringLiteral("Save"));
-    QAction* saveAs = file->addAction(QStringLiteral("Save Scenario &As…"), this, [this] {
+    QAction* saveAs = m_saveAsAction = file->addAction(QStringLiteral("Save Scenario &As…"), this, [this] {
         QSettings settings;
         QString suggestion = m_path;
         if (suggestion.isEmpty())
@@ -614,6 +660,8 @@ QString MainWindow::documentTitle() const
 {
     if (!m_path.isEmpty())
         return QFileInfo(m_path).completeBaseName();
+    if (!m_tracePath.isEmpty())
+        return QFileInfo(m_tracePath).completeBaseName();
     if (!m_lessonId.isEmpty())
         return m_lessonId + (m_variant.isEmpty() ? QString() : QLatin1Char(' ') + m_variant);
     if (!m_untitledName.isEmpty())
@@ -628,8 +676,35 @@ bool MainWindow::isModified() const
 
 void MainWindow::updateTitle()
 {
-    setWindowTitle(documentTitle() + QStringLiteral("[*] — StreamScope"));
+    // A trace opened as such says so: its file's name and what made it.
+    if (!m_tracePath.isEmpty())
+        setWindowTitle(QFileInfo(m_tracePath).fileName() + QStringLiteral(" — ") + m_traceKind +
+                       QStringLiteral("[*] — StreamScope"));
+    else
+        setWindowTitle(documentTitle() + QStringLiteral("[*] — StreamScope"));
     setWindowModified(isModified());
+    updateScenarioActions();
+}
+
+void MainWindow::updateScenarioActions()
+{
+    if (!m_runAction)
+        return;
+    const bool none = m_editor->mode() == ScenarioEditor::Mode::NoScenario;
+    const QString why = QStringLiteral("This trace carries no scenario to run or save: open a lesson or start a New "
+                                       "Scenario to run one");
+    m_runAction->setEnabled(!none);
+    const bool embedded = m_editor->mode() == ScenarioEditor::Mode::EmbeddedInTrace;
+    m_runAction->setToolTip(none       ? why
+                            : embedded ? QStringLiteral("Run the trace's scenario again, as an editable copy (F5)")
+                                       : QStringLiteral("Run the scenario on the chosen backend (F5)"));
+    m_runAction->setStatusTip(none ? why : QString());
+    for (QAction* a : {m_saveAction, m_saveAsAction, m_compareVariantAction}) {
+        if (!a)
+            continue;
+        a->setEnabled(!none);
+        a->setStatusTip(none ? why : QString());
+    }
 }
 
 void MainWindow::updateLesson()
@@ -698,22 +773,29 @@ void MainWindow::applyDocument(LoadedDocument doc)
     m_variant = doc.variant;
     m_untitledName.clear();
     m_traceFile.clear();
+    m_tracePath.clear();
     const bool isFile = doc.lessonId.isEmpty();
     if (isFile)
         addRecentFile(doc.path);
     if (doc.kind == DocumentKind::Trace) {
-        // The trace as recorded; its embedded scenario goes to the editor as a new, unsaved scenario.
+        // The trace as recorded is the document; its embedded scenario is shown read-only (Edit a copy makes it an
+        // ordinary scenario), and an imported trace, which has none, says so instead of showing an empty scenario.
         m_path.clear();
         m_traceFile = doc.path;
-        m_untitledName = QFileInfo(doc.path).completeBaseName() + QStringLiteral(" (scenario)");
+        m_tracePath = doc.path;
+        m_traceKind = traceKindText(*doc.trace->trace);
         m_runner->cancel();
-        m_model->setScenario(doc.hasScenario ? std::move(doc.scenario) : Scenario{});
+        const bool hasScenario = doc.hasScenario;
+        m_model->setScenario(hasScenario ? std::move(doc.scenario) : Scenario{});
+        m_editor->setMode(hasScenario ? ScenarioEditor::Mode::EmbeddedInTrace : ScenarioEditor::Mode::NoScenario,
+                          hasScenario ? QString() : noScenarioText(*doc.trace));
         m_liveTimer->stop(); // the trace is what the user opened: no preview replaces it
         showTrace(doc.trace, doc.path, -1);
         m_statusText->setText(QStringLiteral("Opened the trace %1.").arg(doc.path));
     } else {
         m_path = isFile ? doc.path : QString();
         m_model->setScenario(std::move(doc.scenario));
+        m_editor->setMode(ScenarioEditor::Mode::Editable);
         m_liveTimer->stop(); // runScenario below runs it
         if (!doc.lessonId.isEmpty())
             m_gallery->setCurrentLesson(doc.lessonId, doc.variant);
@@ -758,8 +840,10 @@ void MainWindow::newScenario()
     m_lessonId.clear();
     m_variant.clear();
     m_traceFile.clear();
+    m_tracePath.clear();
     m_untitledName.clear();
     m_model->setScenario(std::move(s));
+    m_editor->setMode(ScenarioEditor::Mode::Editable);
     m_liveTimer->stop();
     m_editor->selectItem(ScenarioItemRef::settings());
     updateTitle();
@@ -777,6 +861,10 @@ bool MainWindow::saveScenarioAs(const QString& path)
     m_lessonId.clear();
     m_variant.clear(); // a file of its own now, no longer a lesson's variant
     m_untitledName.clear();
+    if (m_editor->mode() == ScenarioEditor::Mode::EmbeddedInTrace) { // the scenario of a trace, saved: the document
+        m_tracePath.clear();
+        m_editor->setMode(ScenarioEditor::Mode::Editable);
+    }
     m_model->undoStack()->setClean();
     addRecentFile(path);
     updateTitle();
@@ -952,8 +1040,27 @@ void MainWindow::updateGpuChoice()
     }
 }
 
+void MainWindow::editScenarioCopy()
+{
+    if (m_editor->mode() != ScenarioEditor::Mode::EmbeddedInTrace)
+        return;
+    m_untitledName = QFileInfo(m_tracePath).completeBaseName() + QStringLiteral(" (copy)");
+    m_tracePath.clear();
+    m_editor->setMode(ScenarioEditor::Mode::Editable);
+    updateTitle();
+    m_statusText->setText(
+        QStringLiteral("The scenario is now an unsaved copy: edit it, run it (F5), save it (Ctrl+S)."));
+}
+
 void MainWindow::runScenario()
 {
+    switch (m_editor->mode()) {
+    case ScenarioEditor::Mode::NoScenario:
+        m_statusText->setText(QStringLiteral("This trace carries no scenario to run."));
+        return;
+    case ScenarioEditor::Mode::EmbeddedInTrace: editScenarioCopy(); break;
+    case ScenarioEditor::Mode::Editable: break;
+    }
     const auto validated = m_model->validatedScenario();
     if (!validated) {
         const auto error = m_model->error();
@@ -967,13 +1074,15 @@ void MainWindow::runScenario()
 
 void MainWindow::scheduleLiveRun()
 {
-    if (m_liveBox->isChecked())
+    if (m_liveBox->isChecked() && m_editor->mode() == ScenarioEditor::Mode::Editable)
         m_liveTimer->start();
 }
 
 void MainWindow::liveRun()
 {
     // The in-process simulator, whatever the backend: it answers within milliseconds.
+    if (m_editor->mode() != ScenarioEditor::Mode::Editable)
+        return; // an opened trace stays on the timeline
     const auto validated = m_model->validatedScenario();
     if (!validated) {
         const auto error = m_model->error();
@@ -1193,6 +1302,7 @@ void MainWindow::createCompareActions()
         if (const auto choice = chooseVariant(this, documentTitle(), m_model->scenario(), m_variant, offerWithout))
             compareWithVariant(*choice);
     });
+    m_compareVariantAction = variant;
     variant->setObjectName(QStringLiteral("compare-variant"));
     variant->setStatusTip(QStringLiteral("Simulate the scenario and one of its variants, and show both timelines and "
                                          "what changed"));

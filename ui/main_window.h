@@ -68,6 +68,8 @@ public:
     QString lessonId() const { return m_lessonId; }
     QString lessonVariant() const { return m_variant; }
     QString documentTitle() const;
+    // The trace file that is the document (opened as a trace: its scenario read-only, or none); empty otherwise.
+    QString traceDocumentPath() const { return m_tracePath; }
     bool isModified() const;
 
     // Asked before unsaved edits are lost (replaceable, for tests).
@@ -80,8 +82,13 @@ public:
     // How GPU runs and sweeps are timed (passed to streamscope-cli as --timing); the simulator ignores it.
     TimingMode timingMode() const;
     void setTimingMode(TimingMode mode);
-    // Runs the scenario in the editor on the chosen backend.
+    // Runs the scenario in the editor on the chosen backend. A scenario embedded in the trace shown becomes an
+    // editable copy first (what runs is no longer the trace); a trace without a scenario has nothing to run.
     void runScenario();
+    // The scenario embedded in the trace shown becomes an ordinary, editable, unsaved scenario ("Edit a copy").
+    void editScenarioCopy();
+    QAction* runAction() const { return m_runAction; }
+    QAction* saveAction() const { return m_saveAction; }
     // Re-simulate after every edit (on by default).
     void setLiveSimulation(bool on);
     bool liveSimulation() const;
@@ -147,6 +154,8 @@ private:
     void clearError();
     bool maybeSave();
     void updateTitle();
+    // Run, Save and Compare with Variant: enabled when there is a scenario to run or save, else why not.
+    void updateScenarioActions();
     void updateGpuChoice();
     // Profile for the simulator, timing for the GPU: each enabled for its backend.
     void updateBackendControls();
@@ -203,6 +212,8 @@ private:
     QAction* m_runAction = nullptr;
     QAction* m_cancelAction = nullptr;
     QAction* m_saveAction = nullptr;
+    QAction* m_saveAsAction = nullptr;
+    QAction* m_compareVariantAction = nullptr;
     QAction* m_exportAction = nullptr;
     QAction* m_saveTraceAction = nullptr;
     QTimer* m_liveTimer = nullptr;
@@ -212,6 +223,8 @@ private:
     QString m_lessonId;  // the lesson open, if any
     QString m_variant;   // its variant
     QString m_traceFile; // the trace file shown, if one was opened
+    QString m_tracePath; // the trace file that is the document (see traceDocumentPath)
+    QString m_traceKind; // what that trace is, for the title: "trace (PyTorch)"
     QString m_untitledName;
     std::shared_ptr<const AnalyzedTrace> m_trace;
     std::function<UnsavedChoice()> m_unsavedPrompt;

@@ -3,6 +3,7 @@
 #include "device_profile.h"
 #include "format.h"
 
+#include <QAbstractButton>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -195,7 +196,35 @@ void PropertyEditor::rebuild()
         m_header->setText(QStringLiteral("Select an item of the scenario to edit it."));
         break;
     }
+    applyReadOnly();
     refresh();
+}
+
+void PropertyEditor::setReadOnly(bool readOnly)
+{
+    if (readOnly == m_readOnly)
+        return;
+    m_readOnly = readOnly;
+    rebuild(); // fresh editors: leaving read-only restores each one as built
+}
+
+void PropertyEditor::applyReadOnly()
+{
+    if (!m_readOnly || !m_formHost)
+        return;
+    // Text fields read-only (still selectable, not greyed); choices and check boxes disabled.
+    const auto widgets = m_formHost->findChildren<QWidget*>();
+    for (QWidget* w : widgets) {
+        if (auto* line = qobject_cast<QLineEdit*>(w))
+            line->setReadOnly(true);
+        else if (auto* text = qobject_cast<QPlainTextEdit*>(w))
+            text->setReadOnly(true);
+        else if (auto* spin = qobject_cast<QAbstractSpinBox*>(w)) {
+            spin->setReadOnly(true);
+            spin->setButtonSymbols(QAbstractSpinBox::NoButtons);
+        } else if (qobject_cast<QComboBox*>(w) || qobject_cast<QAbstractButton*>(w))
+            w->setEnabled(false);
+    }
 }
 
 void PropertyEditor::addField(const QString& key, const QString& label, QWidget* editor, std::function<void()> load)

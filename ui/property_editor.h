@@ -25,6 +25,9 @@ public:
     // The item to edit: an index of the model (the tree's current index).
     void setCurrentIndex(const QModelIndex& index);
     ScenarioItemRef item() const;
+    // Shows the fields without letting them change (a scenario embedded in a trace): text stays selectable.
+    void setReadOnly(bool readOnly);
+    bool isReadOnly() const { return m_readOnly; }
 
     // For tests: the editor widget of a field by its JSON name ("stream", "duration_us", "run/warmup"), and the
     // validation message shown under it (empty when none).
@@ -47,6 +50,7 @@ private:
 
     void rebuild();
     void refresh();
+    void applyReadOnly();
     QString signature() const;
     void addField(const QString& key, const QString& label, QWidget* editor, std::function<void()> load);
     void buildSettings();
@@ -82,6 +86,7 @@ private:
     QFormLayout* m_form = nullptr;
     QPlainTextEdit* m_description = nullptr;
     std::vector<Field> m_fields;
+    bool m_readOnly = false;
 };
 
 } // namespace streamscope

@@ -5,15 +5,19 @@
 #include "quick_controls.h"
 
 #include <QAction>
+#include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenu>
 #include <QScrollArea>
+#include <QPushButton>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QStyle>
 #include <QToolBar>
+#include <QTextDocument>
 #include <QToolButton>
 #include <QTreeView>
 #include <QVBoxLayout>
@@ -31,7 +35,11 @@ const OpKind kMenuKinds[] = {OpKind::Kernel,     OpKind::Memcpy,    OpKind::Mems
 
 ScenarioEditor::ScenarioEditor(ScenarioModel* model, QWidget* parent)
     : QWidget(parent), m_model(model), m_quick(new QuickControls), m_tree(new QTreeView),
-      m_properties(new PropertyEditor), m_status(new QLabel)
+      m_properties(new PropertyEditor), m_status(new QLabel), m_pages(new QStackedWidget), m_knobs(nullptr),
+      m_toolbar(new QToolBar), m_embeddedNote(new QFrame),
+      m_embeddedTitle(new QLabel(QStringLiteral("Scenario embedded in the trace (read-only)"))),
+      m_embeddedText(new QLabel), m_editCopy(new QPushButton(QStringLiteral("Edit a copy"))),
+      m_noScenarioText(new QLabel)
 {
     m_quick->setModel(model);
     m_properties->setModel(model);
@@ -46,7 +54,7 @@ ScenarioEditor::ScenarioEditor(ScenarioModel* model, QWidget* parent)
     m_tree->setContextMenuPolicy(Qt::ActionsContextMenu);
 
     // Actions
-    auto* toolbar = new QToolBar;
+    QToolBar* toolbar = m_toolbar;
     toolbar->setIconSize(QSize(16, 16));
     toolbar->setToolButtonStyle(Qt::ToolButtonTextOnly);
     m_addMenu = new QMenu(QStringLiteral("Add"), this);
@@ -105,8 +113,32 @@ ScenarioEditor::ScenarioEditor(ScenarioModel* model, QWidget* parent)
         selectItem(ScenarioModel::itemForPath(link));
     });
 
+    // A scenario embedded in a trace: what it is, and the way to change it.
+    m_embeddedNote->setObjectName(QStringLiteral("embeddedScenarioNote"));
+    QLabel* embeddedTitle = m_embeddedTitle;
+    QFont bold = embeddedTitle->font();
+    bold.setBold(true);
+    embeddedTitle->setFont(bold);
+    embeddedTitle->setWordWrap(true);
+    m_embeddedText->setWordWrap(true);
+    m_embeddedText->setText(QStringLiteral("The scenario as it ran. Edit a copy to change it and run it again."));
+    m_editCopy->setObjectName(QStringLiteral("editScenarioCopy"));
+    m_editCopy->setToolTip(QStringLiteral("Make this scenario an ordinary, unsaved scenario to edit and run; the "
+                                          "trace stays on the timeline until it runs"));
+    connect(m_editCopy, &QPushButton::clicked, this, &ScenarioEditor::editCopyRequested);
+    auto* noteLayout = new QGridLayout(m_embeddedNote);
+    noteLayout->setContentsMargins(8, 4, 4, 4);
+    noteLayout->setHorizontalSpacing(8);
+    noteLayout->setVerticalSpacing(2);
+    noteLayout->addWidget(embeddedTitle, 0, 0, 1, 2);
+    noteLayout->addWidget(m_embeddedText, 1, 0);
+    noteLayout->addWidget(m_editCopy, 1, 1, Qt::AlignBottom);
+    noteLayout->setColumnStretch(0, 1);
+    m_embeddedNote->hide();
+
     // Layout: knobs / tree / properties.
     auto* knobs = new QGroupBox(QStringLiteral("Quick controls"));
+    m_knobs = knobs;
     auto* knobsLayout = new QVBoxLayout(knobs);
     knobsLayout->setContentsMargins(6, 4, 6, 4);
     knobsLayout->addWidget(m_quick);
@@ -133,10 +165,31 @@ ScenarioEditor::ScenarioEditor(ScenarioModel* model, QWidget* parent)
     split->setSizes({280, 360});
     split->setChildrenCollapsible(false);
 
+    auto* editorPage = new QWidget;
+    auto* editorLayout = new QVBoxLayout(editorPage);
+    editorLayout->setContentsMargins(0, 0, 0, 0);
+    editorLayout->addWidget(m_embeddedNote);
+    editorLayout->addWidget(knobs);
+    editorLayout->addWidget(split, 1);
+
+    // A trace without a scenario: say so, rather than show an empty scenario and its validation error.
+    auto* nonePage = new QWidget;
+    auto* noneLayout = new QVBoxLayout(nonePage);
+    noneLayout->setContentsMargins(8, 8, 8, 8);
+    m_noScenarioText->setObjectName(QStringLiteral("noScenarioText"));
+    m_noScenarioText->setWordWrap(true);
+    m_noScenarioText->setTextFormat(Qt::RichText);
+    m_noScenarioText->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_noScenarioText->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    noneLayout->addWidget(m_noScenarioText);
+    noneLayout->addStretch(1);
+
+    m_pages->addWidget(editorPage);
+    m_pages->addWidget(nonePage);
+
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
-    layout->addWidget(knobs);
-    layout->addWidget(split, 1);
+    layout->addWidget(m_pages, 1);
 
     connect(m_tree->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& current) {
         m_properties->setCurrentIndex(current);
@@ -158,6 +211,53 @@ ScenarioEditor::ScenarioEditor(ScenarioModel* model, QWidget* parent)
     expandForScenario();
     updateActions();
     updateStatus();
+}
+
+void ScenarioEditor::setMode(Mode mode, const QString& detail)
+{
+    m_mode = mode;
+    const bool readOnly = mode != Mode::Editable;
+    m_pages->setCurrentIndex(mode == Mode::NoScenario ? 1 : 0);
+    m_embeddedNote->setVisible(mode == Mode::EmbeddedInTrace);
+    if (mode == Mode::EmbeddedInTrace)
+        applyNoticeColors();
+    m_noScenarioText->setText(mode == Mode::NoScenario
+                                  ? QStringLiteral("<p><b>This trace carries no scenario</b></p><p>") +
+                                        detail.toHtmlEscaped() + QStringLiteral("</p>")
+                                  : QString());
+    // Read-only: the tree and the fields stay to read; the knobs and editing actions, which would only be greyed
+    // out, make room for them.
+    m_knobs->setVisible(!readOnly);
+    m_toolbar->setVisible(!readOnly);
+    m_properties->setReadOnly(readOnly);
+    m_status->setVisible(!readOnly);
+    updateActions();
+}
+
+QString ScenarioEditor::noticeText() const
+{
+    switch (m_mode) {
+    case Mode::Editable: return {};
+    case Mode::EmbeddedInTrace: return m_embeddedTitle->text() + QLatin1Char('\n') + m_embeddedText->text();
+    case Mode::NoScenario: {
+        QTextDocument doc;
+        doc.setHtml(m_noScenarioText->text());
+        return doc.toPlainText().trimmed();
+    }
+    }
+    return {};
+}
+
+void ScenarioEditor::applyNoticeColors()
+{
+    // The info tint of the window's notices (notice_bar.cpp), light or dark with the palette.
+    const bool dark = palette().color(QPalette::Window).lightness() < 128;
+    const QColor background = dark ? QColor(0x17, 0x30, 0x4a) : QColor(0xe8, 0xf1, 0xfb);
+    const QColor border = dark ? QColor(0x3a, 0x66, 0x94) : QColor(0x9d, 0xbd, 0xe0);
+    const QColor text = dark ? QColor(0xd4, 0xe7, 0xfb) : QColor(0x12, 0x3a, 0x63);
+    m_embeddedNote->setStyleSheet(QStringLiteral("#embeddedScenarioNote { background:%1; border:1px solid %2; } "
+                                                 "#embeddedScenarioNote QLabel { color:%3; }")
+                                      .arg(background.name(), border.name(), text.name()));
 }
 
 ScenarioItemRef ScenarioEditor::currentItem() const
@@ -199,6 +299,13 @@ void ScenarioEditor::addOpOfKind(OpKind kind, bool graphNode)
 
 void ScenarioEditor::updateActions()
 {
+    if (isReadOnly()) {
+        for (QAction* a : {m_remove, m_up, m_down, m_duplicate})
+            a->setEnabled(false);
+        m_addMenu->menuAction()->setEnabled(false);
+        return;
+    }
+    m_addMenu->menuAction()->setEnabled(true);
     const ScenarioItemRef it = currentItem();
     m_remove->setEnabled(m_model->canRemove(it));
     m_up->setEnabled(m_model->canMove(it, -1));

@@ -1,5 +1,8 @@
 // The scenario editor dock: quick controls on top, the scenario tree with its editing actions (add, remove, move
-// up/down, duplicate), the validation status, and the property editor of the selected item.
+// up/down, duplicate), the validation status, and the property editor of the selected item. What it shows depends
+// on where the scenario comes from (Mode): one to edit (a scenario file, a lesson, a new one); the one a StreamScope
+// trace embeds, read-only under a note with "Edit a copy"; or none, for a trace imported from another tool, which
+// has no scenario to show, edit or run.
 #pragma once
 
 #include "scenario_model.h"
@@ -7,8 +10,12 @@
 #include <QWidget>
 
 class QAction;
+class QFrame;
 class QLabel;
 class QMenu;
+class QPushButton;
+class QStackedWidget;
+class QToolBar;
 class QToolButton;
 class QTreeView;
 
@@ -20,7 +27,21 @@ class QuickControls;
 class ScenarioEditor : public QWidget {
     Q_OBJECT
 public:
+    enum class Mode {
+        Editable,        // the scenario is the document
+        EmbeddedInTrace, // the scenario a trace was run from, shown read-only; editCopyRequested turns it editable
+        NoScenario,      // the trace carries none: a page that says so instead of an empty, invalid scenario
+    };
+
     explicit ScenarioEditor(ScenarioModel* model, QWidget* parent = nullptr);
+
+    // `detail`: NoScenario's explanation under its title (where the trace came from, what to do instead).
+    void setMode(Mode mode, const QString& detail = {});
+    Mode mode() const { return m_mode; }
+    bool isReadOnly() const { return m_mode != Mode::Editable; }
+    // The note above a read-only scenario, or the page of NoScenario, as plain text (empty when Editable).
+    QString noticeText() const;
+    QPushButton* editCopyButton() const { return m_editCopy; }
 
     QTreeView* tree() const { return m_tree; }
     PropertyEditor* propertyEditor() const { return m_properties; }
@@ -34,11 +55,16 @@ public:
     QAction* duplicateAction() const { return m_duplicate; }
     QMenu* addMenu() const { return m_addMenu; }
 
+Q_SIGNALS:
+    // "Edit a copy" was clicked on a scenario embedded in a trace.
+    void editCopyRequested();
+
 private:
     void updateActions();
     void updateStatus();
     void expandForScenario();
     void addOpOfKind(OpKind kind, bool graphNode);
+    void applyNoticeColors();
 
     ScenarioModel* m_model;
     QuickControls* m_quick;
@@ -54,6 +80,15 @@ private:
     QAction* m_down;
     QAction* m_duplicate;
     ScenarioItemRef m_selectionBeforeReset;
+    Mode m_mode = Mode::Editable;
+    QStackedWidget* m_pages;
+    QWidget* m_knobs;
+    QToolBar* m_toolbar;
+    QFrame* m_embeddedNote;
+    QLabel* m_embeddedTitle;
+    QLabel* m_embeddedText;
+    QPushButton* m_editCopy;
+    QLabel* m_noScenarioText;
 };
 
 } // namespace streamscope

@@ -1,6 +1,7 @@
 #include "span_inspector.h"
 
 #include "format.h"
+#include "span_names.h"
 #include "timeline_plottable.h"
 #include "timing_text.h"
 #include "trace.h"
@@ -22,8 +23,8 @@ QString trackText(const Trace& t, uint32_t track)
 {
     const Track& tr = t.tracks[track];
     if (tr.kind == TrackKind::HostThread)
-        return QStringLiteral("host thread ") + qs(tr.name);
-    return QStringLiteral("stream ") + qs(tr.name) + QStringLiteral(" on GPU ") + QString::number(tr.device);
+        return trackNameText(QStringLiteral("host thread"), tr.name);
+    return trackNameText(QStringLiteral("stream"), tr.name) + QStringLiteral(" on GPU ") + QString::number(tr.device);
 }
 
 QString row(const QString& label, const QString& valueHtml)
@@ -57,7 +58,9 @@ QString spanInspectorHtml(const Trace& t, int span)
     const auto i = uint32_t(span);
     const SpanColumns& s = t.spans;
     const int64_t origin = t.timeRange().first;
-    QString h = QStringLiteral("<h3 style='margin-bottom:4px'>") + swatch(s.kind[i]) + esc(qs(t.spanName(i))) +
+    const std::string_view raw = t.spanName(i);
+    const QString shortName = qs(shortSpanName(raw));
+    QString h = QStringLiteral("<h3 style='margin-bottom:4px'>") + swatch(s.kind[i]) + esc(shortName) +
                 QStringLiteral("</h3><table cellspacing='0' cellpadding='1'>");
     h += row(QStringLiteral("Kind"), esc(spanKindLabel(s.kind[i])));
     h += row(QStringLiteral("On"), esc(trackText(t, s.track[i])));
@@ -90,6 +93,13 @@ QString spanInspectorHtml(const Trace& t, int span)
                                                     .arg(s.op[i])
                                                     .arg(s.iteration[i]));
     h += QStringLiteral("</table>");
+    // The name as recorded, to read and to copy: a kernel's whole signature, and the symbol when it was mangled.
+    if (const QString full = qs(demangledName(raw)); full != shortName || full != qs(raw)) {
+        h += QStringLiteral("<h4 style='margin-bottom:2px'>Full name</h4><p style='margin-top:0'>") + esc(full) +
+             QStringLiteral("</p>");
+        if (full != qs(raw))
+            h += QStringLiteral("<p style='margin-top:0; color:#555'>symbol ") + esc(qs(raw)) + QStringLiteral("</p>");
+    }
 
     QString in, out;
     for (const Flow& f : t.flows) {
@@ -99,7 +109,8 @@ QString spanInspectorHtml(const Trace& t, int span)
         const uint32_t other = incoming ? f.from : f.to;
         const QString line = QStringLiteral("<li>") + esc(flowText(f.kind, incoming)) + QStringLiteral(" ") +
                              swatch(s.kind[other]) + QStringLiteral("<a href='span:%1'>").arg(other) +
-                             esc(qs(t.spanName(other))) + QStringLiteral("</a> <span style='color:#777'>(") +
+                             esc(qs(shortSpanName(t.spanName(other)))) +
+                             QStringLiteral("</a> <span style='color:#777'>(") +
                              esc(trackText(t, s.track[other])) + QStringLiteral(", ") +
                              (incoming ? QStringLiteral("ended at ") + formatNs(double(s.end[other] - origin))
                                        : QStringLiteral("started at ") + formatNs(double(s.start[other] - origin))) +

@@ -1,5 +1,6 @@
-// The inspector dock: the selected span — name, kind, stream or thread, times (for a GPU run, how far they are
-// known: measured, start corrected or uncertain, the CUDA events' error against CUPTI), size, launch
+// The inspector dock: the selected span — its short name as the title and, when that leaves something out, the
+// full demangled name (and the mangled symbol) to read and copy; kind, stream or thread, times (for a GPU run, how
+// far they are known: measured, start corrected or uncertain, the CUDA events' error against CUPTI), size, launch
 // configuration, the scenario op it came from — and its dependencies: what it waited for and what waited for it,
 // as links that select those spans.
 #pragma once

@@ -12,7 +12,7 @@ QString trackName(const Trace& t, uint32_t track)
 {
     const Track& tr = t.tracks[track];
     if (tr.kind == TrackKind::HostThread)
-        return QStringLiteral("thread ") + qs(tr.name);
+        return trackNameText(QStringLiteral("thread"), tr.name);
     return qs(tr.name) + QStringLiteral(" (GPU ") + QString::number(tr.device) + QLatin1Char(')');
 }
 
@@ -25,6 +25,7 @@ void SpanTableModel::setTrace(std::shared_ptr<const Trace> trace)
 {
     beginResetModel();
     m_trace = std::move(trace);
+    m_names.reset(m_trace.get());
     m_origin = m_trace ? m_trace->timeRange().first : 0;
     endResetModel();
 }
@@ -88,7 +89,7 @@ QVariant SpanTableModel::data(const QModelIndex& index, int role) const
         return spanKindColor(s.kind[i]);
     if (role == SortRole) {
         switch (index.column()) {
-        case NameColumn: return qs(t.spanName(i));
+        case NameColumn: return m_names.shortName(i);
         case KindColumn: return int(s.kind[i]);
         case TrackColumn: return int(s.track[i]);
         case StartColumn: return qlonglong(s.start[i]);
@@ -103,7 +104,7 @@ QVariant SpanTableModel::data(const QModelIndex& index, int role) const
     if (role != Qt::DisplayRole && role != Qt::ToolTipRole)
         return {};
     switch (index.column()) {
-    case NameColumn: return qs(t.spanName(i));
+    case NameColumn: return role == Qt::ToolTipRole ? m_names.fullName(i) : m_names.shortName(i);
     case KindColumn: return spanKindLabel(s.kind[i]);
     case TrackColumn: return trackName(t, s.track[i]);
     case StartColumn: return formatNs(double(s.start[i] - m_origin));
@@ -160,7 +161,10 @@ bool SpanTableProxy::filterAcceptsRow(int sourceRow, const QModelIndex& sourcePa
         if (text.contains(needle, Qt::CaseInsensitive))
             return true;
     }
-    return false;
+    // The full demangled name too (the Name column's tooltip): "MulFunctor" finds "vectorized_elementwise_kernel<…>".
+    const QString full =
+        sourceModel()->index(sourceRow, SpanTableModel::NameColumn, sourceParent).data(Qt::ToolTipRole).toString();
+    return full.contains(needle, Qt::CaseInsensitive);
 }
 
 } // namespace streamscope

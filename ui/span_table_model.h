@@ -1,6 +1,9 @@
 // The table of spans: one row per span of a trace (row = span index), sortable and filterable through
-// SpanTableProxy (a QSortFilterProxyModel that sorts by the numbers, not the text shown).
+// SpanTableProxy (a QSortFilterProxyModel that sorts by the numbers, not the text shown). The Name column shows the
+// short name (span_display_names.h), its tooltip the full demangled one.
 #pragma once
+
+#include "span_display_names.h"
 
 #include <QAbstractTableModel>
 #include <QSortFilterProxyModel>
@@ -44,6 +47,7 @@ public:
 
 private:
     std::shared_ptr<const Trace> m_trace;
+    SpanDisplayNames m_names;
     int64_t m_origin = 0;
 };
 
@@ -52,7 +56,8 @@ class SpanTableProxy : public QSortFilterProxyModel {
     Q_OBJECT
 public:
     explicit SpanTableProxy(QObject* parent = nullptr);
-    // Rows whose name, kind or stream/thread contains `text` (case-insensitive); empty: all rows.
+    // Rows whose name (the short or the full demangled one), kind or stream/thread contains `text`
+    // (case-insensitive); empty: all rows.
     void setFilterText(const QString& text);
     QString filterText() const { return m_filterText; }
     // The proxy row of a span, or -1 when it is filtered out.

@@ -54,6 +54,15 @@ QString spanKindLabel(SpanKind kind)
     return {};
 }
 
+QString trackNameText(const QString& word, const std::string& name)
+{
+    const QString n = QString::fromStdString(name);
+    const QString noun = word.section(QLatin1Char(' '), -1); // "host thread" -> "thread"
+    if (n.startsWith(noun + QLatin1Char(' '), Qt::CaseInsensitive))
+        return word.chopped(noun.size()) + n;
+    return word + QLatin1Char(' ') + n;
+}
+
 QColor flowKindColor(FlowKind kind)
 {
     switch (kind) {
@@ -145,6 +154,7 @@ void TimelinePlottable::setTrace(const Trace* trace, const TimelineLayout* layou
 {
     m_trace = trace;
     m_layout = trace ? layout : nullptr;
+    m_names.reset(trace);
     m_labelNames.clear();
     m_labelSprites.clear();
     m_labelFontPx = -1;
@@ -735,7 +745,7 @@ void TimelinePlottable::drawLabels(QPainter* painter, const TimelineDrawList& li
         auto& name = m_labelNames[nameIndex];
         if (!name) {
             name = std::make_unique<LabelName>();
-            name->text = QString::fromUtf8(m_trace->strings[nameIndex]);
+            name->text = m_names.shortNameOfString(nameIndex);
             name->prefix.reserve(size_t(name->text.size()) + 1);
             double x = 0;
             name->prefix.push_back(0);

@@ -5,12 +5,14 @@
 // - merge: spans narrower than a pixel fold into one block per pixel column (the next column is found by galloping
 //   search, so a wide view costs O(pixel columns), not O(spans)); neighbouring blocks of one colour join;
 // - batch: rectangles are grouped by span kind and filled with one drawRects call per colour, antialiasing off;
-// - labels inside bars where the name fits; dependency arrows (flows) per kind, only when few enough to read;
+// - labels inside bars where the name fits (the short name, span_display_names.h); dependency arrows (flows) per
+//   kind, only when few enough to read;
 // - spans whose start is only a bound (SpanTiming::Uncertain, event-timed GPU runs) get a hatched, lighter left
 //   part, drawn over their bar after the batches: only those few spans cost anything extra.
 // Hover and selection are not drawn here but on the view's buffered overlay layer, so they repaint almost for free.
 #pragma once
 
+#include "span_display_names.h"
 #include "timeline_layout.h"
 
 // qcustomplot.h (2.1) uses `foreach` in inline templates, which QT_NO_FOREACH (set for this project) removes: give
@@ -45,6 +47,9 @@ QColor spanKindTextColor(SpanKind kind);
 QString spanKindLabel(SpanKind kind); // "kernel", "memcpy HtoD", ..., "API call", "sync (blocked)", "host work"
 QColor flowKindColor(FlowKind kind);
 QString flowKindLabel(FlowKind kind); // "launch", "event", "sync", "implicit"
+// A track in words: `word` ("thread", "host thread", "stream") and the track's name, "thread main", "stream s1"; a
+// name that already says it, as importers write them ("thread 431 (python3)", "stream 7"), is not said twice.
+QString trackNameText(const QString& word, const std::string& name);
 Qt::PenStyle flowKindPenStyle(FlowKind kind);
 // Event and implicit dependencies (GPU to GPU) are drawn as finish-to-start curves, launches and syncs (host <-> GPU)
 // straight.
@@ -134,6 +139,8 @@ public:
     void setTrace(const Trace* trace, const TimelineLayout* layout);
     const Trace* trace() const { return m_trace; }
     const TimelineLayout* timelineLayout() const { return m_layout; }
+    // The names shown for the trace's spans (shared with the view's tooltip).
+    const SpanDisplayNames& spanNames() const { return m_names; }
 
     void setFlowKindVisible(FlowKind kind, bool visible);
     bool isFlowKindVisible(FlowKind kind) const { return m_flowVisible[size_t(kind)]; }
@@ -219,6 +226,7 @@ private:
         std::vector<float> prefix; // advance of the first i characters, to decide where to elide
         float width = 0;
     };
+    SpanDisplayNames m_names; // the short names shown in bars, once per trace string
     mutable std::vector<std::unique_ptr<LabelName>> m_labelNames; // per trace string, measured when first drawn
     mutable std::unordered_map<uint64_t, QImage> m_labelSprites;  // rendered labels, see drawLabels
     mutable int m_labelFontPx = -1;

@@ -1018,13 +1018,24 @@ QString TimelineView::spanToolTip(int spanIndex) const
     const Track& track = tr.tracks[tr.spans.track[i]];
     QString where;
     if (track.kind == TrackKind::HostThread)
-        where = QStringLiteral("host thread ") + QString::fromStdString(track.name);
+        where = trackNameText(QStringLiteral("host thread"), track.name);
     else
-        where = QStringLiteral("stream ") + QString::fromStdString(track.name)
+        where = trackNameText(QStringLiteral("stream"), track.name)
             + (track.device >= 0 ? QStringLiteral(" \u00B7 GPU ") + QString::number(track.device) : QString());
     const double dur = double(tr.spans.end[i] - tr.spans.start[i]);
-    QString text = QStringLiteral("<b>") + QString::fromUtf8(tr.spanName(uint32_t(i))).toHtmlEscaped()
-        + QStringLiteral("</b><br>") + spanKindLabel(kind) + QStringLiteral(" on ") + where.toHtmlEscaped()
+    // The short name as the title; a long kernel signature in full under it, smaller, for reading (not for fitting).
+    const SpanDisplayNames& names = m_plottable->spanNames();
+    QString text = QStringLiteral("<b>") + names.shortName(uint32_t(i)).toHtmlEscaped() + QStringLiteral("</b>");
+    if (names.isShortened(uint32_t(i))) {
+        // Some template signatures run to thousands of characters: the tooltip stays a tooltip, the inspector has all.
+        constexpr qsizetype kMaxFull = 1000;
+        const QString& full = names.fullName(uint32_t(i));
+        const QString shown = full.size() > kMaxFull
+            ? full.left(kMaxFull).toHtmlEscaped() + QStringLiteral("… (in full in the inspector)")
+            : full.toHtmlEscaped();
+        text += QStringLiteral("<br><span style='color:#555; font-size:small'>") + shown + QStringLiteral("</span>");
+    }
+    text += QStringLiteral("<br>") + spanKindLabel(kind) + QStringLiteral(" on ") + where.toHtmlEscaped()
         + QStringLiteral("<br>start ") + formatTimePoint(double(tr.spans.start[i] - m_layout.origin()))
         + QStringLiteral(" \u00B7 duration ") + formatDuration(dur);
     if (tr.spans.bytes[i] > 0) {

@@ -9,6 +9,7 @@
 #include "format.h"
 #include "main_window.h"
 #include "metrics.h"
+#include "property_editor.h"
 #include "quick_controls.h"
 #include "run_controller.h"
 #include "scenario_editor.h"
@@ -27,6 +28,9 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QImage>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
 #include <QProcess>
 #include <QSet>
 #include <QSettings>
@@ -36,6 +40,8 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QToolBar>
+#include <QTreeView>
 #include <QUndoStack>
 
 using namespace streamscope;
@@ -83,6 +89,13 @@ Process runApp(const QStringList& args, const QProcessEnvironment& env)
     r.out = QString::fromUtf8(p.readAllStandardOutput());
     r.err = QString::fromUtf8(p.readAllStandardError());
     return r;
+}
+
+// The title as the window manager shows it: "[*]" becomes "*" while there are unsaved edits.
+QString shownTitle(const QWidget& w)
+{
+    const QString mark = w.isWindowModified() ? QStringLiteral("*") : QString();
+    return QString(w.windowTitle()).replace(QStringLiteral("[*]"), mark);
 }
 
 QProcessEnvironment headlessEnv()
@@ -380,6 +393,208 @@ private Q_SLOTS:
             QCOMPARE(w2->currentTrace()->trace->spanCount(), plain->spanCount());
             QVERIFY(w2->errorMessage().isEmpty());
         }
+    }
+
+    // A trace opened is a trace: its file and what made it in the title, no empty scenario with a validation error,
+    // nothing to run.
+    void anImportedTraceIsATrace()
+    {
+        auto w = makeWindow();
+        QSignalSpy shown(w.get(), &MainWindow::traceShown);
+        QVERIFY(w->openPath(QStringLiteral(STREAMSCOPE_SOURCE_DIR "/tests/data/pytorch/two-streams-event.json")));
+        QVERIFY(shown.wait(10000));
+        const auto opened = w->currentTrace();
+        QCOMPARE(shownTitle(*w), QStringLiteral("two-streams-event.json — trace (PyTorch) — StreamScope"));
+        QVERIFY(!w->traceDocumentPath().isEmpty());
+        ScenarioEditor* editor = w->scenarioEditor();
+        QCOMPARE(editor->mode(), ScenarioEditor::Mode::NoScenario);
+        QVERIFY2(editor->noticeText().startsWith(QStringLiteral("This trace carries no scenario")),
+                 qPrintable(editor->noticeText()));
+        QVERIFY(editor->noticeText().contains(QStringLiteral("PyTorch profiler")));
+        // No error: not above the timeline, not anywhere in the dock.
+        QVERIFY(w->errorMessage().isEmpty());
+        const auto labels = editor->findChildren<QLabel*>();
+        for (const QLabel* label : labels) {
+            if (!label->isVisible())
+                continue;
+            QVERIFY2(!label->text().contains(QStringLiteral("/threads")), qPrintable(label->text()));
+            QVERIFY2(!label->text().contains(QStringLiteral("✖")), qPrintable(label->text()));
+        }
+        QVERIFY(!editor->tree()->isVisible());
+        QVERIFY(!editor->quickControls()->isVisible());
+        // Run is disabled and says why, on the toolbar too; F5 and runScenario() run nothing.
+        QAction* run = w->runAction();
+        QVERIFY(!run->isEnabled());
+        QVERIFY2(run->toolTip().contains(QStringLiteral("no scenario")), qPrintable(run->toolTip()));
+        QToolBar* bar = w->findChild<QToolBar*>(QStringLiteral("mainToolBar"));
+        QVERIFY(bar);
+        QWidget* button = bar->widgetForAction(run);
+        QVERIFY(button && !button->isEnabled());
+        QVERIFY(button->toolTip().contains(QStringLiteral("no scenario")));
+        QVERIFY(!w->saveAction()->isEnabled());
+        QSignalSpy started(w->runController(), &RunController::started);
+        QTest::keyClick(w.get(), Qt::Key_F5);
+        w->runScenario();
+        QTest::qWait(200);
+        QCOMPARE(started.count(), 0);
+        QCOMPARE(w->currentTrace(), opened);
+        QVERIFY(w->errorMessage().isEmpty());
+
+        // A lesson opened next is a scenario again.
+        QVERIFY(openAndRun(*w, QStringLiteral("01")));
+        QCOMPARE(editor->mode(), ScenarioEditor::Mode::Editable);
+        QVERIFY(editor->noticeText().isEmpty());
+        QVERIFY(editor->tree()->isVisible());
+        QVERIFY(run->isEnabled());
+        QVERIFY(w->saveAction()->isEnabled());
+        QCOMPARE(shownTitle(*w), QStringLiteral("01-two-streams — StreamScope"));
+    }
+
+    void aTraceShowsTheScenarioItEmbedsReadOnly()
+    {
+        auto w = makeWindow();
+        QSignalSpy shown(w.get(), &MainWindow::traceShown);
+        QVERIFY(w->openPath(QStringLiteral(STREAMSCOPE_SOURCE_DIR "/tests/data/h200/01-two-streams.json")));
+        QVERIFY(shown.wait(10000));
+        const auto opened = w->currentTrace();
+        QCOMPARE(shownTitle(*w),
+                 QStringLiteral("01-two-streams.json — trace (GPU run on NVIDIA H200) — StreamScope"));
+        ScenarioEditor* editor = w->scenarioEditor();
+        QCOMPARE(editor->mode(), ScenarioEditor::Mode::EmbeddedInTrace);
+        QVERIFY2(editor->noticeText().startsWith(QStringLiteral("Scenario embedded in the trace (read-only)")),
+                 qPrintable(editor->noticeText()));
+        QVERIFY(w->errorMessage().isEmpty());
+        QCOMPARE(w->scenarioModel()->scenario().id, std::string("01-two-streams"));
+        // Shown to read: the tree and the fields, which do not change it.
+        QVERIFY(editor->tree()->isVisible());
+        QVERIFY(editor->editCopyButton()->isVisible());
+        QVERIFY(!editor->quickControls()->isVisible());
+        auto* title = qobject_cast<QLineEdit*>(editor->propertyEditor()->fieldEditor(QStringLiteral("title")));
+        QVERIFY(title);
+        QVERIFY(title->isReadOnly());
+        QVERIFY(!editor->removeAction()->isEnabled());
+        QVERIFY(!editor->duplicateAction()->isEnabled());
+        QVERIFY(!editor->addMenu()->menuAction()->isEnabled());
+        QVERIFY(w->runAction()->isEnabled());
+        QTest::qWait(200);
+        QCOMPARE(w->currentTrace(), opened); // no preview replaces it
+
+        // Edit a copy: an ordinary, editable, unsaved scenario; the trace stays until something runs.
+        QTest::mouseClick(editor->editCopyButton(), Qt::LeftButton);
+        QCOMPARE(editor->mode(), ScenarioEditor::Mode::Editable);
+        QVERIFY(editor->noticeText().isEmpty());
+        QVERIFY(!editor->editCopyButton()->isVisible());
+        QVERIFY(editor->quickControls()->isVisible());
+        QCOMPARE(shownTitle(*w), QStringLiteral("01-two-streams (copy) — StreamScope"));
+        QVERIFY(w->traceDocumentPath().isEmpty());
+        QVERIFY(w->documentPath().isEmpty());
+        QVERIFY(!w->isModified());
+        QCOMPARE(w->currentTrace(), opened);
+        title = qobject_cast<QLineEdit*>(editor->propertyEditor()->fieldEditor(QStringLiteral("title")));
+        QVERIFY(title && !title->isReadOnly());
+        editor->selectItem(ScenarioItemRef::op(0, 0));
+        QVERIFY(editor->duplicateAction()->isEnabled());
+        // An edit re-simulates, as for any scenario.
+        w->setLiveSimulation(true);
+        w->quickControls()->chunksBox()->setValue(w->quickControls()->chunksBox()->value() + 1);
+        QVERIFY(shown.wait(5000));
+        QVERIFY(w->currentTrace() != opened);
+        QVERIFY(w->currentTrace()->trace->info.source == TraceSource::Simulator);
+        QVERIFY(w->isModified());
+        QCOMPARE(shownTitle(*w), QStringLiteral("01-two-streams (copy)* — StreamScope"));
+    }
+
+    void runningAnEmbeddedScenarioRunsACopy()
+    {
+        auto w = makeWindow();
+        QSignalSpy shown(w.get(), &MainWindow::traceShown);
+        QVERIFY(w->openPath(QStringLiteral(STREAMSCOPE_SOURCE_DIR "/tests/data/h200/01-two-streams.json")));
+        QVERIFY(shown.wait(10000));
+        const auto opened = w->currentTrace();
+        QTest::keyClick(w.get(), Qt::Key_F5);
+        QVERIFY(shown.wait(10000));
+        QVERIFY(w->currentTrace() != opened);
+        QCOMPARE(w->scenarioEditor()->mode(), ScenarioEditor::Mode::Editable);
+        QCOMPARE(shownTitle(*w), QStringLiteral("01-two-streams (copy) — StreamScope"));
+    }
+
+    // Kernels named as PyTorch records them: short in the table and the inspector, whole in the tooltip and the
+    // inspector's full name, found by the filter through either.
+    void kernelSignaturesReadShortInTheWindow()
+    {
+        const std::string kernel =
+            "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, float, "
+            "at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >(int, "
+            "at::native::AUnaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float> >, "
+            "std::array<char*, 2ul>)";
+        Trace t;
+        t.info.source = TraceSource::Imported;
+        t.info.backend = "pytorch";
+        Track host;
+        host.kind = TrackKind::HostThread;
+        host.name = "thread 431 (python3)";
+        const uint32_t h = t.addTrack(host);
+        Track stream;
+        stream.name = "stream 7";
+        stream.device = 0;
+        const uint32_t s = t.addTrack(stream);
+        SpanInit launch;
+        launch.track = h;
+        launch.kind = SpanKind::ApiCall;
+        launch.name = "cudaLaunchKernel";
+        launch.start = 0;
+        launch.end = 4'000;
+        const uint32_t l = t.addSpan(launch);
+        SpanInit k;
+        k.track = s;
+        k.kind = SpanKind::Kernel;
+        k.name = kernel;
+        k.start = 5'000;
+        k.end = 50'000;
+        t.addFlow(l, t.addSpan(k), FlowKind::Launch);
+        t.finalize();
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("mul.json"));
+        QVERIFY(saveTextFileAtomic(path.toStdString(), traceToJson(t)).ok());
+
+        auto w = makeWindow();
+        QSignalSpy shown(w.get(), &MainWindow::traceShown);
+        QVERIFY(w->openPath(path));
+        QVERIFY(shown.wait(10000));
+        const Trace& trace = *w->currentTrace()->trace;
+        int span = -1;
+        for (uint32_t i = 0; i < trace.spanCount(); ++i)
+            if (trace.spans.kind[i] == SpanKind::Kernel)
+                span = int(i);
+        QVERIFY(span >= 0);
+        const QString shortName = QStringLiteral("vectorized_elementwise_kernel<…>");
+        const QModelIndex name = w->spanModel()->index(span, SpanTableModel::NameColumn);
+        QCOMPARE(name.data().toString(), shortName);
+        QCOMPARE(name.data(Qt::ToolTipRole).toString(), QString::fromStdString(kernel));
+        // The host thread is named once, not "thread thread 431".
+        QCOMPARE(w->spanModel()->index(span == 0 ? 1 : 0, SpanTableModel::TrackColumn).data().toString(),
+                 QStringLiteral("thread 431 (python3)"));
+        w->timeline()->selectSpan(span);
+        const QString html = w->inspector()->html();
+        QVERIFY(html.contains(shortName.toHtmlEscaped() + QStringLiteral("</h3>")));
+        QVERIFY(html.contains(QString::fromStdString(kernel).toHtmlEscaped()));
+        const QString tip = w->timeline()->spanToolTip(span);
+        QVERIFY(tip.startsWith(QStringLiteral("<b>") + shortName.toHtmlEscaped()));
+        // Tracks named as importers name them are not named twice ("stream stream 7").
+        QVERIFY2(html.contains(QStringLiteral("stream 7 on GPU 0")) && !html.contains(QStringLiteral("stream stream")),
+                 qPrintable(html));
+        QVERIFY(html.contains(QStringLiteral("host thread 431 (python3)")));
+        QVERIFY2(tip.contains(QStringLiteral("kernel on stream 7 · GPU 0")), qPrintable(tip));
+        QLineEdit* filter = nullptr;
+        for (QLineEdit* e : w->findChildren<QLineEdit*>())
+            if (e->placeholderText().startsWith(QStringLiteral("Filter by name")))
+                filter = e;
+        QVERIFY(filter);
+        filter->setText(QStringLiteral("MulFunctor"));
+        QCOMPARE(w->spanProxy()->rowCount(), 1);
+        QCOMPARE(w->spanProxy()->spanAtRow(0), span);
+        QVERIFY(!w->analysisPanel()->html().contains(QStringLiteral("MulFunctor")));
+        QCOMPARE(shownTitle(*w), QStringLiteral("mul.json — trace (PyTorch) — StreamScope"));
     }
 
     void badFilesSayWhereAndWhat()

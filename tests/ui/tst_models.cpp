@@ -21,6 +21,7 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTest>
+#include <QTextDocument>
 #include <QUndoStack>
 
 #include <functional>
@@ -59,6 +60,56 @@ void forEachIndex(const QAbstractItemModel& m, const std::function<void(const QM
 int opCount(const Scenario& s, int thread = 0)
 {
     return int(s.threads[size_t(thread)].ops.size());
+}
+
+// A kernel named as the PyTorch profiler records it: the whole template signature.
+const char* const kPyTorchKernel =
+    "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, float, "
+    "at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >(int, at::native::AUnaryFunctor<float, "
+    "float, float, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul>)";
+const QString kPyTorchKernelShort = QStringLiteral("vectorized_elementwise_kernel<…>");
+// A mangled symbol, as CUPTI and Nsight record kernels without demangling: vectorAdd(float const*, float const*,
+// float*, int).
+const char* const kMangledKernel = "_Z9vectorAddPKfS0_Pfi";
+
+// A host thread launching the PyTorch kernel twice and the mangled one once, on one stream.
+std::shared_ptr<const Trace> kernelNamesTrace()
+{
+    auto t = std::make_shared<Trace>();
+    Track host;
+    host.kind = TrackKind::HostThread;
+    host.name = "main";
+    const uint32_t h = t->addTrack(host);
+    Track stream;
+    stream.kind = TrackKind::Stream;
+    stream.name = "s1";
+    stream.device = 0;
+    const uint32_t s = t->addTrack(stream);
+    auto add = [&](uint32_t track, SpanKind kind, const char* name, int64_t start, int64_t end) {
+        SpanInit init;
+        init.track = track;
+        init.kind = kind;
+        init.name = name;
+        init.start = start;
+        init.end = end;
+        return t->addSpan(init);
+    };
+    const char* kernels[] = {kPyTorchKernel, kPyTorchKernel, kMangledKernel};
+    for (int k = 0; k < 3; ++k) {
+        const uint32_t launch = add(h, SpanKind::ApiCall, "cudaLaunchKernel", k * 10'000, k * 10'000 + 2'000);
+        const uint32_t kernel = add(s, SpanKind::Kernel, kernels[k], 5'000 + k * 20'000, 20'000 + k * 20'000);
+        t->addFlow(launch, kernel, FlowKind::Launch);
+    }
+    t->finalize();
+    return t;
+}
+
+int findSpanNamed(const Trace& t, std::string_view name)
+{
+    for (uint32_t i = 0; i < t.spanCount(); ++i)
+        if (t.spanName(i) == name)
+            return int(i);
+    return -1;
 }
 
 } // namespace
@@ -587,6 +638,108 @@ private Q_SLOTS:
         QCOMPARE(proxy.rowCount(), model.rowCount());
         model.setTrace(nullptr);
         QCOMPARE(proxy.rowCount(), 0);
+    }
+
+    // Kernel signatures are shown by their short name; the full demangled one is the tooltip and is searched too.
+    void spanTableShowsShortNames()
+    {
+        const auto trace = kernelNamesTrace();
+        SpanTableModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        SpanTableProxy proxy;
+        proxy.setSourceModel(&model);
+        model.setTrace(trace);
+        const int kernel = findSpanNamed(*trace, kPyTorchKernel);
+        const int mangled = findSpanNamed(*trace, kMangledKernel);
+        const int launch = findSpanNamed(*trace, "cudaLaunchKernel");
+        QVERIFY(kernel >= 0 && mangled >= 0 && launch >= 0);
+        const QModelIndex name = model.index(kernel, SpanTableModel::NameColumn);
+        QCOMPARE(name.data().toString(), kPyTorchKernelShort);
+        QCOMPARE(name.data(Qt::ToolTipRole).toString(), QString::fromUtf8(kPyTorchKernel));
+        QCOMPARE(name.data(SpanTableModel::SortRole).toString(), kPyTorchKernelShort);
+        const QModelIndex symbol = model.index(mangled, SpanTableModel::NameColumn);
+        QCOMPARE(symbol.data().toString(), QStringLiteral("vectorAdd"));
+        QCOMPARE(symbol.data(Qt::ToolTipRole).toString(),
+                 QStringLiteral("vectorAdd(float const*, float const*, float*, int)"));
+        // Names that are already short stay as they are, in the tooltip too.
+        QCOMPARE(model.index(launch, SpanTableModel::NameColumn).data().toString(), QStringLiteral("cudaLaunchKernel"));
+        QCOMPARE(model.index(launch, SpanTableModel::NameColumn).data(Qt::ToolTipRole).toString(),
+                 QStringLiteral("cudaLaunchKernel"));
+
+        // The filter finds a kernel by what only its full name says, by its short name, and by the demangled
+        // parameters of a mangled symbol.
+        proxy.setFilterText(QStringLiteral("MulFunctor"));
+        QCOMPARE(proxy.rowCount(), 2);
+        for (int r = 0; r < proxy.rowCount(); ++r)
+            QCOMPARE(trace->spanName(uint32_t(proxy.spanAtRow(r))), std::string_view(kPyTorchKernel));
+        proxy.setFilterText(QStringLiteral("vectorized_elementwise"));
+        QCOMPARE(proxy.rowCount(), 2);
+        proxy.setFilterText(QStringLiteral("float const*"));
+        QCOMPARE(proxy.rowCount(), 1);
+        QCOMPARE(proxy.spanAtRow(0), mangled);
+        proxy.setFilterText(QStringLiteral("vectorAdd"));
+        QCOMPARE(proxy.rowCount(), 1);
+        proxy.setFilterText(QStringLiteral("launchkernel"));
+        QCOMPARE(proxy.rowCount(), 3);
+        proxy.setFilterText(QStringLiteral("no such kernel"));
+        QCOMPARE(proxy.rowCount(), 0);
+        proxy.setFilterText({});
+        QCOMPARE(proxy.rowCount(), int(trace->spanCount()));
+        // Sorted by the name shown.
+        proxy.sort(SpanTableModel::NameColumn, Qt::AscendingOrder);
+        QStringList shown;
+        for (int r = 0; r < proxy.rowCount(); ++r)
+            shown << proxy.index(r, SpanTableModel::NameColumn).data().toString();
+        QStringList sorted = shown;
+        std::sort(sorted.begin(), sorted.end());
+        QCOMPARE(shown, sorted);
+    }
+
+    void inspectorTitlesTheShortNameAndShowsTheFullOne()
+    {
+        const auto trace = kernelNamesTrace();
+        const int kernel = findSpanNamed(*trace, kPyTorchKernel);
+        const QString html = spanInspectorHtml(*trace, kernel);
+        // The short name is the title; the full demangled one follows, once, under "Full name".
+        QVERIFY2(html.contains(QStringLiteral("</span> ") + kPyTorchKernelShort.toHtmlEscaped() +
+                               QStringLiteral("</h3>")),
+                 qPrintable(html));
+        QVERIFY(html.contains(QStringLiteral("Full name")));
+        QCOMPARE(html.count(QString::fromUtf8(kPyTorchKernel).toHtmlEscaped()), 1);
+        // The text of the inspector, as the reader sees (and selects) it.
+        QTextDocument doc;
+        doc.setHtml(html);
+        const QString text = doc.toPlainText();
+        QVERIFY(text.startsWith(QStringLiteral("■ ") + kPyTorchKernelShort));
+        QVERIFY(text.contains(QString::fromUtf8(kPyTorchKernel)));
+        // What launched it is listed by its name; the launch lists the kernel by its short name only.
+        QVERIFY(text.contains(QStringLiteral("launched by ■ cudaLaunchKernel")));
+        int launch = -1;
+        for (const Flow& f : trace->flows)
+            if (int(f.to) == kernel)
+                launch = int(f.from);
+        QVERIFY(launch >= 0);
+        const QString launchHtml = spanInspectorHtml(*trace, launch);
+        QVERIFY(launchHtml.contains(kPyTorchKernelShort.toHtmlEscaped()));
+        QVERIFY(!launchHtml.contains(QStringLiteral("MulFunctor")));
+        QVERIFY(!launchHtml.contains(QStringLiteral("Full name"))); // "cudaLaunchKernel" says it all
+
+        // A mangled symbol: demangled in full, and the symbol as recorded.
+        const QString symbolHtml = spanInspectorHtml(*trace, findSpanNamed(*trace, kMangledKernel));
+        QVERIFY(symbolHtml.contains(QStringLiteral("vectorAdd</h3>")));
+        QVERIFY(symbolHtml.contains(QStringLiteral("vectorAdd(float const*, float const*, float*, int)")));
+        QVERIFY(symbolHtml.contains(QString::fromUtf8(kMangledKernel)));
+    }
+
+    void analysisNamesSpansShortly()
+    {
+        const auto analyzed = makeAnalyzedTrace(Trace(*kernelNamesTrace()));
+        QVERIFY(!analyzed->report.criticalPath.segments.empty());
+        const QString html = analysisHtml(analyzed.get(), {}, {});
+        QVERIFY(html.contains(QStringLiteral("Critical path")));
+        QVERIFY(html.contains(kPyTorchKernelShort.toHtmlEscaped()));
+        QVERIFY2(!html.contains(QStringLiteral("MulFunctor")), qPrintable(html));
+        QVERIFY(!html.contains(QString::fromUtf8(kMangledKernel)));
     }
 
     // ---- panels' content --------------------------------------------------------------------------------------

@@ -129,6 +129,7 @@ private Q_SLOTS:
     void hitTestTinySpan();
     void clickSelects();
     void hoverAndTooltip();
+    void shortNamesInBarsAndTooltip();
     void selectSpanScrollsIntoView();
     void wheelZoomsAroundCursor();
     void setTraceKeepsView();
@@ -474,6 +475,37 @@ void TestTimeline::hoverAndTooltip()
     QVERIFY(tip.contains(u"64.00 MiB"_qs));
     sendMouse(v.get(), QEvent::MouseMove, QPoint(2, 2), Qt::NoButton, Qt::NoButton);
     QCOMPARE(v->hoveredSpan(), -1);
+}
+
+void TestTimeline::shortNamesInBarsAndTooltip()
+{
+    // A kernel named as the PyTorch profiler records it, and one whose name is short already.
+    const std::string pytorch =
+        "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, float, "
+        "at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >(int, at::native::AUnaryFunctor<"
+        "float, float, float, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul>)";
+    auto t = makeTrace({streamTrack("s0", 0)},
+                       {{0, SpanKind::Kernel, 0, 600000, pytorch}, {0, SpanKind::Kernel, 600000, 1000000, "matmul"}});
+    auto v = makeView(t);
+    const int kernel = findSpan(*t, pytorch);
+    const int matmul = findSpan(*t, "matmul");
+    // The bars' labels: the short name, once per distinct name of the trace.
+    const SpanDisplayNames& names = v->spansPlottable()->spanNames();
+    QCOMPARE(names.trace(), t.get());
+    QCOMPARE(names.shortName(uint32_t(kernel)), u"vectorized_elementwise_kernel<…>"_qs);
+    QCOMPARE(&names.shortName(uint32_t(kernel)), &names.shortNameOfString(t->spans.name[size_t(kernel)]));
+    QCOMPARE(names.shortName(uint32_t(matmul)), u"matmul"_qs);
+    TimelineDrawList list;
+    v->spansPlottable()->computeDrawList(list);
+    QVERIFY(std::any_of(list.labels.begin(), list.labels.end(),
+                        [&](const TimelineDrawList::Label& l) { return int(l.span) == kernel; }));
+    // The tooltip's title is the short name; the full signature follows on its own line.
+    const QString tip = v->spanToolTip(kernel);
+    QVERIFY2(tip.startsWith(u"<b>vectorized_elementwise_kernel&lt;…&gt;</b><br>"_qs), qPrintable(tip));
+    QVERIFY(tip.contains(QString::fromStdString(pytorch).toHtmlEscaped() + u"</span><br>kernel on stream s0"_qs));
+    // A name that is short already is not said twice.
+    const QString plain = v->spanToolTip(matmul);
+    QVERIFY2(plain.startsWith(u"<b>matmul</b><br>kernel on stream s0"_qs), qPrintable(plain));
 }
 
 void TestTimeline::selectSpanScrollsIntoView()
