@@ -543,6 +543,21 @@ void checkWellFormed(const Trace& t, const std::vector<Diagnostic>& ds)
     }
 }
 
+// Times in sentences are relative to the trace's start, as on the timeline: the same trace on an epoch clock (as
+// imported traces are) says exactly the same.
+void sameAfterEpochShift(const Trace& t, const std::vector<Diagnostic>& ds)
+{
+    Trace shifted = t;
+    constexpr int64_t kEpoch = 5'157'186'974'000'000'000; // 5157186.974 s, a CLOCK_MONOTONIC of a busy host
+    for (auto* column : {&shifted.spans.start, &shifted.spans.end})
+        for (auto& v : *column)
+            v += kEpoch;
+    const auto again = diagnose(shifted);
+    QCOMPARE(again.size(), ds.size());
+    for (size_t i = 0; i < ds.size(); ++i)
+        QCOMPARE(q(again[i].message), q(ds[i].message));
+}
+
 } // namespace
 
 class TestDiagnostics : public QObject {
@@ -760,17 +775,7 @@ private slots:
         const std::string effect = lessonEffect(t.info);
         QVERIFY2(!effect.empty(), "every lesson and variant names its effect");
         QVERIFY2(firedRules(ds).count(effect), (effect + " not named; got" + describe(ds)).c_str());
-        // Times in sentences are relative to the trace's start, as on the timeline: the same trace on an epoch
-        // clock (as imported traces are) says exactly the same.
-        Trace shifted = t;
-        constexpr int64_t kEpoch = 5'157'186'974'000'000'000; // 5157186.974 s, a CLOCK_MONOTONIC of a busy host
-        for (auto* column : {&shifted.spans.start, &shifted.spans.end})
-            for (auto& v : *column)
-                v += kEpoch;
-        const auto again = diagnose(shifted);
-        QCOMPARE(again.size(), ds.size());
-        for (size_t i = 0; i < ds.size(); ++i)
-            QCOMPARE(q(again[i].message), q(ds[i].message));
+        sameAfterEpochShift(t, ds);
         QVERIFY(findEffect(t, effect).has_value());
     }
 
@@ -809,17 +814,7 @@ private slots:
         const std::string effect = lessonEffect(t->info);
         QVERIFY2(!effect.empty(), "every lesson and variant names its effect");
         QVERIFY2(firedRules(ds).count(effect), (effect + " not named; got" + describe(ds)).c_str());
-        // Times in sentences are relative to the trace's start, as on the timeline: the same trace on an epoch
-        // clock (as imported traces are) says exactly the same.
-        Trace shifted = *t;
-        constexpr int64_t kEpoch = 5'157'186'974'000'000'000; // 5157186.974 s, a CLOCK_MONOTONIC of a busy host
-        for (auto* column : {&shifted.spans.start, &shifted.spans.end})
-            for (auto& v : *column)
-                v += kEpoch;
-        const auto again = diagnose(shifted);
-        QCOMPARE(again.size(), ds.size());
-        for (size_t i = 0; i < ds.size(); ++i)
-            QCOMPARE(q(again[i].message), q(ds[i].message));
+        sameAfterEpochShift(*t, ds);
         // Imported without the scenario and with only launch flows, the verdict on the good ones stays silent.
         const auto bare = diagnose(imported(*t, {FlowKind::Launch}));
         if (rules.isEmpty())
