@@ -517,6 +517,8 @@ const std::map<std::string, std::string>& lessonRules()
         {"14-cuda-graph/stream-launches", "launch-bound"},
         {"15-host-functions", "host-func-serialization"},
         {"07-multi-gpu/one-device", "gpu-filling-kernel"},
+        {"16-sync-in-loop/sync-every-launch", "sync-in-loop"},
+        {"17-implicit-sync/malloc-in-loop", "implicit-sync"},
     };
     return r;
 }

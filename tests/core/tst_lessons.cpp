@@ -71,6 +71,8 @@ const std::set<std::pair<std::string, std::string>>& contrasts()
         {"13-stream-priorities", "same-priority"},
         {"14-cuda-graph", "stream-launches"},
         {"15-host-functions", "kernels-instead"},
+        {"16-sync-in-loop", "sync-every-launch"},
+        {"17-implicit-sync", "malloc-in-loop"},
     };
     return c;
 }
