@@ -68,7 +68,8 @@ double percentile(std::vector<double>& v, double p)
 EventTimingCorrections correctEventTimedSpans(Trace& t, const Scenario* scenario)
 {
     EventTimingCorrections c;
-    t.finalize();
+    if (!t.finalized()) // the runner hands it over finalized: no second sort
+        t.finalize();
     const size_t n = t.spanCount();
     int maxDevice = -1;
     for (const auto& tr : t.tracks)
