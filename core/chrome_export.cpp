@@ -1,0 +1,326 @@
+// The Chrome Trace Event export (chrome_trace.h): a process per device and one for the host, a thread per stream
+// and per host thread, spans as complete events, dependency arrows as flow events, and StreamScope's own run
+// information in "otherData" so that the import reads our exports back exactly.
+#include "chrome_trace.h"
+#include "chrome_trace_format.h"
+
+#include "file_io.h"
+#include "trace_json.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace streamscope {
+
+namespace chrome {
+
+int64_t exportPid(const Track& t)
+{
+    if (t.kind == TrackKind::HostThread)
+        return kHostPid;
+    return t.device >= 0 ? t.device : kNoDevicePid;
+}
+
+} // namespace chrome
+
+namespace {
+
+using chrome::exportPid;
+using chrome::kExportFormat;
+using chrome::kExportVersion;
+using chrome::kHostPid;
+using chrome::kNoDevicePid;
+
+// Nanoseconds as microseconds with three decimals: exact, and what the format's "ts" and "dur" are in. Differences
+// of int64 times, taken unsigned (no overflow), are never negative here.
+void appendMicros(std::string& out, uint64_t v)
+{
+    char buf[24];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v / 1000);
+    out.append(buf, r.ptr);
+    const auto frac = unsigned(v % 1000);
+    out += '.';
+    out += char('0' + frac / 100);
+    out += char('0' + frac / 10 % 10);
+    out += char('0' + frac % 10);
+}
+
+// Length of the valid UTF-8 sequence at s[i], or 0.
+size_t utf8Length(std::string_view s, size_t i)
+{
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = 0;
+    uint32_t cp = 0;
+    if (c < 0x80)
+        return 1;
+    if ((c & 0xe0) == 0xc0) {
+        n = 2;
+        cp = c & 0x1f;
+    } else if ((c & 0xf0) == 0xe0) {
+        n = 3;
+        cp = c & 0x0f;
+    } else if ((c & 0xf8) == 0xf0) {
+        n = 4;
+        cp = c & 0x07;
+    } else {
+        return 0;
+    }
+    if (i + n > s.size())
+        return 0;
+    for (size_t k = 1; k < n; ++k) {
+        const auto cc = static_cast<unsigned char>(s[i + k]);
+        if ((cc & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (cc & 0x3f);
+    }
+    // Overlong forms, surrogates and values beyond U+10FFFF are not valid UTF-8.
+    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff
+        || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+// A JSON string literal. Invalid UTF-8 becomes U+FFFD, as in the native format; no \u escapes other than for
+// control characters (old Perfetto versions refuse \u).
+void appendJsonString(std::string& out, std::string_view s)
+{
+    out += '"';
+    for (size_t i = 0; i < s.size();) {
+        const char c = s[i];
+        const auto uc = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+            ++i;
+        } else if (uc < 0x20) {
+            static constexpr char kHex[] = "0123456789abcdef";
+            switch (c) {
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            case '\t': out += "\\t"; break;
+            case '\b': out += "\\b"; break;
+            case '\f': out += "\\f"; break;
+            default:
+                out += "\\u00";
+                out += kHex[uc >> 4];
+                out += kHex[uc & 15];
+            }
+            ++i;
+        } else if (uc < 0x80) {
+            out += c;
+            ++i;
+        } else if (const size_t n = utf8Length(s, i)) {
+            out.append(s.data() + i, n);
+            i += n;
+        } else {
+            out += "\xef\xbf\xbd";
+            ++i;
+        }
+    }
+    out += '"';
+}
+
+
+
+bool isZero(const Dim3& d) { return d.x == 0 && d.y == 0 && d.z == 0; }
+
+std::string deviceProcessName(const Trace& t, int device)
+{
+    std::string name = "GPU " + std::to_string(device);
+    for (const auto& d : t.info.devices)
+        if (d.index == device && !d.name.empty())
+            return name + ": " + d.name;
+    return name;
+}
+
+void appendMetadata(std::string& out, bool& first, std::string_view what, int64_t pid, int64_t tid,
+                    std::string_view key, const std::string& valueJson)
+{
+    out += first ? "\n" : ",\n";
+    first = false;
+    out += "{\"ph\":\"M\",\"name\":\"";
+    out += what;
+    out += "\",\"pid\":";
+    appendInt(out, pid);
+    out += ",\"tid\":";
+    appendInt(out, tid);
+    out += ",\"args\":{\"";
+    out += key;
+    out += "\":";
+    out += valueJson;
+    out += "}}";
+}
+
+std::string writeChrome(const Trace& t)
+{
+    const size_t n = t.spanCount();
+    const int64_t origin = n ? t.timeRange().first : 0;
+    std::vector<std::string> names(t.strings.size());
+    for (size_t i = 0; i < t.strings.size(); ++i)
+        names[i] = chrome::quotedJson(t.strings[i]);
+    std::vector<std::string> trackNames(t.tracks.size());
+    for (size_t i = 0; i < t.tracks.size(); ++i)
+        trackNames[i] = chrome::quotedJson(t.tracks[i].name);
+
+    std::string out;
+    out.reserve(8192 + n * 210 + t.flows.size() * 200);
+    out += "{\"traceEvents\":[";
+    bool first = true;
+
+    // Processes and threads, named and ordered: the host first, then the devices; tracks in trace order.
+    bool host = false;
+    std::vector<int64_t> devicePids;
+    for (const auto& tr : t.tracks) {
+        if (tr.kind == TrackKind::HostThread)
+            host = true;
+        else if (std::find(devicePids.begin(), devicePids.end(), exportPid(tr)) == devicePids.end())
+            devicePids.push_back(exportPid(tr));
+    }
+    std::sort(devicePids.begin(), devicePids.end());
+    if (host) {
+        appendMetadata(out, first, "process_name", kHostPid, 0, "name", "\"Host\"");
+        appendMetadata(out, first, "process_sort_index", kHostPid, 0, "sort_index", "0");
+    }
+    for (const int64_t pid : devicePids) {
+        const std::string name =
+            pid == kNoDevicePid ? "GPU (unknown device)" : deviceProcessName(t, int(pid));
+        appendMetadata(out, first, "process_name", pid, 0, "name", chrome::quotedJson(name));
+        appendMetadata(out, first, "process_sort_index", pid, 0, "sort_index",
+                       std::to_string(pid == kNoDevicePid ? pid : pid + 1));
+    }
+    for (size_t i = 0; i < t.tracks.size(); ++i) {
+        const int64_t pid = exportPid(t.tracks[i]);
+        appendMetadata(out, first, "thread_name", pid, int64_t(i) + 1, "name", trackNames[i]);
+        appendMetadata(out, first, "thread_sort_index", pid, int64_t(i) + 1, "sort_index", std::to_string(i));
+    }
+
+    const auto& s = t.spans;
+    for (size_t i = 0; i < n; ++i) {
+        const uint32_t tr = s.track[i];
+        const Track& track = t.tracks[tr];
+        out += first ? "\n" : ",\n";
+        first = false;
+        out += "{\"ph\":\"X\",\"ts\":";
+        appendMicros(out, uint64_t(s.start[i]) - uint64_t(origin));
+        out += ",\"dur\":";
+        appendMicros(out, uint64_t(s.end[i]) - uint64_t(s.start[i]));
+        out += ",\"pid\":";
+        appendInt(out, exportPid(track));
+        out += ",\"tid\":";
+        appendInt(out, int64_t(tr) + 1);
+        out += ",\"name\":";
+        out += names[s.name[i]];
+        const std::string_view kind = toString(s.kind[i]);
+        out += ",\"cat\":\"";
+        out += kind;
+        out += "\",\"args\":{\"kind\":\"";
+        out += kind;
+        out += '"';
+        if (track.kind == TrackKind::Stream) {
+            out += ",\"device\":";
+            appendInt(out, track.device);
+            out += ",\"stream\":";
+            out += trackNames[tr];
+        }
+        if (s.bytes[i] != 0 || isCopySpan(s.kind[i]) || s.kind[i] == SpanKind::Memset) {
+            out += ",\"bytes\":";
+            appendInt(out, s.bytes[i]);
+        }
+        if (!isZero(s.grid[i])) {
+            out += ",\"grid\":";
+            appendDim3(out, s.grid[i]);
+        }
+        if (!isZero(s.block[i])) {
+            out += ",\"block\":";
+            appendDim3(out, s.block[i]);
+        }
+        if (s.thread[i] != -1) {
+            out += ",\"thread\":";
+            appendInt(out, s.thread[i]);
+        }
+        if (s.op[i] != -1) {
+            out += ",\"op\":";
+            appendInt(out, s.op[i]);
+        }
+        if (s.iteration[i] != -1) {
+            out += ",\"iteration\":";
+            appendInt(out, s.iteration[i]);
+        }
+        out += "}}";
+    }
+
+    // Flows last, each start right before its end: every slice is already read when a viewer binds a flow event
+    // to the slice enclosing its time, and a reader pairs them without holding many open ends. "span" tells our
+    // reader the slice exactly (the index of the "X" event), where times alone could not (equal starts).
+    for (size_t k = 0; k < t.flows.size(); ++k) {
+        const Flow& f = t.flows[k];
+        for (int end = 0; end < 2; ++end) {
+            const uint32_t span = end == 0 ? f.from : f.to;
+            const uint32_t tr = s.track[span];
+            out += first ? "\n" : ",\n";
+            first = false;
+            out += end == 0 ? "{\"ph\":\"s\",\"ts\":" : "{\"ph\":\"f\",\"ts\":";
+            appendMicros(out, uint64_t(s.start[span]) - uint64_t(origin));
+            if (end == 1)
+                out += ",\"bp\":\"e\"";
+            out += ",\"id\":";
+            appendInt(out, int64_t(k) + 1);
+            out += ",\"pid\":";
+            appendInt(out, exportPid(t.tracks[tr]));
+            out += ",\"tid\":";
+            appendInt(out, int64_t(tr) + 1);
+            out += ",\"cat\":\"dependency\",\"name\":\"";
+            out += toString(f.kind);
+            out += "\",\"args\":{\"span\":";
+            appendInt(out, span);
+            out += "}}";
+        }
+    }
+
+    // Run info and tracks: the native format's header (a trace without spans), read back with its own reader.
+    // The string table too, so that names keep their indices and the native text comes back byte for byte.
+    Trace header;
+    header.info = t.info;
+    header.tracks = t.tracks;
+    header.strings = t.strings;
+    out += "\n],\n\"otherData\":{\"producer\":";
+    appendJsonString(out, "StreamScope " STREAMSCOPE_VERSION);
+    out += ",\"streamscope\":{\"format\":\"";
+    out += kExportFormat;
+    out += "\",\"version\":";
+    appendInt(out, kExportVersion);
+    out += ",\"time_origin_ns\":";
+    appendInt(out, origin);
+    out += ",\"trace\":";
+    std::string native = traceToJson(header);
+    while (!native.empty() && (native.back() == '\n' || native.back() == ' '))
+        native.pop_back();
+    out += native;
+    out += "}}}\n";
+    return out;
+}
+
+} // namespace
+
+namespace chrome {
+
+std::string quotedJson(std::string_view s)
+{
+    std::string out;
+    appendJsonString(out, s);
+    return out;
+}
+
+} // namespace chrome
+
+std::string traceToChromeJson(const Trace& trace)
+{
+    if (trace.finalized())
+        return writeChrome(trace);
+    Trace copy = trace;
+    copy.finalize();
+    return writeChrome(copy);
+}
+
+} // namespace streamscope
