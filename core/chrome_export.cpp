@@ -8,6 +8,8 @@
 #include "trace_json.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,7 @@ int64_t exportPid(const Track& t)
 namespace {
 
 using chrome::exportPid;
+using chrome::kCategory;
 using chrome::kExportFormat;
 using chrome::kExportVersion;
 using chrome::kHostPid;
@@ -44,6 +47,31 @@ void appendMicros(std::string& out, uint64_t v)
     out += char('0' + frac / 100);
     out += char('0' + frac / 10 % 10);
     out += char('0' + frac % 10);
+}
+
+// A span's "dur" that viewers, which add "ts" and "dur" as doubles, turn into its end exactly. Where the three
+// decimals add up to a hair past it, a span that starts there (the next call, the next kernel in the stream) seems
+// to start inside this one, and Chrome DevTools leaves it out; then the double next to them that adds up exactly
+// is written, in full ("2246.9619999999995"), which still reads back as the same nanoseconds (three decimals, a
+// fourth rounds; Perfetto rounds to ns). Only within 2^42 ns (73 minutes) of the origin, where doubles of
+// microseconds resolve a millionth of one.
+void appendDuration(std::string& out, uint64_t start, uint64_t end)
+{
+    if (end < (uint64_t(1) << 42)) {
+        const double ts = double(start) / 1000, until = double(end) / 1000;
+        if (ts + double(end - start) / 1000 != until) {
+            const double guess = until - ts;
+            for (const double dur : {guess, std::nextafter(guess, 0.0), std::nextafter(guess, until)}) {
+                if (ts + dur == until) {
+                    char buf[40];
+                    const auto r = std::to_chars(buf, buf + sizeof buf, dur, std::chars_format::fixed);
+                    out.append(buf, r.ptr);
+                    return;
+                }
+            }
+        }
+    }
+    appendMicros(out, end - start);
 }
 
 // Length of the valid UTF-8 sequence at s[i], or 0.
@@ -204,18 +232,17 @@ std::string writeChrome(const Trace& t)
         out += "{\"ph\":\"X\",\"ts\":";
         appendMicros(out, uint64_t(s.start[i]) - uint64_t(origin));
         out += ",\"dur\":";
-        appendMicros(out, uint64_t(s.end[i]) - uint64_t(s.start[i]));
+        appendDuration(out, uint64_t(s.start[i]) - uint64_t(origin), uint64_t(s.end[i]) - uint64_t(origin));
         out += ",\"pid\":";
         appendInt(out, exportPid(track));
         out += ",\"tid\":";
         appendInt(out, int64_t(tr) + 1);
         out += ",\"name\":";
         out += names[s.name[i]];
-        const std::string_view kind = toString(s.kind[i]);
         out += ",\"cat\":\"";
-        out += kind;
+        out += kCategory;
         out += "\",\"args\":{\"kind\":\"";
-        out += kind;
+        out += toString(s.kind[i]);
         out += '"';
         if (track.kind == TrackKind::Stream) {
             out += ",\"device\":";
@@ -247,16 +274,25 @@ std::string writeChrome(const Trace& t)
             out += ",\"iteration\":";
             appendInt(out, s.iteration[i]);
         }
+        out += ",\"span\":";
+        appendInt(out, int64_t(i));
         out += "}}";
     }
 
-    // Flows last, each start right before its end: every slice is already read when a viewer binds a flow event
-    // to the slice enclosing its time, and a reader pairs them without holding many open ends. "span" tells our
-    // reader the slice exactly (the index of the "X" event), where times alone could not (equal starts).
+    // Flows last, each start right before its end. Viewers bind a flow event to a slice by the slice's start
+    // time: Perfetto to the slice open on the thread at "ts" (it sorts complete events before flow events of equal
+    // time), Chrome DevTools' trace engine to the first event of the same pid, tid, "ts" and "cat" -- so slices
+    // and flows share one category. Perfetto reads events in time order and drops an "f" that comes before its
+    // "s", so "s" is the end that starts first: for a sync arrow whose call began before the GPU work it waited
+    // for, the arrow's target. Both viewers draw an arrow from the earlier slice anyway; "end" tells our reader
+    // which end each is, "span" the slice exactly (the index of the "X" event, also in its args), where times
+    // alone could not (equal starts).
     for (size_t k = 0; k < t.flows.size(); ++k) {
         const Flow& f = t.flows[k];
+        const bool backwards = s.start[f.to] < s.start[f.from];
         for (int end = 0; end < 2; ++end) {
-            const uint32_t span = end == 0 ? f.from : f.to;
+            const bool from = (end == 0) != backwards;
+            const uint32_t span = from ? f.from : f.to;
             const uint32_t tr = s.track[span];
             out += first ? "\n" : ",\n";
             first = false;
@@ -270,11 +306,13 @@ std::string writeChrome(const Trace& t)
             appendInt(out, exportPid(t.tracks[tr]));
             out += ",\"tid\":";
             appendInt(out, int64_t(tr) + 1);
-            out += ",\"cat\":\"dependency\",\"name\":\"";
+            out += ",\"cat\":\"";
+            out += kCategory;
+            out += "\",\"name\":\"";
             out += toString(f.kind);
             out += "\",\"args\":{\"span\":";
             appendInt(out, span);
-            out += "}}";
+            out += from ? ",\"end\":\"from\"}}" : ",\"end\":\"to\"}}";
         }
     }
 

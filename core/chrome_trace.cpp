@@ -122,6 +122,7 @@ struct Event {
     int64_t ts = 0, dur = 0;
     Id pid, tid;
     std::string_view name, cat, bp;
+    std::string_view flowEnd; // args.end of a flow event of our export: "from" or "to", the end of the arrow
     bool hasId = false;
     uint64_t id = 0;
     bool hasBindId = false;
@@ -189,6 +190,7 @@ struct OpenFlow {
     uint32_t span = kNoSpan; // known exactly (our own exports)
     int kind = -1;
     bool launchOnly = false;
+    bool target = false; // an "s" at the arrow's target (our exports start a flow at its earlier end)
 };
 
 class Reader {
@@ -876,6 +878,12 @@ private:
                     else
                         skipValue(1);
                     break;
+                case 3:
+                    if (is(key, "end"))
+                        ev.flowEnd = stringValue();
+                    else
+                        skipValue(1);
+                    break;
                 case 4:
                     if (is(key, "name"))
                         ev.argName = stringValue();
@@ -1314,6 +1322,7 @@ private:
         }
         const FlowKey key{ev.id, hashText(ev.cat), hashText(ev.name)};
         if (ev.ph == 's') {
+            here.target = ev.flowEnd == "to";
             m_open[key] = here;
             return;
         }
@@ -1326,11 +1335,14 @@ private:
         else
             it->second = here; // a step ends one arrow and starts the next
         if (from.span != kNoSpan && here.span != kNoSpan) {
-            m_raw.indexFlows.push_back({from.span, here.span, from.kind});
+            if (from.target)
+                m_raw.indexFlows.push_back({here.span, from.span, from.kind});
+            else
+                m_raw.indexFlows.push_back({from.span, here.span, from.kind});
         } else {
             chrome::UnboundFlow f;
-            f.from = from.end;
-            f.to = here.end;
+            f.from = from.target ? here.end : from.end;
+            f.to = from.target ? from.end : here.end;
             f.kind = from.kind;
             f.launchOnly = from.launchOnly;
             m_raw.unboundFlows.push_back(f);
