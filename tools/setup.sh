@@ -1,5 +1,6 @@
-# Shared by tools/run.sh and tools/test.sh (sourced, not run): installs the missing system packages, finds a CUDA
-# toolkit (never installs one), configures and builds build/. Expects ROOT and BUILD to be set.
+# Shared by tools/run.sh and tools/test.sh (sourced, not run): installs the missing system packages (and, for the
+# tests, npm packages into a cache), finds a CUDA toolkit (never installs one), configures and builds build/. Expects
+# ROOT and BUILD to be set.
 say() { printf '==> %s\n' "$*"; }
 
 # Debian 12 / Ubuntu 24.04 package names.
@@ -19,14 +20,59 @@ ensure_packages() {
         say "system packages: all ${#PACKAGES[@]} present"
         return
     fi
+    say "installing missing system packages: ${missing[*]}"
+    apt_install "${missing[@]}"
+}
+
+# apt_install PACKAGE...
+apt_install() {
     local sudo=()
     if [[ $(id -u) != 0 ]]; then
-        command -v sudo >/dev/null || { echo "error: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+        command -v sudo >/dev/null || { echo "error: need root (or sudo) to install: $*" >&2; exit 1; }
         sudo=(sudo)
     fi
-    say "installing missing system packages: ${missing[*]}"
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@"
+}
+
+# The readers of the Chrome export that tests/interop loads under node: pinned, with the two dependencies the trace
+# engine asks for as "latest" pinned too, in a cache outside the source tree (tools/test.sh hands it to CMake as
+# STREAMSCOPE_NPM_DIR). Installed here, never at build time.
+NPM_DIR="${STREAMSCOPE_NPM_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/streamscope/npm}"
+NPM_PACKAGES=("@paulirish/trace_engine@0.0.65" "speedscope@1.25.0")
+NPM_OVERRIDES=("third-party-web@0.30.0" "legacy-javascript@0.0.1")
+
+npm_manifest() {
+    local deps=() overrides=() p
+    for p in "${NPM_PACKAGES[@]}"; do deps+=("\"${p%@*}\": \"${p##*@}\""); done
+    for p in "${NPM_OVERRIDES[@]}"; do overrides+=("\"${p%@*}\": \"${p##*@}\""); done
+    local IFS=,
+    printf '{"private": true, "description": "written by StreamScope tools/setup.sh for tests/interop",\n'
+    printf ' "dependencies": {%s},\n "overrides": {%s}}\n' "${deps[*]}" "${overrides[*]}"
+}
+
+ensure_npm_packages() {
+    if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+        command -v dpkg-query >/dev/null ||
+            { echo "error: node and npm are needed for tests/interop; install them (Node.js 18 or later)" >&2; exit 1; }
+        say "installing node and npm (for tests/interop)"
+        apt_install nodejs npm
+    fi
+    local manifest p have missing=()
+    manifest="$(npm_manifest)"
+    for p in "${NPM_PACKAGES[@]}" "${NPM_OVERRIDES[@]}"; do
+        have="$(node -p "require('$NPM_DIR/node_modules/${p%@*}/package.json').version" 2>/dev/null || true)"
+        [[ $have == "${p##*@}" ]] || missing+=("$p")
+    done
+    if ((${#missing[@]} == 0)) && [[ -f $NPM_DIR/package.json && $(<"$NPM_DIR/package.json") == "$manifest" ]]; then
+        say "npm packages: all ${#NPM_PACKAGES[@]} present in $NPM_DIR"
+        return
+    fi
+    say "installing npm packages into $NPM_DIR: ${NPM_PACKAGES[*]}"
+    mkdir -p "$NPM_DIR"
+    printf '%s\n' "$manifest" >"$NPM_DIR/package.json"
+    npm install --prefix "$NPM_DIR" --no-audit --no-fund --ignore-scripts --loglevel=error ||
+        { echo "error: npm could not install ${NPM_PACKAGES[*]} into $NPM_DIR" >&2; exit 1; }
 }
 
 # CMake arguments for the CUDA toolkit, in CUDA_ARGS: one is used when present, never installed.

@@ -12,7 +12,8 @@ BUILD="$ROOT/build"
 source "$ROOT/tools/setup.sh"
 
 ensure_packages
-configure_and_build -DSTREAMSCOPE_WERROR=ON
+ensure_npm_packages
+configure_and_build -DSTREAMSCOPE_WERROR=ON "-DSTREAMSCOPE_NPM_DIR=$NPM_DIR"
 
 ctest_cmd=(ctest --output-on-failure -j "$(nproc)" "$@")
 if [[ -z ${DISPLAY:-} ]] && command -v xvfb-run >/dev/null; then
