@@ -285,7 +285,7 @@ TraceAnalysis analyzeTrace(const Trace& input, const AnalysisOptions& options)
     m.speedup = a.speedup;
     m.maxConcurrency = a.concurrency.maxConcurrency;
     m.copyComputeOverlapNs = a.copyComputeOverlapNs;
-    const auto [rangeFirst, rangeLast] = trace.timeRange();
+    const auto [rangeFirst, rangeLast] = workTimeRange(trace); // not the ranges (CPU ops) around the work
     m.hostMakespanNs = rangeLast - rangeFirst;
 
     // Streams.
@@ -476,6 +476,7 @@ PathReason reasonOf(FlowKind k)
     case FlowKind::Event: return PathReason::EventWait;
     case FlowKind::Sync: return PathReason::Sync;
     case FlowKind::Implicit: return PathReason::Implicit;
+    case FlowKind::Call: return PathReason::HostIssueOrder; // from a range, which is never on the path
     }
     return PathReason::Launch;
 }
@@ -508,9 +509,14 @@ CriticalPath criticalPath(const Trace& input)
         return path;
     const IncomingFlows incoming(trace);
 
-    // The span that ends last; among equal ends a GPU span, then the one that started last.
+    // The span that ends last; among equal ends a GPU span, then the one that started last. Ranges (CPU ops,
+    // annotations) enclose the work and are none of it.
     uint32_t cur = 0;
-    for (uint32_t i = 1; i < n; ++i) {
+    while (cur + 1 < n && s.kind[cur] == SpanKind::Range)
+        ++cur;
+    for (uint32_t i = cur + 1; i < n; ++i) {
+        if (s.kind[i] == SpanKind::Range)
+            continue;
         if (s.end[i] != s.end[cur]) {
             if (s.end[i] > s.end[cur])
                 cur = i;
@@ -536,7 +542,7 @@ CriticalPath criticalPath(const Trace& input)
         // A predecessor must end no later than the span (a blocking call ends after what it waited for); the
         // strict order on (end, start, index) makes every step go back, so the walk ends.
         auto consider = [&](uint32_t p, PathReason reason) {
-            if (p >= n || p == cur)
+            if (p >= n || p == cur || s.kind[p] == SpanKind::Range)
                 return;
             if (s.end[p] > s.end[cur])
                 return;

@@ -19,7 +19,8 @@ namespace chrome {
 
 int64_t exportPid(const Track& t)
 {
-    if (t.kind == TrackKind::HostThread)
+    // Ranges go with what they annotate: a host thread's (device -1) with the host, a stream's with its device.
+    if (t.kind == TrackKind::HostThread || (t.kind == TrackKind::Ranges && t.device < 0))
         return kHostPid;
     return t.device >= 0 ? t.device : kNoDevicePid;
 }
@@ -200,7 +201,7 @@ std::string writeChrome(const Trace& t)
     bool host = false;
     std::vector<int64_t> devicePids;
     for (const auto& tr : t.tracks) {
-        if (tr.kind == TrackKind::HostThread)
+        if (exportPid(tr) == kHostPid)
             host = true;
         else if (std::find(devicePids.begin(), devicePids.end(), exportPid(tr)) == devicePids.end())
             devicePids.push_back(exportPid(tr));

@@ -140,6 +140,8 @@ struct Event {
     int64_t thread = -1, op = -1, iteration = -1;
     bool hasCorrelation = false;
     int64_t correlation = -1;
+    bool hasExternalId = false;
+    int64_t externalId = -1; // Kineto's "External id": the CPU op a runtime call was made in
     int64_t spanHint = -1;
     int64_t waitOnStream = -1, recordCorrelation = -1;
 };
@@ -931,6 +933,8 @@ private:
                 case 11:
                     if (is(key, "correlation"))
                         ev.correlation = intValue("args.correlation"), ev.hasCorrelation = true;
+                    else if (is(key, "External id"))
+                        ev.externalId = intValue("args.External id"), ev.hasExternalId = true;
                     else
                         skipValue(1);
                     break;
@@ -1144,6 +1148,8 @@ private:
         }
         if (ev.hasCorrelation)
             m_raw.correlations.emplace_back(index, ev.correlation);
+        if (ev.hasExternalId && m_dialect == chrome::Dialect::PyTorch)
+            m_raw.externalIds.emplace_back(index, ev.externalId);
         return index;
     }
 
@@ -1153,13 +1159,17 @@ private:
         if (!ev.argKind.empty())
             if (const auto k = spanKindFromString(ev.argKind))
                 return *k;
-        const auto k = chrome::kindFromCategory(ev.cat, ev.name);
         if (m_dialect == chrome::Dialect::PyTorch) {
-            // Only the CUDA work and calls; a kernel-category row that is an annotation is no span either.
-            if (!k || is(ev.cat, "gpu_user_annotation"))
+            // The CUDA work and calls, and the ranges around them (CPU ops, annotations, Python functions); the
+            // profiler's own rows ("Trace", "overhead") are no spans.
+            if (chrome::isPyTorchRangeCategory(ev.cat))
+                return SpanKind::Range;
+            const auto k = chrome::kindFromCategory(ev.cat, ev.name);
+            if (!k)
                 return std::nullopt;
             return k;
         }
+        const auto k = chrome::kindFromCategory(ev.cat, ev.name);
         return k ? *k : chrome::kUnknownKind;
     }
 
@@ -1759,6 +1769,13 @@ std::optional<SpanKind> kindFromCategory(std::string_view cat, std::string_view 
     return std::nullopt;
 }
 
+bool isPyTorchRangeCategory(std::string_view cat)
+{
+    // "Operator": Kineto's CPU ops before 2022; some versions wrote "gpu_user_Annotation".
+    return cat == "cpu_op" || cat == "Operator" || cat == "user_annotation" || cat == "python_function"
+        || lower(cat) == "gpu_user_annotation";
+}
+
 SpanKind memcpyKindFromName(std::string_view name)
 {
     const auto has = [name](std::string_view s) { return name.find(s) != std::string_view::npos; };
@@ -1875,12 +1892,13 @@ Result<Trace> finish(RawTrace&& raw, const std::vector<uint32_t>& threadTrack, s
                     const auto it = std::lower_bound(b, en, ts);
                     return it == en ? kNoSpan : uint32_t(it - s.start.begin());
                 }
-                // The latest-starting span that contains ts (the deepest, where they nest).
+                // The latest-starting span that contains ts (the deepest, where they nest); not a range around it
+                // (PyTorch's CPU ops), which is no end of a CUDA dependency.
                 auto it = std::upper_bound(b, en, ts);
                 for (int steps = 0; it != b && steps < 64; ++steps) {
                     --it;
                     const auto i = uint32_t(it - s.start.begin());
-                    if (s.end[i] >= ts)
+                    if (s.end[i] >= ts && s.kind[i] != SpanKind::Range)
                         return i;
                 }
                 return kNoSpan;

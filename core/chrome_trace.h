@@ -30,9 +30,10 @@ Result<Trace> loadChromeTraceFile(const std::string& path);
 // The reading engine, shared by the Chrome and the PyTorch importers. Not needed to use them.
 namespace chrome {
 
-// How events turn into spans. Generic: every complete and begin/end event is a span. PyTorch: only GPU kernels,
-// memcpys and memsets and the CUDA runtime/driver calls are; CPU operators, Python functions and annotations are not
-// (they nest around the CUDA calls and are not stream work), and "cuda_sync" records become SyncRecords.
+// How events turn into spans. Generic: every complete and begin/end event is a span. PyTorch: GPU kernels, memcpys
+// and memsets, the CUDA runtime/driver calls, and as ranges (SpanKind::Range) the CPU operators, Python functions
+// and annotations that nest around them; the profiler's own rows are not spans, and "cuda_sync" records become
+// SyncRecords.
 enum class Dialect { Generic, PyTorch };
 
 // A span kind not known yet: decided by the track it lands on (stream: kernel, host thread: host-work).
@@ -108,6 +109,7 @@ struct RawTrace {
     std::vector<IndexFlow> indexFlows;
     std::vector<UnboundFlow> unboundFlows;
     std::vector<std::pair<uint32_t, int64_t>> correlations; // (span, args.correlation)
+    std::vector<std::pair<uint32_t, int64_t>> externalIds;  // (span, args."External id"), PyTorch dialect only
     std::vector<SyncRecord> syncs;
     std::string otherData;        // raw JSON text of the top-level "otherData" value
     std::string deviceProperties; // raw JSON text of the top-level "deviceProperties" value (PyTorch)
@@ -138,6 +140,9 @@ int deviceFromProcessName(std::string_view name);
 // "gpu_memset", "cuda_runtime"/"cuda_driver" (a call whose name contains "Synchronize" is a sync), or one of
 // StreamScope's own kind names.
 std::optional<SpanKind> kindFromCategory(std::string_view category, std::string_view name);
+// Kineto's categories of ranges: "cpu_op" (before 2022 "Operator"), "user_annotation", "gpu_user_annotation",
+// "python_function".
+bool isPyTorchRangeCategory(std::string_view category);
 // HtoD, DtoH, DtoD, PtoP (and the array/unified variants) in a copy's name or label; D2D when there is none.
 SpanKind memcpyKindFromName(std::string_view name);
 

@@ -1,6 +1,7 @@
 #include "csv_export.h"
 
 #include "file_io.h"
+#include "ranges.h"
 #include "trace_json.h"
 
 #include <algorithm>
@@ -132,7 +133,10 @@ std::string traceToCsv(const Trace& input)
     out += kCsvHeader;
     out += "\r\n";
     for (size_t i = 0; i < n; ++i) {
-        const Track& tr = t.tracks[t.spans.track[i]];
+        // Ranges are written on the host thread or stream they annotate; the import puts them on lanes again.
+        const Track& own = t.tracks[t.spans.track[i]];
+        const bool ranges = own.kind == TrackKind::Ranges && own.parent >= 0 && size_t(own.parent) < t.tracks.size();
+        const Track& tr = ranges ? t.tracks[size_t(own.parent)] : own;
         if (tr.kind == TrackKind::Stream) {
             appendInt(out, tr.device);
             out += ',';
@@ -242,6 +246,7 @@ Result<Trace> parseCsvTrace(std::string_view text, const std::string& file)
     for (int d : devices)
         t.info.devices.push_back({d, {}, {}});
     t.finalize();
+    placeRangesOnTracks(t);
     return t;
 }
 

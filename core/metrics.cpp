@@ -111,6 +111,18 @@ int maxConcurrency(const Trace& trace, int device, const std::vector<SpanKind>& 
     return most;
 }
 
+std::pair<int64_t, int64_t> workTimeRange(const Trace& trace)
+{
+    const auto& s = trace.spans;
+    int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
+    for (size_t i = 0; i < s.size(); ++i)
+        if (s.kind[i] != SpanKind::Range) {
+            first = std::min(first, s.start[i]);
+            last = std::max(last, s.end[i]);
+        }
+    return first > last ? std::pair<int64_t, int64_t>{0, 0} : std::pair{first, last};
+}
+
 TraceMetrics computeMetrics(const Trace& trace)
 {
     TraceMetrics m;
@@ -142,7 +154,7 @@ TraceMetrics computeMetrics(const Trace& trace)
     m.speedup = m.makespanNs > 0 ? double(m.gpuWorkNs) / double(m.makespanNs) : 0.0;
     m.maxConcurrency = maxConcurrency(trace);
     m.copyComputeOverlapNs = intersectionLength(mergeIntervals(std::move(copies)), mergeIntervals(std::move(kernels)));
-    const auto [first, last] = trace.timeRange();
+    const auto [first, last] = workTimeRange(trace);
     m.hostMakespanNs = last - first;
 
     for (uint32_t t = 0; t < trace.tracks.size(); ++t) {

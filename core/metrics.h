@@ -35,13 +35,16 @@ struct TraceMetrics {
     double speedup = 0;         // gpuWorkNs / makespanNs
     int maxConcurrency = 0;     // most GPU spans running at one instant
     int64_t copyComputeOverlapNs = 0; // time a copy and a kernel ran at once
-    int64_t hostMakespanNs = 0; // first to last span of any kind
+    int64_t hostMakespanNs = 0; // first to last span of any kind but ranges (workTimeRange)
     int64_t gpuSpanCount = 0;
     int64_t apiCallCount = 0;
     std::vector<StreamMetrics> streams;
 };
 
 TraceMetrics computeMetrics(const Trace& trace);
+// Earliest start and latest end of the spans that are work or calls: every kind but ranges, which only enclose them
+// (0, 0 when there are none).
+std::pair<int64_t, int64_t> workTimeRange(const Trace& trace);
 // Busy intervals (merged) of a track's GPU spans.
 std::vector<Interval> busyIntervals(const Trace& trace, uint32_t track);
 // Most GPU spans running at one instant, among tracks of `device` (-1: all) and the given kinds (empty: all GPU).

@@ -1,6 +1,7 @@
 #include "pytorch_trace.h"
 
 #include "chrome_trace.h"
+#include "ranges.h"
 #include "trace_import.h"
 
 #include <nlohmann/json.hpp>
@@ -144,6 +145,59 @@ private:
     std::unordered_map<uint32_t, std::vector<Launch>> m_launched; // raw thread -> its launches
 };
 
+// "call" arrows: each runtime call from the range it was made in. Kineto gives a call the "External id" of the
+// innermost CPU op (or record_function) around it; a call without one, or whose op is not on its thread, gets the
+// innermost range around it on its thread. Parse-time span indices.
+std::vector<chrome::IndexFlow> callArrows(const chrome::RawTrace& raw)
+{
+    const auto& s = raw.trace.spans;
+    std::vector<std::vector<uint32_t>> ranges(raw.threads.size()), calls(raw.threads.size());
+    for (uint32_t i = 0; i < s.size(); ++i) {
+        if (s.track[i] >= raw.threads.size())
+            continue;
+        if (s.kind[i] == SpanKind::Range)
+            ranges[s.track[i]].push_back(i);
+        else if (s.kind[i] == SpanKind::ApiCall || s.kind[i] == SpanKind::Sync)
+            calls[s.track[i]].push_back(i);
+    }
+    std::unordered_map<uint32_t, int64_t> externalId;
+    std::map<std::pair<uint32_t, int64_t>, uint32_t> rangeById; // (raw thread, External id) -> range
+    for (const auto& [span, id] : raw.externalIds) {
+        if (s.kind[span] == SpanKind::Range)
+            rangeById.emplace(std::make_pair(s.track[span], id), span);
+        else
+            externalId.emplace(span, id);
+    }
+    std::vector<chrome::IndexFlow> out;
+    std::vector<uint32_t> open;
+    for (size_t th = 0; th < raw.threads.size(); ++th) {
+        auto& rs = ranges[th];
+        auto& cs = calls[th];
+        if (rs.empty() || cs.empty())
+            continue;
+        const auto byStart = [&s](uint32_t a, uint32_t b) {
+            return s.start[a] != s.start[b] ? s.start[a] < s.start[b] : s.end[a] > s.end[b];
+        };
+        std::sort(rs.begin(), rs.end(), byStart);
+        std::sort(cs.begin(), cs.end(), byStart);
+        open.clear();
+        size_t next = 0;
+        for (uint32_t c : cs) {
+            while (next < rs.size() && s.start[rs[next]] <= s.start[c])
+                open.push_back(rs[next++]);
+            while (!open.empty() && s.end[open.back()] <= s.start[c])
+                open.pop_back();
+            uint32_t from = open.empty() ? chrome::kNoSpan : open.back();
+            if (const auto id = externalId.find(c); id != externalId.end())
+                if (const auto r = rangeById.find({uint32_t(th), id->second}); r != rangeById.end())
+                    from = r->second;
+            if (from != chrome::kNoSpan)
+                out.push_back({from, c, int(FlowKind::Call)});
+        }
+    }
+    return out;
+}
+
 Result<Trace> build(chrome::RawTrace&& raw, const std::string& file)
 {
     RunInfo info;
@@ -258,12 +312,15 @@ Result<Trace> build(chrome::RawTrace&& raw, const std::string& file)
         case chrome::SyncRecord::Other: break;
         }
     }
-    std::vector<chrome::IndexFlow> flows;
+    std::vector<chrome::IndexFlow> flows = callArrows(raw);
     for (const Flow& f : deps.flows())
         flows.push_back({f.from, f.to, int(f.kind)});
     // Without correlation ids (old traces) the "ac2g" flow events are the launch arrows.
     const bool bindFlowEvents = raw.correlations.empty();
-    return chrome::finish(std::move(raw), threadTrack, std::move(flows), bindFlowEvents, 0, file);
+    auto trace = chrome::finish(std::move(raw), threadTrack, std::move(flows), bindFlowEvents, 0, file);
+    if (trace)
+        placeRangesOnTracks(*trace); // from their host thread or stream onto lanes of their own
+    return trace;
 }
 
 } // namespace

@@ -1,5 +1,7 @@
 #include "span_names.h"
 
+#include "ranges.h"
+
 #include <cxxabi.h>
 
 #include <cstdlib>
@@ -74,8 +76,10 @@ std::string shortSpanName(std::string_view name, size_t maxChars)
 {
     const std::string full = demangledName(name);
     std::string_view s = full;
-    // Only names that look like C++ signatures are reshaped; "memcpy h2d", "aten::mm" and lesson op names stay.
-    const bool signature = s.find('(') != std::string_view::npos || s.find('<') != std::string_view::npos;
+    // Only names that look like C++ signatures are reshaped; "memcpy h2d", "aten::mm" and lesson op names stay, and
+    // so do Python functions as PyTorch names them ("model.py(12): forward", "<built-in method mm ...>").
+    const bool signature = (s.find('(') != std::string_view::npos || s.find('<') != std::string_view::npos)
+        && !isPythonFunctionName(s);
     std::string shortened;
     if (signature) {
         // Drop the parameter list: the top-level "(" that is not part of a template argument.

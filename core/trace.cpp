@@ -25,6 +25,7 @@ constexpr std::array<std::pair<SpanKind, std::string_view>, kSpanKindCount> kSpa
     {SpanKind::ApiCall, "api-call"},
     {SpanKind::Sync, "sync"},
     {SpanKind::HostWork, "host-work"},
+    {SpanKind::Range, "range"},
 }};
 
 constexpr std::array<std::pair<FlowKind, std::string_view>, kFlowKindCount> kFlowKinds{{
@@ -32,11 +33,13 @@ constexpr std::array<std::pair<FlowKind, std::string_view>, kFlowKindCount> kFlo
     {FlowKind::Event, "event"},
     {FlowKind::Sync, "sync"},
     {FlowKind::Implicit, "implicit"},
+    {FlowKind::Call, "call"},
 }};
 
-constexpr std::array<std::pair<TrackKind, std::string_view>, 2> kTrackKinds{{
+constexpr std::array<std::pair<TrackKind, std::string_view>, 3> kTrackKinds{{
     {TrackKind::HostThread, "host-thread"},
     {TrackKind::Stream, "stream"},
+    {TrackKind::Ranges, "ranges"},
 }};
 
 constexpr std::array<std::pair<TraceSource, std::string_view>, 4> kSources{{
@@ -80,7 +83,7 @@ std::optional<SpanTiming> spanTimingFromString(std::string_view s) { return look
 
 bool isGpuSpan(SpanKind k)
 {
-    return k != SpanKind::ApiCall && k != SpanKind::Sync && k != SpanKind::HostWork;
+    return k != SpanKind::ApiCall && k != SpanKind::Sync && k != SpanKind::HostWork && k != SpanKind::Range;
 }
 
 bool isCopySpan(SpanKind k)

@@ -26,20 +26,25 @@ enum class SpanKind : uint8_t {
     ApiCall,    // "api-call"  a CUDA runtime call on a host thread
     Sync,       // "sync"      a host thread blocked in a synchronizing call
     HostWork,   // "host-work" CPU work on a host thread
+    Range,      // "range"     a named interval of a framework or an annotation (a PyTorch CPU op, record_function, a
+                //             Python function, an NVTX-like range): it encloses other spans, is no work of its own
+                //             and is on a track of kind Ranges
 };
-inline constexpr int kSpanKindCount = 10;
+inline constexpr int kSpanKindCount = 11;
 
 enum class FlowKind : uint8_t {
     Launch,   // "launch":   host API call -> the GPU operation it enqueued
     Event,    // "event":    the work an event recorded -> the operation that waited on it
     Sync,     // "sync":     GPU operation -> the host call that waited for it
     Implicit, // "implicit": legacy default stream barrier, implicit synchronization of malloc/free
+    Call,     // "call":     a range (a CPU op, an annotation) -> a runtime call made inside it; no dependency
 };
-inline constexpr int kFlowKindCount = 4;
+inline constexpr int kFlowKindCount = 5;
 
 enum class TrackKind : uint8_t {
     HostThread, // "host-thread"
     Stream,     // "stream"
+    Ranges,     // "ranges": one nesting depth of the ranges on a host thread or a stream (Track::parent, depth)
 };
 
 enum class TraceSource : uint8_t {
@@ -69,7 +74,7 @@ std::optional<SpanKind> spanKindFromString(std::string_view);
 std::optional<FlowKind> flowKindFromString(std::string_view);
 std::optional<TrackKind> trackKindFromString(std::string_view);
 std::optional<TraceSource> traceSourceFromString(std::string_view);
-bool isGpuSpan(SpanKind);
+bool isGpuSpan(SpanKind); // stream work: not the host kinds, not ranges
 bool isCopySpan(SpanKind);
 // The span a GPU operation of a scenario gets: a copy by its direction, a memset, a host function, or a kernel
 // (graph nodes and graphs included).
@@ -82,6 +87,10 @@ struct Track {
     StreamKind streamKind = StreamKind::Blocking;
     int priority = 0;
     int64_t id = -1;         // the source's own id: CUDA stream id, OS thread id; -1 when unknown
+    // Ranges tracks: the host-thread or stream track they annotate, and the nesting depth (0: outermost). One track
+    // per depth keeps the spans of a track disjoint, as everything that walks a track assumes.
+    int parent = -1;
+    int depth = 0;
 };
 
 struct DeviceInfo {

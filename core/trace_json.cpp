@@ -168,6 +168,12 @@ std::string writeFinalized(const Trace& t)
         appendInt(out, tr.priority);
         out += ", \"id\": ";
         appendInt(out, tr.id);
+        if (tr.kind == TrackKind::Ranges) {
+            out += ", \"parent\": ";
+            appendInt(out, tr.parent);
+            out += ", \"depth\": ";
+            appendInt(out, tr.depth);
+        }
         out += '}';
     }
     out += t.tracks.empty() ? "],\n" : "\n  ],\n";
@@ -408,12 +414,13 @@ std::vector<E> readLegend(const Json& j, const std::string& path, std::optional<
 Track readTrack(const Json& j, const std::string& path)
 {
     expectObject(j, path);
-    checkKeys(j, path, {"kind", "name", "device", "stream_kind", "priority", "id"});
+    checkKeys(j, path, {"kind", "name", "device", "stream_kind", "priority", "id", "parent", "depth"});
     Track t;
     const std::string kind = toStr(required(j, "kind", path), child(path, "kind"));
     const auto k = trackKindFromString(kind);
     if (!k)
-        fail(child(path, "kind"), "unknown track kind " + inQuotes(kind) + " (expected \"stream\" or \"host-thread\")");
+        fail(child(path, "kind"),
+             "unknown track kind " + inQuotes(kind) + " (expected \"stream\", \"host-thread\" or \"ranges\")");
     t.kind = *k;
     t.name = toStr(required(j, "name", path), child(path, "name"));
     if (const Json* v = optional(j, "device"))
@@ -431,6 +438,12 @@ Track readTrack(const Json& j, const std::string& path)
         t.priority = toInt32(*v, child(path, "priority"));
     if (const Json* v = optional(j, "id"))
         t.id = toInt(*v, child(path, "id"), std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
+    if (const Json* v = optional(j, "parent"))
+        t.parent = toInt32(*v, child(path, "parent"));
+    if (const Json* v = optional(j, "depth"))
+        t.depth = toInt32(*v, child(path, "depth"));
+    if (t.kind == TrackKind::Ranges && t.depth < 0)
+        fail(child(path, "depth"), "must not be negative");
     return t;
 }
 
@@ -899,6 +912,17 @@ Trace readTrace(const Json& root, const std::map<std::string, RawColumn>& raw)
     t.tracks.reserve(tracks.size());
     for (size_t i = 0; i < tracks.size(); ++i)
         t.addTrack(readTrack(tracks[i], child("/tracks", i)));
+    // Ranges annotate a host thread or a stream of the file.
+    for (size_t i = 0; i < t.tracks.size(); ++i) {
+        const Track& tr = t.tracks[i];
+        if (tr.kind != TrackKind::Ranges)
+            continue;
+        if (tr.parent < 0 || size_t(tr.parent) >= t.tracks.size()
+            || t.tracks[size_t(tr.parent)].kind == TrackKind::Ranges)
+            fail(child(child("/tracks", i), "parent"), "track " + std::to_string(tr.parent)
+                                                          + " is not a host thread or stream of the file (tracks has "
+                                                          + std::to_string(t.tracks.size()) + " entries)");
+    }
 
     readSpans(required(root, "spans", ""), raw, t, spanKinds);
     readFlows(required(root, "flows", ""), raw, t, flowKinds);

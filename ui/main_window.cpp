@@ -57,6 +57,7 @@
 #include <QProgressBar>
 #include <QSaveFile>
 #include <QSettings>
+#include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QStatusBar>
@@ -354,7 +355,7 @@ void MainWindow::createDocks()
     m_spanTable->horizontalHeader()->setStretchLastSection(true);
     m_spanTable->setWordWrap(false);
     const int unit = m_spanTable->fontMetrics().averageCharWidth();
-    const int widths[] = {21, 19, 18, 11, 11, 11, 10, 10, 14};
+    const int widths[] = {21, 19, 18, 11, 11, 11, 10, 10, 14, 16};
     for (int c = 0; c < SpanTableModel::ColumnCount; ++c)
         m_spanTable->setColumnWidth(c, widths[c] * unit);
     m_spanFilter = new QLineEdit;
@@ -367,6 +368,32 @@ void MainWindow::createDocks()
     spansLayout->setSpacing(4);
     spansLayout->addWidget(m_spanFilter);
     spansLayout->addWidget(m_spanTable, 1);
+    // Grouped: GPU time by the op that launched it (PyTorch traces; ranges.h), instead of one row per span.
+    m_opModel = new OpGpuTimeModel(this);
+    auto* opProxy = new QSortFilterProxyModel(this);
+    opProxy->setSourceModel(m_opModel);
+    opProxy->setSortRole(OpGpuTimeModel::SortRole);
+    m_opTable = new QTableView;
+    m_opTable->setObjectName(QStringLiteral("op-gpu-time"));
+    m_opTable->setModel(opProxy);
+    m_opTable->setSortingEnabled(true);
+    m_opTable->sortByColumn(OpGpuTimeModel::GpuTimeColumn, Qt::DescendingOrder);
+    m_opTable->setAlternatingRowColors(true);
+    m_opTable->verticalHeader()->hide();
+    m_opTable->horizontalHeader()->setStretchLastSection(true);
+    m_opTable->setColumnWidth(OpGpuTimeModel::OpColumn, 30 * unit);
+    m_opTable->hide();
+    m_groupByOp = new QCheckBox(QStringLiteral("Group GPU time by launching op"));
+    m_groupByOp->setObjectName(QStringLiteral("group-by-op"));
+    m_groupByOp->setToolTip(QStringLiteral("One row per op (CPU op, annotation) whose calls launched GPU work: how "
+                                           "many GPU operations and how much GPU time"));
+    connect(m_groupByOp, &QCheckBox::toggled, this, [this](bool on) {
+        m_spanTable->setVisible(!on);
+        m_spanFilter->setVisible(!on);
+        m_opTable->setVisible(on);
+    });
+    spansLayout->addWidget(m_opTable, 1);
+    spansLayout->addWidget(m_groupByOp);
 
     QDockWidget* scenarioDock = makeDock(QStringLiteral("Scenario"), QStringLiteral("scenarioDock"), m_editor, this);
     QDockWidget* lessonsDock = makeDock(QStringLiteral("Lessons"), QStringLiteral("lessonsDock"), m_gallery, this);
@@ -530,7 +557,7 @@ void MainWindow::createActions()
     QAction* fit = m_viewMenu->addAction(QStringLiteral("&Fit to View"), m_timeline, &TimelineView::fitToView);
     fit->setToolTip(QStringLiteral("Show the whole trace (0 or Home on the timeline)"));
     QMenu* arrows = m_viewMenu->addMenu(QStringLiteral("Dependency &Arrows"));
-    for (FlowKind k : {FlowKind::Launch, FlowKind::Event, FlowKind::Sync, FlowKind::Implicit}) {
+    for (FlowKind k : {FlowKind::Launch, FlowKind::Event, FlowKind::Sync, FlowKind::Implicit, FlowKind::Call}) {
         QAction* a = arrows->addAction(flowKindLabel(k));
         a->setCheckable(true);
         a->setChecked(m_timeline->isFlowKindVisible(k));
@@ -1110,6 +1137,7 @@ void MainWindow::showTrace(std::shared_ptr<const AnalyzedTrace> trace, const QSt
     m_syncingSelection = true;
     m_timeline->setTrace(t, keepView);
     m_spanModel->setTrace(t);
+    m_opModel->setTrace(t);
     m_syncingSelection = false;
     m_inspector->setTrace(t);
     m_runInfo->setTrace(t, file, wallMs);

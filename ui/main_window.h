@@ -42,6 +42,7 @@ class ScenarioModel;
 class SpanInspector;
 class SpanTableModel;
 class SpanTableProxy;
+class OpGpuTimeModel;
 class TimelineView;
 
 class MainWindow : public QMainWindow {
@@ -118,6 +119,9 @@ public:
     SpanTableModel* spanModel() const { return m_spanModel; }
     SpanTableProxy* spanProxy() const { return m_spanProxy; }
     QTableView* spanTable() const { return m_spanTable; }
+    OpGpuTimeModel* opGpuTimeModel() const { return m_opModel; }
+    QTableView* opGpuTimeTable() const { return m_opTable; }
+    class QCheckBox* groupByOpBox() const { return m_groupByOp; }
     SpanInspector* inspector() const { return m_inspector; }
     AnalysisPanel* analysisPanel() const { return m_analysis; }
     RunInfoPanel* runInfoPanel() const { return m_runInfo; }
@@ -185,6 +189,9 @@ private:
     SpanInspector* m_inspector = nullptr;
     SpanTableModel* m_spanModel = nullptr;
     SpanTableProxy* m_spanProxy = nullptr;
+    OpGpuTimeModel* m_opModel = nullptr;     // the span table grouped: GPU time by launching op
+    QTableView* m_opTable = nullptr;
+    class QCheckBox* m_groupByOp = nullptr;
     QTableView* m_spanTable = nullptr;
     QLineEdit* m_spanFilter = nullptr;
     AnalysisPanel* m_analysis = nullptr;

@@ -1,6 +1,7 @@
 #include "span_inspector.h"
 
 #include "format.h"
+#include "ranges.h"
 #include "span_names.h"
 #include "timeline_plottable.h"
 #include "timing_text.h"
@@ -22,6 +23,9 @@ QString esc(const QString& s)
 QString trackText(const Trace& t, uint32_t track)
 {
     const Track& tr = t.tracks[track];
+    if (tr.kind == TrackKind::Ranges && tr.parent >= 0 && size_t(tr.parent) < t.tracks.size())
+        return QStringLiteral("ranges of ") + trackText(t, uint32_t(tr.parent)) +
+               QStringLiteral(", depth %1").arg(tr.depth);
     if (tr.kind == TrackKind::HostThread)
         return trackNameText(QStringLiteral("host thread"), tr.name);
     return trackNameText(QStringLiteral("stream"), tr.name) + QStringLiteral(" on GPU ") + QString::number(tr.device);
@@ -45,6 +49,7 @@ QString flowText(FlowKind k, bool incoming)
     case FlowKind::Event: return incoming ? QStringLiteral("waited for event after") : QStringLiteral("event released");
     case FlowKind::Sync: return incoming ? QStringLiteral("waited for") : QStringLiteral("released the host in");
     case FlowKind::Implicit: return incoming ? QStringLiteral("implicitly waited for") : QStringLiteral("implicitly held back");
+    case FlowKind::Call: return incoming ? QStringLiteral("called in") : QStringLiteral("made the call");
     }
     return {};
 }
@@ -64,6 +69,24 @@ QString spanInspectorHtml(const Trace& t, int span)
                 QStringLiteral("</h3><table cellspacing='0' cellpadding='1'>");
     h += row(QStringLiteral("Kind"), esc(spanKindLabel(s.kind[i])));
     h += row(QStringLiteral("On"), esc(trackText(t, s.track[i])));
+    // Where it came from (ranges.h): the op a GPU operation's launch was called in, with its Python function.
+    const LaunchOrigins origins(t);
+    const auto link = [&t](uint32_t r) -> QString {
+        return QStringLiteral("<a href='span:%1'>").arg(r) + esc(qs(shortSpanName(t.spanName(r)))) +
+               QStringLiteral("</a>");
+    };
+    if (const LaunchOrigin o = origins.of(i); o.op != kNoOrigin) {
+        QString v = link(o.op);
+        if (o.python != kNoOrigin)
+            v += QStringLiteral(" (python: ") + link(o.python) + QLatin1Char(')');
+        h += row(isGpuSpan(s.kind[i]) ? QStringLiteral("Launched by") : QStringLiteral("Called in"), v);
+    } else if (s.kind[i] == SpanKind::Range) {
+        QStringList chain;
+        for (uint32_t r : origins.enclosingRanges(i))
+            chain << link(r);
+        if (!chain.isEmpty())
+            h += row(QStringLiteral("Inside"), chain.join(QStringLiteral(" › ")));
+    }
     h += row(QStringLiteral("Start"), formatNs(double(s.start[i] - origin)));
     h += row(QStringLiteral("End"), formatNs(double(s.end[i] - origin)));
     h += row(QStringLiteral("Duration"), QStringLiteral("<b>") + formatNs(double(s.end[i] - s.start[i])) + QStringLiteral("</b>"));

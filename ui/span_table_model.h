@@ -3,12 +3,14 @@
 // short name (span_display_names.h), its tooltip the full demangled one.
 #pragma once
 
+#include "ranges.h"
 #include "span_display_names.h"
 
 #include <QAbstractTableModel>
 #include <QSortFilterProxyModel>
 
 #include <memory>
+#include <vector>
 
 namespace streamscope {
 
@@ -27,6 +29,7 @@ public:
         OriginColumn,   // host thread / op / iteration of the scenario
         BytesColumn,
         GridColumn,
+        LaunchedByColumn, // the op (range) whose runtime call launched a GPU span, or a call was made in (ranges.h)
         ColumnCount
     };
     enum Role {
@@ -49,6 +52,29 @@ private:
     std::shared_ptr<const Trace> m_trace;
     SpanDisplayNames m_names;
     int64_t m_origin = 0;
+    std::vector<uint32_t> m_launchOp; // per span: LaunchOrigin::op
+};
+
+// The span table grouped: GPU time by the op that launched it (gpuTimeByLaunchingOp), most first. One row per op
+// name; GPU work whose launch was made in no op is the row "(no op)".
+class OpGpuTimeModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { OpColumn, SpansColumn, GpuTimeColumn, ShareColumn, ColumnCount };
+    enum Role { SortRole = Qt::UserRole + 1 };
+
+    explicit OpGpuTimeModel(QObject* parent = nullptr);
+    ~OpGpuTimeModel() override;
+    void setTrace(const std::shared_ptr<const Trace>& trace);
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+private:
+    std::vector<OpGpuTime> m_rows;
+    int64_t m_totalNs = 0;
 };
 
 // Sorting by SortRole and filtering by a text that must occur in the name, kind or track.

@@ -124,17 +124,50 @@ TimelineLayout::TimelineLayout(const Trace& trace) : m_trace(&trace)
     };
     std::vector<uint32_t> hostTracks;
     std::map<int, std::vector<uint32_t>> deviceStreams;
+    std::vector<std::vector<uint32_t>> rangesOf(trackCount); // per host thread or stream: its Ranges tracks by depth
     for (uint32_t t = 0; t < trackCount; ++t) {
         const Track& tr = trace.tracks[t];
-        if (tr.kind == TrackKind::HostThread)
+        if (tr.kind == TrackKind::Ranges) {
+            if (tr.parent >= 0 && size_t(tr.parent) < trackCount && tr.depth >= 0 && tr.depth < 4096
+                && trace.tracks[size_t(tr.parent)].kind != TrackKind::Ranges) {
+                auto& lanes = rangesOf[size_t(tr.parent)];
+                if (lanes.size() <= size_t(tr.depth))
+                    lanes.resize(size_t(tr.depth) + 1, std::numeric_limits<uint32_t>::max());
+                lanes[size_t(tr.depth)] = t;
+            }
+        } else if (tr.kind == TrackKind::HostThread) {
             hostTracks.push_back(t);
-        else
+        } else {
             deviceStreams[tr.device].push_back(t);
+        }
     }
     m_rowOfTrack.assign(trackCount, -1);
+    m_trackFirstLane.assign(trackCount, 0);
     int lane = 0;
     int globalLanes = 0;
+    auto addRangesRow = [&](uint32_t parent) {
+        const auto& lanes = rangesOf[parent];
+        if (lanes.empty())
+            return;
+        TimelineRow row;
+        row.kind = TimelineRowKind::Ranges;
+        row.track = int(parent);
+        row.device = trace.tracks[parent].device;
+        row.label = "ranges";
+        row.firstLane = lane;
+        row.laneCount = int(lanes.size());
+        row.firstGlobalLane = globalLanes;
+        lane += row.laneCount;
+        globalLanes += row.laneCount;
+        for (size_t d = 0; d < lanes.size(); ++d)
+            if (lanes[d] != std::numeric_limits<uint32_t>::max()) {
+                m_rowOfTrack[lanes[d]] = int(m_rows.size());
+                m_trackFirstLane[lanes[d]] = int(d);
+            }
+        m_rows.push_back(std::move(row));
+    };
     auto addTrackRow = [&](TimelineRowKind kind, uint32_t t) {
+        addRangesRow(t);
         TimelineRow row;
         row.kind = kind;
         row.track = int(t);
@@ -196,10 +229,12 @@ TimelineLayout::TimelineLayout(const Trace& trace) : m_trace(&trace)
         return;
     m_laneLists.reserve(m_spanLane.size());
     for (uint32_t t = 0; t < trackCount; ++t) {
+        if (m_rowOfTrack[t] < 0)
+            continue; // a Ranges track of no host thread or stream: not drawn
         const TimelineRow& row = m_rows[size_t(m_rowOfTrack[t])];
         const uint32_t b = trace.trackBegin(t), e = trace.trackEnd(t);
         if (m_trackLaneOffset[t] < 0) {
-            m_lanes[size_t(row.firstGlobalLane)] = TimelineLane{nullptr, b, e - b};
+            m_lanes[size_t(row.firstGlobalLane + m_trackFirstLane[t])] = TimelineLane{nullptr, b, e - b};
             continue;
         }
         const uint16_t* lanes = m_spanLane.data() + m_trackLaneOffset[t];
@@ -214,7 +249,7 @@ TimelineLayout::TimelineLayout(const Trace& trace) : m_trace(&trace)
     }
     // Pointers only now that m_laneLists no longer grows.
     for (uint32_t t = 0; t < trackCount; ++t) {
-        if (m_trackLaneOffset[t] < 0)
+        if (m_trackLaneOffset[t] < 0 || m_rowOfTrack[t] < 0)
             continue;
         const TimelineRow& row = m_rows[size_t(m_rowOfTrack[t])];
         for (int l = 0; l < row.laneCount; ++l) {
@@ -230,8 +265,10 @@ int TimelineLayout::laneOfSpan(uint32_t span) const
     if (!m_trace || span >= m_trace->spanCount())
         return 0;
     const uint32_t t = m_trace->spans.track[span];
-    if (t >= m_trackLaneOffset.size() || m_trackLaneOffset[t] < 0)
+    if (t >= m_trackLaneOffset.size())
         return 0;
+    if (m_trackLaneOffset[t] < 0)
+        return m_trackFirstLane[t];
     return m_spanLane[size_t(m_trackLaneOffset[t]) + (span - m_trace->trackBegin(t))];
 }
 
@@ -253,7 +290,8 @@ size_t TimelineLayout::memoryBytes() const
 {
     size_t bytes = m_spanLane.capacity() * sizeof(uint16_t) + m_laneLists.capacity() * sizeof(uint32_t)
         + m_lanes.capacity() * sizeof(TimelineLane) + m_trackLaneOffset.capacity() * sizeof(int64_t)
-        + m_rowOfTrack.capacity() * sizeof(int) + m_rowFirstLane.capacity() * sizeof(int);
+        + m_rowOfTrack.capacity() * sizeof(int) + m_rowFirstLane.capacity() * sizeof(int)
+        + m_trackFirstLane.capacity() * sizeof(int);
     for (const TimelineRow& r : m_rows)
         bytes += sizeof(TimelineRow) + r.label.capacity();
     return bytes;

@@ -1,6 +1,7 @@
 // Rows of the timeline, computed from a Trace (Qt-free): host-thread rows on top, then per device a header row and
 // its streams (legacy default stream first, then the per-thread default streams, then by name), the way Nsight
-// Systems lays out a report. Overlapping spans of one track are never hidden: they are stacked into lanes (greedy
+// Systems lays out a report. Ranges (PyTorch's CPU ops, annotations) are one row directly above the host thread or
+// stream they annotate, a lane per nesting depth, the outermost on top. Overlapping spans of one track are never hidden: they are stacked into lanes (greedy
 // interval partitioning, so a row has as many lanes as its deepest overlap). Within a lane spans do not overlap, so
 // they are sorted by start *and* by end: the first span visible in a time window is one binary search away, even
 // when it began long before the window.
@@ -19,11 +20,13 @@ enum class TimelineRowKind : uint8_t {
     HostThread,   // a host thread's API calls, syncs and host work
     DeviceHeader, // "GPU 0 · NVIDIA H200"
     Stream,       // a stream of a device
+    Ranges,       // the ranges (CPU ops, annotations) of the host thread or stream in the row below: one lane per
+                  // nesting depth, each lane a track of kind Ranges
 };
 
 struct TimelineRow {
     TimelineRowKind kind = TimelineRowKind::Stream;
-    int track = -1;      // index into Trace::tracks; -1 for headers
+    int track = -1;      // index into Trace::tracks; -1 for headers; Ranges: the host thread or stream annotated
     int device = -1;
     std::string label;
     int firstLane = 0;   // vertical position in lane units (rows are stacked top to bottom)
@@ -78,6 +81,7 @@ private:
     std::vector<uint32_t> m_laneLists;        // the span lists of lanes of tracks with overlaps
     std::vector<int64_t> m_trackLaneOffset;   // per track: -1 (one lane) or offset into m_spanLane
     std::vector<uint16_t> m_spanLane;         // lane per span, for tracks with overlaps only
+    std::vector<int> m_trackFirstLane;        // per track: its first lane in its row (a Ranges track: its depth)
     int64_t m_origin = 0;
     int64_t m_end = 0;
 };

@@ -25,6 +25,7 @@ QColor spanKindColor(SpanKind kind)
     case SpanKind::ApiCall: return QColor(0xA6, 0xA6, 0xA6);   // grey: overhead, not work
     case SpanKind::Sync: return QColor(0x88, 0x22, 0x55);      // wine: the host thread is blocked
     case SpanKind::HostWork: return QColor(0xDD, 0xCC, 0x77);  // sand (Tol): CPU work
+    case SpanKind::Range: return QColor(0xD4, 0xDC, 0xE6);     // pale slate: encloses work, is none itself
     }
     return QColor(Qt::gray);
 }
@@ -50,6 +51,7 @@ QString spanKindLabel(SpanKind kind)
     case SpanKind::ApiCall: return QStringLiteral("API call");
     case SpanKind::Sync: return QStringLiteral("sync (blocked)");
     case SpanKind::HostWork: return QStringLiteral("host work");
+    case SpanKind::Range: return QStringLiteral("range (op, annotation)");
     }
     return {};
 }
@@ -70,6 +72,7 @@ QColor flowKindColor(FlowKind kind)
     case FlowKind::Event: return QColor(0xB3, 0x58, 0x06);
     case FlowKind::Sync: return QColor(0x88, 0x22, 0x55);
     case FlowKind::Implicit: return QColor(0x6A, 0x3D, 0x9A);
+    case FlowKind::Call: return QColor(0x8A, 0x96, 0xA8); // the ranges' slate, darker: an annotation, no dependency
     }
     return QColor(Qt::black);
 }
@@ -81,6 +84,7 @@ QString flowKindLabel(FlowKind kind)
     case FlowKind::Event: return QStringLiteral("event");
     case FlowKind::Sync: return QStringLiteral("sync");
     case FlowKind::Implicit: return QStringLiteral("implicit");
+    case FlowKind::Call: return QStringLiteral("op call");
     }
     return {};
 }
@@ -92,6 +96,7 @@ Qt::PenStyle flowKindPenStyle(FlowKind kind)
     case FlowKind::Event: return Qt::SolidLine;
     case FlowKind::Sync: return Qt::DashLine;
     case FlowKind::Implicit: return Qt::DotLine;
+    case FlowKind::Call: return Qt::SolidLine;
     }
     return Qt::SolidLine;
 }
@@ -485,7 +490,8 @@ QPointF TimelinePlottable::flowFrom(const Flow& f) const
         return {m.xOfTime(tr.spans.end[f.from]), a.center().y()};
     // Host <-> GPU: straight, between the bars' facing edges. A launch leaves its call at the moment the op began
     // when that was during the call; a sync leaves the end of the GPU op the host waited for.
-    const int64_t t = f.kind == FlowKind::Launch
+    // An op's call arrow leaves the op where the call began.
+    const int64_t t = f.kind == FlowKind::Launch || f.kind == FlowKind::Call
         ? std::clamp(tr.spans.start[f.to], tr.spans.start[f.from], tr.spans.end[f.from])
         : tr.spans.end[f.from];
     const double y = b.center().y() > a.center().y() ? a.bottom() : a.top();
@@ -552,6 +558,8 @@ void TimelinePlottable::computeArrows(const Mapping& m, TimelineDrawList& out) c
         // drawn, on the overlay.)
         if (f.kind == FlowKind::Launch && double(tr.spans.end[f.from] - tr.spans.start[f.from]) * m.bx < 3)
             continue;
+        if (f.kind == FlowKind::Call && double(tr.spans.end[f.to] - tr.spans.start[f.to]) * m.bx < 3)
+            continue; // the same for an op's calls
         const double la = laneOf(f.from), lb = laneOf(f.to);
         if (la < 0 || lb < 0 || (la + 1 <= laneTop && lb + 1 <= laneTop) || (la >= laneBottom && lb >= laneBottom))
             continue;
@@ -820,7 +828,10 @@ void TimelinePlottable::draw(QCPPainter* painter)
         for (size_t r = 0; r < rows.size() && rows[r].firstLane < laneBottom; ++r) {
             const TimelineRow& row = rows[r];
             const bool header = row.firstGlobalLane < 0;
-            trackRow = header ? 0 : trackRow + 1;
+            // A ranges row is shaded with the row below it, the host thread or stream it annotates.
+            const bool ranges = row.kind == TimelineRowKind::Ranges;
+            trackRow = header ? 0 : (ranges ? trackRow : trackRow + 1);
+            const int shade = ranges ? trackRow + 1 : trackRow;
             if (row.firstLane + row.laneCount <= laneTop)
                 continue;
             const int y0 = int(std::lround(m.yOfLane(row.firstLane)));
@@ -828,7 +839,7 @@ void TimelinePlottable::draw(QCPPainter* painter)
             if (header) {
                 painter->fillRect(QRect(m.rect.left(), y0, m.rect.width(), y1 - y0), QColor(0xE3, 0xE7, 0xED));
                 painter->fillRect(QRect(m.rect.left(), y0, m.rect.width(), 1), QColor(0xB0, 0xB8, 0xC4));
-            } else if (trackRow % 2 == 0) {
+            } else if (shade % 2 == 0) {
                 painter->fillRect(QRect(m.rect.left(), y0, m.rect.width(), y1 - y0), QColor(0xF4, 0xF5, 0xF7));
             }
         }
@@ -876,7 +887,7 @@ void TimelinePlottable::draw(QCPPainter* painter)
         const double weight = m_highContrast ? 2.0 : 1.0;
         for (const auto& a : m_drawList.arrows) {
             QColor c = flowKindColor(a.kind);
-            const bool launch = a.kind == FlowKind::Launch;
+            const bool launch = a.kind == FlowKind::Launch || a.kind == FlowKind::Call;
             c.setAlpha(launch ? 150 : 230); // launches are many and mostly obvious; dependencies are the story
             painter->setPen(QPen(c, (launch ? 1.0 : 1.6) * weight, flowKindPenStyle(a.kind)));
             drawArrow(painter, a.from, a.to, head, flowIsCurved(a.kind));

@@ -46,7 +46,7 @@ QColor spanKindColor(SpanKind kind);
 QColor spanKindTextColor(SpanKind kind);
 QString spanKindLabel(SpanKind kind); // "kernel", "memcpy HtoD", ..., "API call", "sync (blocked)", "host work"
 QColor flowKindColor(FlowKind kind);
-QString flowKindLabel(FlowKind kind); // "launch", "event", "sync", "implicit"
+QString flowKindLabel(FlowKind kind); // "launch", "event", "sync", "implicit", "op call"
 // A track in words: `word` ("thread", "host thread", "stream") and the track's name, "thread main", "stream s1"; a
 // name that already says it, as importers write them ("thread 431 (python3)", "stream 7"), is not said twice.
 QString trackNameText(const QString& word, const std::string& name);
@@ -210,7 +210,7 @@ private:
 
     const Trace* m_trace = nullptr;
     const TimelineLayout* m_layout = nullptr;
-    std::array<bool, kFlowKindCount> m_flowVisible{true, true, true, true};
+    std::array<bool, kFlowKindCount> m_flowVisible{true, true, true, true, true};
     int m_maxFlows = 600;
     bool m_labels = true;
     bool m_rowShading = true;

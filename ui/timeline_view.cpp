@@ -388,7 +388,10 @@ protected:
         for (size_t r = 0; r < rows.size() && rows[r].firstLane < laneBottom; ++r) {
             const TimelineRow& row = rows[r];
             const bool header = row.firstGlobalLane < 0;
-            trackRow = header ? 0 : trackRow + 1;
+            // A ranges row is shaded with the row below it, the host thread or stream it annotates.
+            const bool ranges = row.kind == TimelineRowKind::Ranges;
+            trackRow = header ? 0 : (ranges ? trackRow : trackRow + 1);
+            const int shade = ranges ? trackRow + 1 : trackRow;
             if (row.firstLane + row.laneCount <= laneTop)
                 continue;
             const int y0 = int(std::lround(v.yAxis->coordToPixel(row.firstLane)));
@@ -396,7 +399,7 @@ protected:
             if (header) {
                 painter->fillRect(QRect(clip.left(), y0, clip.width(), y1 - y0), QColor(0xE3, 0xE7, 0xED));
                 painter->fillRect(QRect(clip.left(), y0, clip.width(), 1), QColor(0xB0, 0xB8, 0xC4));
-            } else if (trackRow % 2 == 0) {
+            } else if (shade % 2 == 0) {
                 painter->fillRect(QRect(clip.left(), y0, clip.width(), y1 - y0), QColor(0xF4, 0xF5, 0xF7));
             }
             const QString text = QString::fromStdString(row.label);
@@ -404,7 +407,7 @@ protected:
             const int avail = clip.right() - 6 - x;
             const QFontMetrics& fm = header ? hfm : rfm;
             painter->setFont(header ? hfs : rfs);
-            painter->setPen(header ? QColor(0x1F, 0x2A, 0x3A) : QColor(0x20, 0x20, 0x20));
+            painter->setPen(header ? QColor(0x1F, 0x2A, 0x3A) : ranges ? QColor(0x6A, 0x74, 0x82) : QColor(0x20, 0x20, 0x20));
             // Centred on the first lane, so a stacked row reads like the others.
             const int lh = int(std::lround(laneH));
             painter->drawText(QRect(x, y0, std::max(0, avail), lh), Qt::AlignLeft | Qt::AlignVCenter,
@@ -1015,7 +1018,10 @@ QString TimelineView::spanToolTip(int spanIndex) const
     const Trace& tr = *m_trace;
     const auto i = size_t(spanIndex);
     const SpanKind kind = tr.spans.kind[i];
-    const Track& track = tr.tracks[tr.spans.track[i]];
+    const Track& own = tr.tracks[tr.spans.track[i]];
+    // A range is shown with the host thread or stream it annotates.
+    const bool ranges = own.kind == TrackKind::Ranges && own.parent >= 0 && size_t(own.parent) < tr.tracks.size();
+    const Track& track = ranges ? tr.tracks[size_t(own.parent)] : own;
     QString where;
     if (track.kind == TrackKind::HostThread)
         where = trackNameText(QStringLiteral("host thread"), track.name);

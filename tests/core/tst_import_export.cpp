@@ -672,8 +672,8 @@ private slots:
         const Trace& t = *r;
         QCOMPARE(q(t.info.backend), QStringLiteral("pytorch"));
         QCOMPARE(n(t.info.source), QStringLiteral("imported"));
-        // Tracks: the host thread, then the two streams of device 0 by id.
-        QCOMPARE(t.tracks.size(), size_t(3));
+        // Tracks: the host thread, then the two streams of device 0 by id; then the ranges' lanes (tst_ranges).
+        QCOMPARE(t.tracks.size(), size_t(7));
         QCOMPARE(q(t.tracks[0].name), QStringLiteral("thread 4242 (python3)"));
         QCOMPARE(n(t.tracks[0].kind), QStringLiteral("host-thread"));
         QCOMPARE(t.tracks[0].id, int64_t(4242));
@@ -681,14 +681,14 @@ private slots:
         QCOMPARE(t.tracks[1].id, int64_t(7));
         QCOMPARE(t.tracks[1].device, 0);
         QCOMPARE(q(t.tracks[2].name), QStringLiteral("stream 13"));
-        // Spans per stream and kind; CPU ops, Python functions, annotations and sync records are no spans.
+        // Spans per stream and kind; CPU ops, Python functions and annotations are ranges, sync records no spans.
         QCOMPARE(countSpans(t, "stream 7", 0, {SpanKind::Kernel}), 1);
         QCOMPARE(countSpans(t, "stream 7", 0, {SpanKind::Memset}), 1);
         QCOMPARE(countSpans(t, "stream 13", 0, {SpanKind::Kernel}), 1);
         QCOMPARE(countSpans(t, "stream 13", 0, {SpanKind::MemcpyH2D}), 1);
         QCOMPARE(countSpans(t, "thread 4242 (python3)", -2, {SpanKind::ApiCall}), 6);
         QCOMPARE(countSpans(t, "thread 4242 (python3)", -2, {SpanKind::Sync}), 2);
-        QCOMPARE(t.spanCount(), size_t(12));
+        QCOMPARE(t.spanCount(), size_t(12 + 4)); // and four ranges
         for (uint32_t i = 0; i < t.spanCount(); ++i) {
             if (t.spans.kind[i] == SpanKind::Kernel && t.tracks[t.spans.track[i]].name == "stream 7") {
                 QCOMPARE(t.spans.start[i], int64_t(110000));
@@ -714,7 +714,7 @@ private slots:
                      "void gemm_kernel<float, 128, 64>(float const*, float const*, float*, int) -> transpose_kernel")});
         QCOMPARE(flowNames(t, FlowKind::Sync),
                  QStringList{QStringLiteral("Memcpy HtoD (Pinned -> Device) -> cudaStreamSynchronize")});
-        QCOMPARE(t.flows.size(), size_t(6));
+        QCOMPARE(t.flows.size(), size_t(6 + 8)); // and a call arrow to each of the eight runtime calls
         // Device properties under the CUDA backend's names; the file's scalars as settings.
         QCOMPARE(t.info.devices.size(), size_t(1));
         QCOMPARE(q(t.info.devices[0].name), QStringLiteral("NVIDIA H200"));
