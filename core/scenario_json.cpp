@@ -1,8 +1,9 @@
 #include "scenario_json.h"
 
 #include "diagnostics.h"
-#include "file_io.h"
 #include "expect.h"
+#include "file_io.h"
+#include "json_strict.h"
 
 #include <nlohmann/json.hpp>
 
@@ -252,7 +253,10 @@ Json parseJsonText(const std::string& text, const std::string& file, int maxDept
                            "nesting deeper than " + std::to_string(maxDepth) + " levels " +
                                positionText(text, *at + 1)}};
     try {
-        return Json::parse(text);
+        return parseJsonStrict<Json>(text);
+    } catch (const DuplicateJsonKey& d) {
+        // nlohmann would keep the last value silently; the author may have meant the first.
+        throw ReadFailure{{file, d.pointer, "duplicate key " + jsonQuoted(d.key) + ": an object names each key once"}};
     } catch (const Json::parse_error& e) {
         throw ReadFailure{{file, "", "not JSON: " + plainMessage(e.what()) + " " + positionText(text, e.byte)}};
     } catch (const Json::exception& e) {
@@ -1007,6 +1011,9 @@ public:
             int64_t perPass = 0;
             for (const auto& op : t.ops)
                 perPass = saturatingAdd(perPass, 1 + int64_t(op.ops.size()));
+            // A repetition without ops still costs the runner a pass: counted as one, so that a huge repeat of
+            // nothing cannot keep a run busy for hours.
+            perPass = std::max<int64_t>(perPass, 1);
             perIteration = saturatingAdd(perIteration, saturatingMul(perPass, t.repeat));
         }
         const int64_t iterations = int64_t(m_scenario.run.iterations) + m_scenario.run.warmup;

@@ -15,7 +15,8 @@ struct ScenarioLimits {
     size_t maxBytes = 64u << 20;   // file size
     int maxDepth = 32;             // JSON nesting depth
     int64_t maxOps = 2'000'000;    // ops in all threads, graph nodes included, before repeats
-    int64_t maxIssued = 50'000'000;// ops issued over the whole run (repeats, workers and iterations included)
+    int64_t maxIssued = 5'000'000; // ops issued over the whole run (repeats, workers and iterations included);
+                                   // a run needs about 290 bytes per issued op (docs/SCENARIO.md)
     int maxThreads = 1024;         // host threads (pool workers included)
     int maxStreams = 4096;
     int maxDevices = 64;

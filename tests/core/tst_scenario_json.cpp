@@ -977,6 +977,62 @@ private slots:
                  over.error().toString().c_str());
     }
 
+    // The default limit on issued operations keeps a run within its memory budget (docs/SCENARIO.md: about 290
+    // bytes per issued op): the count at the limit is read, one more is refused, before anything is simulated.
+    void defaultIssuedLimitIsSafe()
+    {
+        const int64_t limit = ScenarioLimits{}.maxIssued;
+        QVERIFY(limit <= 5'000'000);
+        const auto scenario = [](int64_t repeat) {
+            return R"({"format": "streamscope-scenario", "version": 1, "devices": [{"index": 0}],
+                       "streams": [{"name": "s1", "device": 0}], "run": {"iterations": 1, "warmup": 0},
+                       "threads": [{"name": "t", "repeat": )" + std::to_string(repeat) + R"(,
+                                    "ops": [{"op": "kernel", "stream": "s1", "kernel": "empty", "grid": 1}]}]})";
+        };
+        const auto at = parse(scenario(limit));
+        QVERIFY2(at.ok(), describe(at).c_str());
+        const auto over = parse(scenario(limit + 1));
+        QVERIFY(!over.ok());
+        QVERIFY2(qb(over.error().message).contains(qb("the limit is " + std::to_string(limit))),
+                 over.error().toString().c_str());
+    }
+
+    // A thread without ops repeated two billion times would keep the runner busy for hours doing nothing: each
+    // empty repetition counts as one issued operation.
+    void emptyRepetitionsCount()
+    {
+        const auto r = parse(R"({"format": "streamscope-scenario", "version": 1, "devices": [{"index": 0}],
+                                 "threads": [{"name": "t", "repeat": 2000000000, "ops": []}]})");
+        QVERIFY(!r.ok());
+        QVERIFY2(qb(r.error().message).contains(qb("the limit is")), r.error().toString().c_str());
+    }
+
+    // Two equal keys in one object: nlohmann would keep the last silently; the reader names the key and its object.
+    void duplicateKeysAreRefused_data()
+    {
+        QTest::addColumn<QByteArray>("text");
+        QTest::addColumn<QByteArray>("path");
+        QTest::addColumn<QByteArray>("key");
+        QTest::newRow("top") << QByteArray(R"({"format": "streamscope-scenario", "version": 1, "version": 2})")
+                             << QByteArray() << QByteArray("version");
+        QTest::newRow("thread") << QByteArray(R"({"format": "streamscope-scenario", "version": 1,
+            "devices": [{"index": 0}], "threads": [{"name": "a", "ops": []}, {"name": "b", "repeat": 2,
+            "ops": [], "repeat": 3}]})") << QByteArray("/threads/1") << QByteArray("repeat");
+        QTest::newRow("escaped key") << QByteArray(R"({"format": "streamscope-scenario", "a/b": {"x": 1, "x": 2}})")
+                                     << QByteArray("/a~1b") << QByteArray("x");
+    }
+
+    void duplicateKeysAreRefused()
+    {
+        QFETCH(QByteArray, text);
+        QFETCH(QByteArray, path);
+        QFETCH(QByteArray, key);
+        const auto r = parse(text.toStdString());
+        QVERIFY(!r.ok());
+        QVERIFY2(qb(r.error().path) == path, r.error().toString().c_str());
+        QVERIFY2(qb(r.error().message).contains("duplicate key \"" + key + "\""), r.error().toString().c_str());
+    }
+
     void deepNestingIsAnErrorNotACrash_data()
     {
         QTest::addColumn<int>("depth");
