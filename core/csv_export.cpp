@@ -1,12 +1,14 @@
 #include "csv_export.h"
 
 #include "file_io.h"
+#include "import_limits.h"
 #include "ranges.h"
 #include "trace_json.h"
 
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <set>
 #include <vector>
 
 namespace streamscope {
@@ -180,7 +182,7 @@ Result<Trace> parseCsvTrace(std::string_view text, const std::string& file)
     t.info.backend = "csv";
     std::map<std::pair<int, std::string>, uint32_t> streams;
     std::map<std::string, uint32_t> threads;
-    std::vector<int> devices;
+    std::set<int> devices;
     while (!reader.atEnd()) {
         auto fields = reader.next();
         if (!fields)
@@ -206,6 +208,8 @@ Result<Trace> parseCsvTrace(std::string_view text, const std::string& file)
         const auto bytes = f[7].empty() ? std::optional<int64_t>(0) : parseInt(f[7]);
         if (!bytes)
             return Error{file, row + ", bytes", "must be an integer, not \"" + f[7] + "\""};
+        if (*bytes < 0)
+            return Error{file, row + ", bytes", "must not be negative, got " + f[7]};
         uint32_t track;
         if (!f[0].empty() || !f[1].empty()) {
             const auto device = f[0].empty() ? std::optional<int64_t>(-1) : parseInt(f[0]);
@@ -214,18 +218,22 @@ Result<Trace> parseCsvTrace(std::string_view text, const std::string& file)
             const auto key = std::make_pair(int(*device), f[1]);
             auto it = streams.find(key);
             if (it == streams.end()) {
+                if (t.tracks.size() >= kMaxImportedTracks)
+                    return Error{file, row + ", stream", tooManyTracksMessage()};
+                if (*device >= 0 && devices.insert(int(*device)).second && devices.size() > kMaxImportedDevices)
+                    return Error{file, row + ", device", tooManyDevicesMessage()};
                 Track tr;
                 tr.kind = TrackKind::Stream;
                 tr.name = f[1];
                 tr.device = int(*device);
                 it = streams.emplace(key, t.addTrack(std::move(tr))).first;
-                if (*device >= 0 && std::find(devices.begin(), devices.end(), int(*device)) == devices.end())
-                    devices.push_back(int(*device));
             }
             track = it->second;
         } else {
             auto it = threads.find(f[2]);
             if (it == threads.end()) {
+                if (t.tracks.size() >= kMaxImportedTracks)
+                    return Error{file, row + ", thread", tooManyTracksMessage()};
                 Track tr;
                 tr.kind = TrackKind::HostThread;
                 tr.name = f[2];
@@ -242,7 +250,6 @@ Result<Trace> parseCsvTrace(std::string_view text, const std::string& file)
         s.bytes = *bytes;
         t.addSpan(s);
     }
-    std::sort(devices.begin(), devices.end());
     for (int d : devices)
         t.info.devices.push_back({d, {}, {}});
     t.finalize();

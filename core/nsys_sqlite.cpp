@@ -2,11 +2,13 @@
 #include "nsys_sqlite.h"
 
 #include "chrome_trace.h"
+#include "import_limits.h"
 #include "trace_import.h"
 
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -22,13 +24,68 @@ struct DbError {
     std::string message;
 };
 
+// What the database may cost to read: views and virtual tables run code of the file's choosing, and a table may be
+// of any size, so every query shares one budget of rows and of time inside SQLite.
+struct QueryBudget {
+    NsysLimits limits;
+    int64_t rows = 0;                                  // rows returned so far, all queries together
+    std::chrono::steady_clock::duration spent{};       // time inside sqlite3_step so far
+    std::chrono::steady_clock::time_point stepStarted; // of the step under way
+    bool overTime = false;
+};
+
+class Database {
+public:
+    explicit Database(const std::string& path, bool write = false, const NsysLimits& limits = {})
+    {
+        m_budget.limits = limits;
+        const int flags = write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
+        if (sqlite3_open_v2(path.c_str(), &m_db, flags, nullptr) != SQLITE_OK) {
+            const std::string msg = m_db ? sqlite3_errmsg(m_db) : "cannot open the database";
+            throw DbError{{}, msg};
+        }
+        if (!write) {
+            // The schema is the file's: its views and triggers may call only functions that are safe anywhere.
+#ifdef SQLITE_DBCONFIG_TRUSTED_SCHEMA
+            sqlite3_db_config(m_db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+#endif
+#ifdef SQLITE_DBCONFIG_DEFENSIVE
+            sqlite3_db_config(m_db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+#endif
+            sqlite3_progress_handler(m_db, 10000, &Database::progress, &m_budget);
+        }
+    }
+    ~Database() { sqlite3_close(m_db); }
+    Database(const Database&) = delete;
+    Database& operator=(const Database&) = delete;
+    sqlite3* get() const { return m_db; }
+    QueryBudget& budget() { return m_budget; }
+
+    std::set<std::string> tables();
+    std::set<std::string> columns(const std::string& table);
+
+private:
+    // Called by SQLite every 10000 virtual-machine steps: a nonzero answer interrupts the query.
+    static int progress(void* p)
+    {
+        auto* b = static_cast<QueryBudget*>(p);
+        const auto now = std::chrono::steady_clock::now();
+        if (b->spent + (now - b->stepStarted) > std::chrono::seconds(b->limits.maxQuerySeconds))
+            b->overTime = true;
+        return b->overTime ? 1 : 0;
+    }
+
+    sqlite3* m_db = nullptr;
+    QueryBudget m_budget;
+};
+
 class Statement {
 public:
-    Statement(sqlite3* db, const std::string& sql, std::string where) : m_where(std::move(where))
+    Statement(Database& db, const std::string& sql, std::string where) : m_where(std::move(where))
     {
-        if (sqlite3_prepare_v2(db, sql.c_str(), int(sql.size()), &m_stmt, nullptr) != SQLITE_OK)
-            throw DbError{m_where, sqlite3_errmsg(db)};
-        m_db = db;
+        if (sqlite3_prepare_v2(db.get(), sql.c_str(), int(sql.size()), &m_stmt, nullptr) != SQLITE_OK)
+            throw DbError{m_where, sqlite3_errmsg(db.get())};
+        m_db = &db;
     }
     ~Statement() { sqlite3_finalize(m_stmt); }
     Statement(const Statement&) = delete;
@@ -36,12 +93,25 @@ public:
 
     bool step()
     {
+        QueryBudget& b = m_db->budget();
+        b.stepStarted = std::chrono::steady_clock::now();
         const int rc = sqlite3_step(m_stmt);
-        if (rc == SQLITE_ROW)
+        b.spent += std::chrono::steady_clock::now() - b.stepStarted;
+        if (b.overTime)
+            throw DbError{m_where, "reading the database took more than " +
+                                       std::to_string(b.limits.maxQuerySeconds) +
+                                       " s inside SQLite (a view that does not end, or a table far too large?); "
+                                       "the limit is " + std::to_string(b.limits.maxQuerySeconds) + " s"};
+        if (rc == SQLITE_ROW) {
+            if (++b.rows > b.limits.maxRows)
+                throw DbError{m_where, "more than " + std::to_string(b.limits.maxRows) +
+                                           " rows read from the database; the limit is " +
+                                           std::to_string(b.limits.maxRows)};
             return true;
+        }
         if (rc == SQLITE_DONE)
             return false;
-        throw DbError{m_where, sqlite3_errmsg(m_db)};
+        throw DbError{m_where, sqlite3_errmsg(m_db->get())};
     }
     bool isNull(int col) const { return sqlite3_column_type(m_stmt, col) == SQLITE_NULL; }
     int64_t integer(int col) const { return sqlite3_column_int64(m_stmt, col); }
@@ -61,46 +131,28 @@ public:
     }
 
 private:
-    sqlite3* m_db = nullptr;
+    Database* m_db = nullptr;
     sqlite3_stmt* m_stmt = nullptr;
     std::string m_where;
 };
 
-class Database {
-public:
-    explicit Database(const std::string& path, bool write = false)
-    {
-        const int flags = write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
-        if (sqlite3_open_v2(path.c_str(), &m_db, flags, nullptr) != SQLITE_OK) {
-            const std::string msg = m_db ? sqlite3_errmsg(m_db) : "cannot open the database";
-            throw DbError{{}, msg};
-        }
-    }
-    ~Database() { sqlite3_close(m_db); }
-    Database(const Database&) = delete;
-    Database& operator=(const Database&) = delete;
-    sqlite3* get() const { return m_db; }
+std::set<std::string> Database::tables()
+{
+    std::set<std::string> out;
+    Statement st(*this, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')", "sqlite_master");
+    while (st.step())
+        out.insert(st.text(0));
+    return out;
+}
 
-    std::set<std::string> tables()
-    {
-        std::set<std::string> out;
-        Statement st(m_db, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')", "sqlite_master");
-        while (st.step())
-            out.insert(st.text(0));
-        return out;
-    }
-    std::set<std::string> columns(const std::string& table)
-    {
-        std::set<std::string> out;
-        Statement st(m_db, "PRAGMA table_info(\"" + table + "\")", table);
-        while (st.step())
-            out.insert(st.text(1));
-        return out;
-    }
-
-private:
-    sqlite3* m_db = nullptr;
-};
+std::set<std::string> Database::columns(const std::string& table)
+{
+    std::set<std::string> out;
+    Statement st(*this, "PRAGMA table_info(\"" + table + "\")", table);
+    while (st.step())
+        out.insert(st.text(1));
+    return out;
+}
 
 // CUpti_ActivityMemcpyKind as Nsight exports it (ENUM_CUDA_MEMCPY_OPER).
 const char* copyKindText(int64_t k)
@@ -151,7 +203,7 @@ int64_t tidOf(int64_t globalId) { return globalId & 0xffffff; }
 
 class Importer {
 public:
-    Importer(const std::string& path) : m_path(path), m_db(path) {}
+    Importer(const std::string& path, const NsysLimits& limits) : m_path(path), m_db(path, false, limits) {}
 
     Trace run()
     {
@@ -194,7 +246,7 @@ private:
     {
         if (!has("StringIds"))
             return;
-        Statement st(m_db.get(), "SELECT id, value FROM StringIds", "StringIds");
+        Statement st(m_db, "SELECT id, value FROM StringIds", "StringIds");
         while (st.step())
             m_strings.emplace(st.integer(0), st.text(1));
     }
@@ -219,12 +271,18 @@ private:
                 + col(cols, "asyncEngines", "NULL") + ", " + col(cols, "l2CacheSize", "NULL") + ", "
                 + col(cols, "busLocation", "NULL") + ", " + col(cols, "maxShmemPerSm", "NULL") + ", "
                 + col(cols, "maxRegistersPerSm", "NULL") + " FROM TARGET_INFO_GPU";
-            Statement st(m_db.get(), sql, "TARGET_INFO_GPU");
+            Statement st(m_db, sql, "TARGET_INFO_GPU");
             std::set<int64_t> seen;
+            int64_t row = 0;
             while (st.step()) {
+                ++row;
                 const int64_t index = st.integerOr(0, 0);
+                if (const std::string problem = deviceIndexProblem(index); !problem.empty())
+                    throw DbError{"TARGET_INFO_GPU row " + std::to_string(row), problem};
                 if (!seen.insert(index).second)
                     continue;
+                if (seen.size() > kMaxImportedDevices)
+                    throw DbError{"TARGET_INFO_GPU row " + std::to_string(row), tooManyDevicesMessage()};
                 DeviceInfo d;
                 d.index = int(index);
                 d.name = st.text(1);
@@ -245,7 +303,7 @@ private:
             }
         }
         if (has("TARGET_INFO_SESSION_START_TIME") && m_db.columns("TARGET_INFO_SESSION_START_TIME").count("utcTime")) {
-            Statement st(m_db.get(), "SELECT utcTime FROM TARGET_INFO_SESSION_START_TIME",
+            Statement st(m_db, "SELECT utcTime FROM TARGET_INFO_SESSION_START_TIME",
                          "TARGET_INFO_SESSION_START_TIME");
             if (st.step())
                 m_t.info.date = st.text(0);
@@ -253,14 +311,14 @@ private:
         if (has("TARGET_INFO_SYSTEM_ENV")) {
             const auto cols = m_db.columns("TARGET_INFO_SYSTEM_ENV");
             if (cols.count("name") && cols.count("value")) {
-                Statement st(m_db.get(), "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname'",
+                Statement st(m_db, "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname'",
                              "TARGET_INFO_SYSTEM_ENV");
                 if (st.step())
                     m_t.info.host = st.text(0);
             }
         }
         if (has("META_DATA_EXPORT")) {
-            Statement st(m_db.get(), "SELECT name, value FROM META_DATA_EXPORT", "META_DATA_EXPORT");
+            Statement st(m_db, "SELECT name, value FROM META_DATA_EXPORT", "META_DATA_EXPORT");
             while (st.step())
                 m_t.info.settings.emplace_back(st.text(0), st.text(1));
         }
@@ -269,7 +327,7 @@ private:
     void readThreadNames()
     {
         if (has("ThreadNames")) {
-            Statement st(m_db.get(), "SELECT nameId, globalTid FROM ThreadNames", "ThreadNames");
+            Statement st(m_db, "SELECT nameId, globalTid FROM ThreadNames", "ThreadNames");
             while (st.step()) {
                 auto it = m_strings.find(st.integer(0));
                 if (it != m_strings.end() && !st.isNull(1))
@@ -278,12 +336,17 @@ private:
         }
     }
 
-    uint32_t streamTrack(int64_t process, int64_t device, int64_t stream)
+    uint32_t streamTrack(int64_t process, int64_t device, int64_t stream, const std::string& where)
     {
         const std::tuple<int64_t, int64_t, int64_t> key{process, device, stream};
         auto it = m_streamTracks.find(key);
         if (it != m_streamTracks.end())
             return it->second;
+        if (const std::string problem = deviceIndexProblem(device); !problem.empty())
+            throw DbError{where, problem};
+        if (m_devices.insert(device).second && m_devices.size() > kMaxImportedDevices)
+            throw DbError{where, tooManyDevicesMessage()};
+        checkTrackCount(where);
         Track tr;
         tr.kind = TrackKind::Stream;
         tr.device = int(device);
@@ -296,11 +359,18 @@ private:
         return index;
     }
 
-    uint32_t threadTrack(int64_t globalTid)
+    void checkTrackCount(const std::string& where) const
+    {
+        if (m_t.tracks.size() >= kMaxImportedTracks)
+            throw DbError{where, tooManyTracksMessage()};
+    }
+
+    uint32_t threadTrack(int64_t globalTid, const std::string& where)
     {
         auto it = m_threadTracks.find(globalTid);
         if (it != m_threadTracks.end())
             return it->second;
+        checkTrackCount(where);
         Track tr;
         tr.kind = TrackKind::HostThread;
         tr.device = -1;
@@ -341,11 +411,11 @@ private:
             + col(cols, "correlationId", "NULL") + ", " + col(cols, "globalPid", "NULL");
     }
 
-    uint32_t addGpuSpan(const GpuRow& r, SpanKind kind, const std::string& name, int64_t bytes, Dim3 grid,
-                        Dim3 block)
+    uint32_t addGpuSpan(const std::string& table, const GpuRow& r, SpanKind kind, const std::string& name,
+                        int64_t bytes, Dim3 grid, Dim3 block)
     {
         SpanInit s;
-        s.track = streamTrack(r.process, r.device, r.stream);
+        s.track = streamTrack(r.process, r.device, r.stream, table + " row " + std::to_string(r.rowid));
         s.kind = kind;
         s.name = name;
         s.start = r.start;
@@ -368,12 +438,12 @@ private:
         const std::string sql = "SELECT " + gpuColumns(cols) + ", " + name + ", " + col(cols, "gridX", "0") + ", "
             + col(cols, "gridY", "0") + ", " + col(cols, "gridZ", "0") + ", " + col(cols, "blockX", "0") + ", "
             + col(cols, "blockY", "0") + ", " + col(cols, "blockZ", "0") + " FROM " + table;
-        Statement st(m_db.get(), sql, table);
+        Statement st(m_db, sql, table);
         while (st.step()) {
             const GpuRow r = gpuRow(st, table);
             const std::string* n = st.isNull(7) ? &m_unnamedKernel : lookup(st.integer(7), table, r.rowid);
             const auto dim = [&](int c) { return uint32_t(std::clamp<int64_t>(st.integerOr(c, 0), 0, UINT32_MAX)); };
-            addGpuSpan(r, SpanKind::Kernel, *n, 0, Dim3{dim(8), dim(9), dim(10)}, Dim3{dim(11), dim(12), dim(13)});
+            addGpuSpan(table, r, SpanKind::Kernel, *n, 0, Dim3{dim(8), dim(9), dim(10)}, Dim3{dim(11), dim(12), dim(13)});
         }
     }
 
@@ -386,7 +456,7 @@ private:
         const std::string sql = "SELECT " + gpuColumns(cols) + ", " + col(cols, "bytes", "0") + ", "
             + col(cols, "copyKind", "0") + ", " + col(cols, "srcKind", "NULL") + ", " + col(cols, "dstKind", "NULL")
             + " FROM " + table;
-        Statement st(m_db.get(), sql, table);
+        Statement st(m_db, sql, table);
         while (st.step()) {
             const GpuRow r = gpuRow(st, table);
             const int64_t kind = st.integerOr(8, 0);
@@ -394,7 +464,7 @@ private:
             if (!st.isNull(9) && !st.isNull(10))
                 name += std::string(" (") + memoryKindText(st.integer(9)) + " -> " + memoryKindText(st.integer(10))
                     + ")";
-            addGpuSpan(r, copyKind(kind), name, st.integerOr(7, 0), Dim3{0, 0, 0}, Dim3{0, 0, 0});
+            addGpuSpan(table, r, copyKind(kind), name, st.integerOr(7, 0), Dim3{0, 0, 0}, Dim3{0, 0, 0});
         }
     }
 
@@ -406,12 +476,12 @@ private:
         const auto cols = m_db.columns(table);
         const std::string sql = "SELECT " + gpuColumns(cols) + ", " + col(cols, "bytes", "0") + ", "
             + col(cols, "memKind", "NULL") + " FROM " + table;
-        Statement st(m_db.get(), sql, table);
+        Statement st(m_db, sql, table);
         while (st.step()) {
             const GpuRow r = gpuRow(st, table);
             const std::string name =
                 st.isNull(8) ? std::string("Memset") : std::string("Memset (") + memoryKindText(st.integer(8)) + ")";
-            addGpuSpan(r, SpanKind::Memset, name, st.integerOr(7, 0), Dim3{0, 0, 0}, Dim3{0, 0, 0});
+            addGpuSpan(table, r, SpanKind::Memset, name, st.integerOr(7, 0), Dim3{0, 0, 0}, Dim3{0, 0, 0});
         }
     }
 
@@ -423,7 +493,7 @@ private:
         const auto cols = m_db.columns(table);
         const std::string sql = "SELECT rowid, \"start\", \"end\", " + col(cols, "globalTid", "0") + ", "
             + col(cols, "correlationId", "NULL") + ", " + col(cols, "nameId", "NULL") + " FROM " + table;
-        Statement st(m_db.get(), sql, table);
+        Statement st(m_db, sql, table);
         std::unordered_map<int64_t, std::string> names; // nameId -> name without the version suffix
         while (st.step()) {
             const int64_t rowid = st.integer(0);
@@ -438,7 +508,7 @@ private:
             if (it == names.end())
                 it = names.emplace(nameId, apiName(*lookup(nameId, table, rowid))).first;
             SpanInit s;
-            s.track = threadTrack(gtid);
+            s.track = threadTrack(gtid, table + " row " + std::to_string(rowid));
             s.kind = it->second.find("Synchronize") != std::string::npos ? SpanKind::Sync : SpanKind::ApiCall;
             s.name = it->second;
             s.start = start;
@@ -464,7 +534,7 @@ private:
             if (cols.count("eventId") && cols.count("streamId") && cols.count("correlationId")) {
                 const std::string sql = "SELECT eventId, streamId, correlationId, " + col(cols, "deviceId", "0")
                     + ", " + col(cols, "globalPid", "NULL") + " FROM " + events;
-                Statement st(m_db.get(), sql, events);
+                Statement st(m_db, sql, events);
                 while (st.step()) {
                     const int64_t process = m_scoped ? pidOf(st.integerOr(4, 0)) : 0;
                     const auto call = m_deps.findCall(process, st.integerOr(2, -1));
@@ -480,7 +550,7 @@ private:
         const auto cols = m_db.columns(table);
         const std::string sql = "SELECT " + gpuColumns(cols) + ", " + col(cols, "syncType", "0") + ", "
             + col(cols, "eventId", "NULL") + " FROM " + table;
-        Statement st(m_db.get(), sql, table);
+        Statement st(m_db, sql, table);
         while (st.step()) {
             const GpuRow r = gpuRow(st, table);
             const int64_t type = st.integerOr(7, 0);
@@ -492,11 +562,10 @@ private:
                 auto it = records.find({r.process, st.integer(8)});
                 if (it == records.end())
                     return nullptr;
-                const Record* last = nullptr;
-                for (const Record& rec : it->second)
-                    if (rec.time <= time)
-                        last = &rec;
-                return last;
+                // The last record at or before the time (records are sorted by time).
+                const auto after = std::upper_bound(it->second.begin(), it->second.end(), time,
+                                                    [](int64_t t, const Record& rec) { return t < rec.time; });
+                return after == it->second.begin() ? nullptr : &*(after - 1);
             };
             const int64_t when = call ? call->start : r.start;
             switch (type) {
@@ -561,10 +630,10 @@ private:
         for (const auto& tr : m_t.tracks)
             if (tr.kind == TrackKind::Stream && tr.device >= 0)
                 devices.insert(tr.device);
+        for (const DeviceInfo& di : m_t.info.devices)
+            devices.erase(di.index);
         for (int d : devices)
-            if (std::none_of(m_t.info.devices.begin(), m_t.info.devices.end(),
-                             [d](const DeviceInfo& di) { return di.index == d; }))
-                m_t.info.devices.push_back({d, {}, {}});
+            m_t.info.devices.push_back({d, {}, {}});
         std::sort(m_t.info.devices.begin(), m_t.info.devices.end(),
                   [](const DeviceInfo& a, const DeviceInfo& b) { return a.index < b.index; });
     }
@@ -579,6 +648,7 @@ private:
     std::map<std::tuple<int64_t, int64_t, int64_t>, uint32_t> m_streamTracks;
     std::unordered_map<int64_t, uint32_t> m_threadTracks;
     std::vector<int64_t> m_trackProcess;
+    std::set<int64_t> m_devices; // of the stream tracks
     CudaDependencies m_deps;
     const std::string m_unnamedKernel = "kernel";
 };
@@ -587,10 +657,10 @@ private:
 
 bool nsysSqliteSupported() { return true; }
 
-Result<Trace> loadNsysSqliteFile(const std::string& path)
+Result<Trace> loadNsysSqliteFile(const std::string& path, const NsysLimits& limits)
 {
     try {
-        Importer importer(path);
+        Importer importer(path, limits);
         return importer.run();
     } catch (const DbError& e) {
         return Error{path, e.where, e.message};

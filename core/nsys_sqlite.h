@@ -14,7 +14,14 @@ namespace streamscope {
 // Whether this build reads SQLite databases.
 bool nsysSqliteSupported();
 
-Result<Trace> loadNsysSqliteFile(const std::string& path);
+// What reading one export may cost. A database is a program as much as data: its views and virtual tables can
+// run without end or return rows without end, so the rows read and the time spent inside SQLite are bounded.
+struct NsysLimits {
+    int64_t maxRows = 20'000'000; // rows read from all tables together (each is at most a span)
+    int maxQuerySeconds = 30;     // time inside SQLite, all queries together
+};
+
+Result<Trace> loadNsysSqliteFile(const std::string& path, const NsysLimits& limits = {});
 
 // Runs SQL statements on a database, creating it if needed: for tests and tools that build small exports from the
 // documented schema.

@@ -232,28 +232,75 @@ static bool isGzip(std::string_view prefix)
     return prefix.size() >= 2 && uint8_t(prefix[0]) == 0x1f && uint8_t(prefix[1]) == 0x8b;
 }
 
-static Result<std::string> readGzipFile(const std::string& path, size_t limit = std::string::npos)
-{
 #ifdef STREAMSCOPE_HAVE_ZLIB
+// zlib's message, without the path it starts with (the error names the file already).
+static std::string gzipMessage(gzFile f, const std::string& path, int& code)
+{
+    std::string message = gzerror(f, &code);
+    if (message.rfind(path + ": ", 0) == 0)
+        message.erase(0, path.size() + 2);
+    return message;
+}
+
+// The bytes `path` unpacks to, counted without keeping them, up to `limit` + 1: a gzip bomb (gigabytes of zeros
+// in a few megabytes) is refused after a second or two with a megabyte of buffer, before anything is allocated
+// for its text.
+static Result<size_t> gzipUnpackedSize(const std::string& path, size_t limit)
+{
     gzFile f = gzopen(path.c_str(), "rb");
     if (!f)
         return Error{path, {}, "cannot open: " + errnoText(errno)};
     gzbuffer(f, 1 << 20);
+    std::vector<char> buf(size_t(1) << 20);
+    size_t total = 0;
+    int n = 0;
+    while (total <= limit && (n = gzread(f, buf.data(), unsigned(buf.size()))) > 0)
+        total += size_t(n);
+    int code = Z_OK;
+    const std::string message = gzipMessage(f, path, code);
+    gzclose(f);
+    if (n < 0 || (code != Z_OK && code != Z_STREAM_END))
+        return Error{path, {}, "a gzip-compressed file that cannot be unpacked: " + message + " (after " +
+                                   std::to_string(total) + " bytes)"};
+    return total;
+}
+#endif
+
+static Result<std::string> readGzipFile(const std::string& path, size_t limit = std::string::npos)
+{
+#ifdef STREAMSCOPE_HAVE_ZLIB
     std::string text;
+    if (limit == std::string::npos) {
+        // The whole file: measured first, so that what is over the limit costs no memory and what is under it is
+        // read into one allocation of its size.
+        auto size = gzipUnpackedSize(path, kMaxUnpackedTraceBytes);
+        if (!size)
+            return size.error();
+        if (*size > kMaxUnpackedTraceBytes)
+            return Error{path, {}, "a gzip-compressed file that unpacks to more than " +
+                                       std::to_string(kMaxUnpackedTraceBytes) + " bytes; the limit for a compressed "
+                                       "trace is " + std::to_string(kMaxUnpackedTraceBytes) +
+                                       " (unpack it with gunzip and open the file itself)"};
+        limit = *size;
+        text.reserve(limit);
+    }
+    gzFile f = gzopen(path.c_str(), "rb");
+    if (!f)
+        return Error{path, {}, "cannot open: " + errnoText(errno)};
+    gzbuffer(f, 1 << 20);
     std::vector<char> buf(size_t(1) << 20);
     int n = 0;
     while (text.size() < limit && (n = gzread(f, buf.data(), unsigned(std::min(buf.size(), limit - text.size())))) > 0)
         text.append(buf.data(), size_t(n));
     int code = Z_OK;
-    std::string message = gzerror(f, &code);
-    if (message.rfind(path + ": ", 0) == 0) // zlib names the file; the error does already
-        message.erase(0, path.size() + 2);
+    const std::string message = gzipMessage(f, path, code);
     gzclose(f);
     if (n < 0 || (code != Z_OK && code != Z_STREAM_END))
         return Error{path, {}, "a gzip-compressed file that cannot be unpacked: " + message + " (after " +
                                    std::to_string(text.size()) + " bytes)"};
     return text;
 #else
+    (void)limit;
     return Error{path, {}, "a gzip-compressed file, and this StreamScope was built without zlib: unpack it with "
                            "gunzip first"};
 #endif
@@ -503,7 +550,7 @@ std::vector<Flow> CudaDependencies::flows()
 // Built without SQLite3 (nsys_sqlite.cpp is compiled only where it is found).
 bool nsysSqliteSupported() { return false; }
 
-Result<Trace> loadNsysSqliteFile(const std::string& path)
+Result<Trace> loadNsysSqliteFile(const std::string& path, const NsysLimits&)
 {
     return Error{path, {}, "an SQLite database (Nsight Systems export?), but this StreamScope was built without "
                            "SQLite support: install the SQLite development files (libsqlite3-dev) and rebuild"};

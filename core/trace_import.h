@@ -40,6 +40,11 @@ TraceFormat detectTraceFormat(const std::string& path);
 // The same for text in memory (the first bytes are enough).
 TraceFormat detectTraceFormatFromContent(std::string_view prefix);
 
+// A gzip-compressed file is unpacked whole in memory; one that unpacks to more than this many bytes is refused
+// before its text is allocated (a "gzip bomb" costs a second or two and no memory). An uncompressed trace may be
+// larger: the readers stream it from the file.
+constexpr size_t kMaxUnpackedTraceBytes = size_t(2) << 30;
+
 Result<Trace> importTraceFile(const std::string& path);
 // Whether importTraceFile unpacks gzip-compressed files (*.json.gz): this build has zlib.
 bool canReadGzip();

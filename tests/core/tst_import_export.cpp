@@ -20,6 +20,10 @@
 
 #include <nlohmann/json.hpp>
 
+#ifdef STREAMSCOPE_TEST_ZLIB
+#include <zlib.h>
+#endif
+
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -999,6 +1003,58 @@ private slots:
         QVERIFY2(q(r.error().message).contains(message), r.error().toString().c_str());
     }
 
+    // A database is a program as much as data: views that never return, or return rows without end, and ids
+    // that fit no int are refused with the table and the limit, within the budget.
+    void nsysSqliteHostile_data()
+    {
+        QTest::addColumn<QString>("sql");
+        QTest::addColumn<QString>("where");
+        QTest::addColumn<QString>("message");
+        const QString endless = QStringLiteral("DROP TABLE StringIds; CREATE VIEW StringIds AS WITH RECURSIVE "
+                                               "c(id) AS (SELECT 1 UNION ALL SELECT id + 1 FROM c) ");
+        QTest::newRow("rows without end") << endless + QStringLiteral("SELECT id, 'x' AS value FROM c;")
+                                          << QStringLiteral("StringIds")
+                                          << QStringLiteral("more than 100000 rows read from the database; the "
+                                                            "limit is 100000");
+        QTest::newRow("never returns") << endless + QStringLiteral("SELECT id, 'x' AS value FROM c WHERE id < 0;")
+                                       << QStringLiteral("StringIds")
+                                       << QStringLiteral("more than 1 s inside SQLite");
+        QTest::newRow("device 2^40")
+            << QStringLiteral("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET deviceId = 1099511627776 WHERE start = 5100;")
+            << QStringLiteral("CUPTI_ACTIVITY_KIND_KERNEL row 2")
+            << QStringLiteral("device 1099511627776 is out of range");
+        QTest::newRow("gpu 2^40") << QStringLiteral("UPDATE TARGET_INFO_GPU SET cuDevice = 1099511627776;")
+                                  << QStringLiteral("TARGET_INFO_GPU row 1")
+                                  << QStringLiteral("device 1099511627776 is out of range");
+        QTest::newRow("threads") << QStringLiteral("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME WITH RECURSIVE c(x) AS "
+                                                   "(SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 200001) SELECT "
+                                                   "10 * x, 10 * x + 5, 0, (7 << 24) + x, NULL, 10, 0, NULL FROM c;")
+                                 << QStringLiteral("CUPTI_ACTIVITY_KIND_RUNTIME row 200006")
+                                 << QStringLiteral("too many tracks: more than 200000");
+    }
+    void nsysSqliteHostile()
+    {
+        if (!nsysSqliteSupported())
+            QSKIP("built without SQLite3 (libsqlite3-dev)");
+        QFETCH(QString, sql);
+        QFETCH(QString, where);
+        QFETCH(QString, message);
+        QTemporaryDir dir;
+        const std::string db = dir.filePath(QStringLiteral("hostile.sqlite")).toStdString();
+        const Status made = executeSqlScript(db, kNsysSchema + kNsysRows + sql.toStdString());
+        QVERIFY2(made.ok(), made.error().toString().c_str());
+        NsysLimits limits;
+        limits.maxRows = 100000;
+        limits.maxQuerySeconds = 1;
+        if (QTest::currentDataTag() == QByteArrayLiteral("threads"))
+            limits = NsysLimits{};
+        auto r = loadNsysSqliteFile(db, limits);
+        QVERIFY(!r.ok());
+        QCOMPARE(q(r.error().file), q(db));
+        QCOMPARE(q(r.error().path), where);
+        QVERIFY2(q(r.error().message).contains(message), r.error().toString().c_str());
+    }
+
     void nsysSqliteCorrupt()
     {
         if (!nsysSqliteSupported())
@@ -1117,6 +1173,15 @@ private slots:
                                << QStringLiteral("a quoted field is not closed");
         QTest::newRow("stray quote") << h + QStringLiteral(",,t,api-call,k\"x,1,2,0\r\n")
                                      << QStringLiteral("row 2, field 5") << QStringLiteral("double quote inside");
+        QTest::newRow("negative bytes") << h + QStringLiteral("0,s,,memcpy-h2d,c,1,2,-8\r\n")
+                                        << QStringLiteral("row 2, bytes") << QStringLiteral("must not be negative");
+        QTest::newRow("device 2^40") << h + QStringLiteral("1099511627776,s,,kernel,k,1,2,0\r\n")
+                                     << QStringLiteral("row 2, device") << QStringLiteral("must be a device index");
+        QString devices = h;
+        for (int d = 0; d <= 1024; ++d)
+            devices += QStringLiteral("%1,s,,kernel,k,1,2,0\r\n").arg(d);
+        QTest::newRow("1025 devices") << devices << QStringLiteral("row 1026, device")
+                                      << QStringLiteral("too many devices: more than 1024; the limit is 1024");
     }
     void csvErrors()
     {
@@ -1354,6 +1419,71 @@ private slots:
         QVERIFY(cli.waitForFinished(60000));
         QCOMPARE(cli.exitCode(), 2);
         QVERIFY(cli.readAllStandardError().contains("cannot be unpacked"));
+    }
+
+    // A gzip bomb (gigabytes of zeros in a few megabytes) is refused with the limit after the bytes are counted,
+    // never unpacked into memory; the CLI exits 2 with the same message.
+    void gzipBombIsRefused()
+    {
+#ifdef STREAMSCOPE_TEST_ZLIB
+        if (!canReadGzip())
+            QSKIP("this build has no zlib");
+        // One gzip member of 64 MiB of zeros, repeated: gzip readers unpack concatenated members as one stream.
+        const std::string zeros(size_t(64) << 20, '\0');
+        z_stream z{};
+        QCOMPARE(deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY), Z_OK);
+        std::string member(deflateBound(&z, uLong(zeros.size())), '\0');
+        z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(zeros.data()));
+        z.avail_in = uInt(zeros.size());
+        z.next_out = reinterpret_cast<Bytef*>(member.data());
+        z.avail_out = uInt(member.size());
+        QCOMPARE(deflate(&z, Z_FINISH), Z_STREAM_END);
+        member.resize(z.total_out);
+        deflateEnd(&z);
+        const size_t members = kMaxUnpackedTraceBytes / zeros.size() + 8; // 2.5 GiB unpacked
+        std::string bomb;
+        for (size_t i = 0; i < members; ++i)
+            bomb += member;
+        QVERIFY(bomb.size() < (size_t(8) << 20));
+        QTemporaryDir tmp;
+        const std::string path = tmp.filePath(QStringLiteral("bomb.json.gz")).toStdString();
+        QVERIFY(writeFile(path, bomb));
+        auto r = importTraceFile(path);
+        QVERIFY(!r.ok());
+        QCOMPARE(q(r.error().file), q(path));
+        QVERIFY2(q(r.error().message).contains(QStringLiteral("the limit for a compressed trace is %1")
+                                                   .arg(qulonglong(kMaxUnpackedTraceBytes))),
+                 r.error().toString().c_str());
+        QProcess cli;
+        cli.start(QStringLiteral(STREAMSCOPE_CLI), {QStringLiteral("analyze"), q(path)});
+        QVERIFY(cli.waitForFinished(60000));
+        QCOMPARE(cli.exitCode(), 2);
+        QVERIFY(cli.readAllStandardError().contains("the limit for a compressed trace"));
+#else
+        QSKIP("the tests were built without zlib");
+#endif
+    }
+
+    // 100 000 streams, and as many host threads, import and analyze in linear time (CI's timeout is the check).
+    void hundredThousandTracks()
+    {
+        QTemporaryDir tmp;
+        for (const bool streams : {true, false}) {
+            std::string csv = std::string(kCsvHeader) + "\r\n";
+            for (int i = 0; i < 100000; ++i)
+                csv += (streams ? "0,s" + std::to_string(i) + ",,kernel,k,"
+                                : ",,t" + std::to_string(i) + ",api-call,cudaLaunchKernel,")
+                    + std::to_string(10 * i) + "," + std::to_string(10 * i + 5) + ",0\r\n";
+            const std::string path = tmp.filePath(QStringLiteral("tracks.csv")).toStdString();
+            QVERIFY(writeFile(path, csv));
+            auto r = importTraceFile(path);
+            QVERIFY2(r.ok(), r.error().toString().c_str());
+            QCOMPARE(r->tracks.size(), size_t(100000));
+            QProcess cli;
+            cli.start(QStringLiteral(STREAMSCOPE_CLI), {QStringLiteral("analyze"), q(path), QStringLiteral("--json")});
+            QVERIFY(cli.waitForFinished(120000));
+            QCOMPARE(cli.exitCode(), 0);
+        }
     }
 
     // Every prefix of a valid export, and random corruption of it: an error with a byte offset, or a trace; never a
