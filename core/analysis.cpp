@@ -27,16 +27,6 @@ constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 
 double ratio(double num, double den) { return den > 0 ? num / den : 0.0; }
 
-// Analysis needs the per-track grouping of a finalized trace; an unfinalized one is copied and finalized.
-const Trace& finalizedView(const Trace& trace, Trace& storage)
-{
-    if (trace.finalized())
-        return trace;
-    storage = trace;
-    storage.finalize();
-    return storage;
-}
-
 int trackDevice(const Trace& trace, uint32_t track)
 {
     return track < trace.tracks.size() ? trace.tracks[track].device : -1;
@@ -426,213 +416,6 @@ std::vector<ConcurrencyStep> concurrencySteps(const Trace& trace, int device)
     return profileOf(starts, ends, first, last, true).steps;
 }
 
-// ---- critical path ----------------------------------------------------------------------------------------------
-
-IncomingFlows::IncomingFlows(const Trace& trace)
-{
-    const size_t n = trace.spanCount();
-    m_offsets.assign(n + 1, 0);
-    for (const auto& f : trace.flows)
-        if (f.to < n)
-            ++m_offsets[f.to + 1];
-    for (size_t i = 0; i < n; ++i)
-        m_offsets[i + 1] += m_offsets[i];
-    m_flows.resize(m_offsets[n]);
-    std::vector<uint32_t> fill(m_offsets.begin(), m_offsets.end() - 1);
-    for (uint32_t k = 0; k < trace.flows.size(); ++k) {
-        const auto& f = trace.flows[k];
-        if (f.to < n)
-            m_flows[fill[f.to]++] = k;
-    }
-}
-
-std::span<const uint32_t> IncomingFlows::of(uint32_t span) const
-{
-    if (size_t(span) + 1 >= m_offsets.size())
-        return {};
-    return {m_flows.data() + m_offsets[span], m_offsets[span + 1] - m_offsets[span]};
-}
-
-std::string_view toString(PathReason r)
-{
-    switch (r) {
-    case PathReason::Start: return "start";
-    case PathReason::StreamOrder: return "stream order";
-    case PathReason::Launch: return "launch";
-    case PathReason::EventWait: return "event wait";
-    case PathReason::Sync: return "sync";
-    case PathReason::Implicit: return "implicit";
-    case PathReason::HostIssueOrder: return "host issue order";
-    }
-    return "?";
-}
-
-namespace {
-
-PathReason reasonOf(FlowKind k)
-{
-    switch (k) {
-    case FlowKind::Launch: return PathReason::Launch;
-    case FlowKind::Event: return PathReason::EventWait;
-    case FlowKind::Sync: return PathReason::Sync;
-    case FlowKind::Implicit: return PathReason::Implicit;
-    case FlowKind::Call: return PathReason::HostIssueOrder; // from a range, which is never on the path
-    }
-    return PathReason::Launch;
-}
-
-// Among predecessors that end at the same time, the explicit dependency explains more than the orderings.
-int rank(PathReason r)
-{
-    switch (r) {
-    case PathReason::EventWait: return 6;
-    case PathReason::Implicit: return 5;
-    case PathReason::Sync: return 4;
-    case PathReason::Launch: return 3;
-    case PathReason::StreamOrder: return 2;
-    case PathReason::HostIssueOrder: return 1;
-    case PathReason::Start: return 0;
-    }
-    return 0;
-}
-
-} // namespace
-
-CriticalPath criticalPath(const Trace& input)
-{
-    Trace storage;
-    const Trace& trace = finalizedView(input, storage);
-    CriticalPath path;
-    const auto& s = trace.spans;
-    const size_t n = s.size();
-    if (n == 0)
-        return path;
-    const IncomingFlows incoming(trace);
-
-    // The span that ends last; among equal ends a GPU span, then the one that started last. Ranges (CPU ops,
-    // annotations) enclose the work and are none of it.
-    uint32_t cur = 0;
-    while (cur + 1 < n && s.kind[cur] == SpanKind::Range)
-        ++cur;
-    for (uint32_t i = cur + 1; i < n; ++i) {
-        if (s.kind[i] == SpanKind::Range)
-            continue;
-        if (s.end[i] != s.end[cur]) {
-            if (s.end[i] > s.end[cur])
-                cur = i;
-            continue;
-        }
-        const bool gi = isGpuSpan(s.kind[i]), gc = isGpuSpan(s.kind[cur]);
-        if (gi != gc ? gi : s.start[i] > s.start[cur])
-            cur = i;
-    }
-
-    // Stream tracks per device, for host syncs that carry no sync flows (imported traces).
-    std::map<int, std::vector<uint32_t>> streamTracks;
-    for (uint32_t t = 0; t < trace.tracks.size(); ++t)
-        if (trace.tracks[t].kind == TrackKind::Stream) {
-            streamTracks[trace.tracks[t].device].push_back(t);
-            streamTracks[-2].push_back(t); // all devices
-        }
-
-    std::vector<std::pair<uint32_t, PathReason>> chain; // from the end backwards: span, reason it was released
-    for (size_t guard = 0; guard <= n; ++guard) {
-        uint32_t best = kNone;
-        PathReason bestReason = PathReason::Start;
-        // A predecessor must end no later than the span (a blocking call ends after what it waited for); the
-        // strict order on (end, start, index) makes every step go back, so the walk ends.
-        auto consider = [&](uint32_t p, PathReason reason) {
-            if (p >= n || p == cur || s.kind[p] == SpanKind::Range)
-                return;
-            if (s.end[p] > s.end[cur])
-                return;
-            if (s.end[p] == s.end[cur] && !(s.start[p] < s.start[cur] || (s.start[p] == s.start[cur] && p < cur)))
-                return;
-            const bool later = best == kNone || s.end[p] > s.end[best];
-            if (later || (s.end[p] == s.end[best] && rank(reason) > rank(bestReason))) {
-                best = p;
-                bestReason = reason;
-            }
-        };
-        const uint32_t track = s.track[cur];
-        if (track < trace.tracks.size()) {
-            const bool stream = trace.tracks[track].kind == TrackKind::Stream;
-            const PathReason order = stream ? PathReason::StreamOrder : PathReason::HostIssueOrder;
-            // The previous span of the track; a longer one that contains this span is not its predecessor.
-            const uint32_t begin = trace.trackBegin(track);
-            for (uint32_t p = cur, steps = 0; p > begin && steps < 4; ++steps) {
-                --p;
-                if (s.end[p] <= s.end[cur]) {
-                    consider(p, order);
-                    break;
-                }
-            }
-        }
-        bool hasSyncFlow = false;
-        for (uint32_t k : incoming.of(cur)) {
-            const Flow& f = trace.flows[k];
-            consider(f.from, reasonOf(f.kind));
-            hasSyncFlow = hasSyncFlow || f.kind == FlowKind::Sync;
-        }
-        if (s.kind[cur] == SpanKind::Sync && !hasSyncFlow) {
-            // What the sync waited for: on each stream of its device, the last span that ended inside it.
-            const int device = trackDevice(trace, track);
-            auto it = streamTracks.find(device >= 0 && streamTracks.count(device) ? device : -2);
-            if (it != streamTracks.end())
-                for (uint32_t t : it->second) {
-                    const auto b = s.start.begin() + trace.trackBegin(t);
-                    const auto e = s.start.begin() + trace.trackEnd(t);
-                    auto pos = std::lower_bound(b, e, s.end[cur]);
-                    for (int steps = 0; pos != b && steps < 4; ++steps) {
-                        --pos;
-                        const auto p = uint32_t(pos - s.start.begin());
-                        if (s.end[p] <= s.end[cur]) {
-                            if (s.end[p] > s.start[cur] && isGpuSpan(s.kind[p]))
-                                consider(p, PathReason::Sync);
-                            break;
-                        }
-                    }
-                }
-        }
-        chain.emplace_back(cur, bestReason);
-        if (best == kNone)
-            break;
-        cur = best;
-    }
-
-    std::reverse(chain.begin(), chain.end());
-    // chain[k].second is the reason chain[k] was released by chain[k-1]; the first has none.
-    path.segments.reserve(chain.size());
-    int64_t prevEnd = 0;
-    for (size_t k = 0; k < chain.size(); ++k) {
-        const uint32_t i = chain[k].first;
-        CriticalPathSegment seg;
-        seg.span = i;
-        seg.name = std::string(trace.spanName(i));
-        seg.kind = s.kind[i];
-        seg.track = s.track[i];
-        seg.start = s.start[i];
-        seg.end = s.end[i];
-        if (k == 0) {
-            seg.reason = PathReason::Start;
-            seg.contributionNs = seg.end - seg.start;
-        } else {
-            seg.reason = chain[k].second;
-            seg.idleBeforeNs = std::max<int64_t>(0, seg.start - prevEnd);
-            seg.contributionNs = seg.end - std::max(seg.start, prevEnd);
-        }
-        prevEnd = seg.end;
-        path.busyNs += seg.contributionNs;
-        path.idleNs += seg.idleBeforeNs;
-        (isGpuSpan(seg.kind) ? path.gpuNs : path.hostNs) += seg.contributionNs;
-        path.segments.push_back(std::move(seg));
-    }
-    path.startNs = path.segments.front().start;
-    path.endNs = path.segments.back().end;
-    path.lengthNs = path.endNs - path.startNs;
-    return path;
-}
-
 // ---- JSON and text ----------------------------------------------------------------------------------------------
 
 std::string formatDuration(int64_t ns)
@@ -871,6 +654,11 @@ std::string analysisToJson(const Trace& input, const TraceAnalysis& a, const Cri
         js["contribution_ns"] = seg.contributionNs;
         js["idle_before_ns"] = seg.idleBeforeNs;
         js["reason"] = std::string(toString(seg.reason));
+        if (seg.reason == PathReason::Resource)
+            js["wait"] = {{"cause", std::string(toString(seg.wait))},
+                          {"ns", seg.waitNs},
+                          {"inferred", seg.waitInferred},
+                          {"text", describeRelease(trace, path, k)}};
         cp.push_back(std::move(js));
     }
     j["critical_path"] = std::move(cp);
@@ -882,6 +670,12 @@ std::string analysisToJson(const Trace& input, const TraceAnalysis& a, const Cri
     summary["length_ns"] = path.lengthNs;
     summary["busy_ns"] = path.busyNs;
     summary["idle_ns"] = path.idleNs;
+    summary["resource_wait_ns"] = path.resourceWaitNs;
+    OrderedJson idle = OrderedJson::object();
+    for (int c = 0; c < kIdleCauseCount; ++c)
+        if (path.idleByCause[size_t(c)] > 0)
+            idle[std::string(idleCauseKey(IdleCause(c)))] = path.idleByCause[size_t(c)];
+    summary["idle_by_cause_ns"] = std::move(idle);
     summary["gpu_ns"] = path.gpuNs;
     summary["host_ns"] = path.hostNs;
     j["critical_path_summary"] = std::move(summary);
@@ -969,8 +763,22 @@ std::string analysisReport(const Trace& input, const TraceAnalysis& a, const Cri
              + formatDuration(int64_t(h.meanLaunchNs)) + "), blocked in syncs " + formatDuration(h.syncNs));
 
     line("critical path: " + formatDuration(path.lengthNs) + " (" + formatDuration(path.gpuNs) + " GPU, "
-         + formatDuration(path.hostNs) + " host, " + formatDuration(path.idleNs) + " waiting), "
-         + std::to_string(path.segments.size()) + " segments");
+         + formatDuration(path.hostNs) + " host, " + formatDuration(path.idleNs) + " idle), "
+         + std::to_string(path.segments.size()) + " segments"
+         + (path.resourceWaitNs > 0 ? "; its ops waited " + formatDuration(path.resourceWaitNs) + " for resources"
+                                    : std::string()));
+    if (path.idleNs > 0) {
+        // The idle time by what released the segment after it, largest first.
+        std::vector<std::pair<int64_t, int>> idle;
+        for (int c = 0; c < kIdleCauseCount; ++c)
+            if (path.idleByCause[size_t(c)] > 0)
+                idle.emplace_back(path.idleByCause[size_t(c)], c);
+        std::sort(idle.begin(), idle.end(), std::greater<>());
+        std::string l = "  idle: ";
+        for (size_t i = 0; i < idle.size(); ++i)
+            l += (i ? "; " : "") + formatDuration(idle[i].first) + " " + std::string(toString(IdleCause(idle[i].second)));
+        line(l);
+    }
     const size_t count = path.segments.size();
     const size_t limit = o.maxCriticalPathSegments ? std::min<size_t>(o.maxCriticalPathSegments, 40) : 40;
     const size_t shown = std::min(count, limit);
@@ -981,9 +789,12 @@ std::string analysisReport(const Trace& input, const TraceAnalysis& a, const Cri
         std::string l = "  " + formatDuration(seg.contributionNs) + "  " + shortSpanName(seg.name) + " ("
             + streamLabel(trace, seg.track) + ", " + std::string(toString(seg.kind)) + ")";
         if (k > 0)
-            l += " after " + std::string(toString(seg.reason));
-        if (seg.idleBeforeNs > 0)
+            l += " " + describeRelease(trace, path, k);
+        if (seg.idleBeforeNs > 0) {
             l += ", " + formatDuration(seg.idleBeforeNs) + " idle before";
+            if (const std::string where = describeIdle(trace, path, k); !where.empty())
+                l += " (host time " + where + ")";
+        }
         line(l);
     }
     if (diagnostics.empty()) {

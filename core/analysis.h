@@ -14,6 +14,7 @@
 #include "simulator.h"
 #include "trace.h"
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <optional>
@@ -140,6 +141,9 @@ enum class PathReason : uint8_t {
     Sync,           // "sync": the GPU work a host call waited for
     Implicit,       // "implicit": the legacy default stream barrier, or an implicit synchronization
     HostIssueOrder, // "host issue order": the previous call of its host thread
+    Resource,       // "resource": it was ready, and a resource held it until the previous segment ended or gave
+                    //             it room (the kernels on the SMs it needed, the copy in its copy engine, the work
+                    //             ahead of it in a shared hardware queue, the host-function thread)
 };
 std::string_view toString(PathReason);
 
@@ -153,7 +157,26 @@ struct CriticalPathSegment {
     int64_t contributionNs = 0; // end minus the later of its start and its predecessor's end
     int64_t idleBeforeNs = 0;   // time between its predecessor's end and its start (nothing on the path ran)
     PathReason reason = PathReason::Start;
+    // Reason Resource: what held it, and for how long it was ready but held (its start minus the end of the last
+    // dependency); inferred from what ran on its device where the trace does not record it (not a simulator trace).
+    WaitCause wait = WaitCause::None;
+    int64_t waitNs = 0;
+    bool waitInferred = false;
 };
+
+// What the idle time before a critical-path segment was, by what released the segment.
+enum class IdleCause : uint8_t {
+    LaunchLatency,   // a GPU op after its launch call
+    StreamGap,       // a GPU op after its stream's previous op
+    HostFuncLatency, // a host function after its stream's previous op
+    HostGap,         // a host call after the previous one of its thread: time outside CUDA calls
+    SyncWake,        // a host call after the GPU op it waited for
+    DependencyGap,   // after an event, an implicit synchronization or a resource
+    Other,
+};
+inline constexpr int kIdleCauseCount = 7;
+std::string_view toString(IdleCause);  // a phrase for reports
+std::string_view idleCauseKey(IdleCause); // "launch_latency", ...: the JSON keys
 
 struct CriticalPath {
     std::vector<CriticalPathSegment> segments; // in time order: the first segment starts the path
@@ -164,6 +187,8 @@ struct CriticalPath {
     int64_t idleNs = 0;       // sum of idle time between segments
     int64_t gpuNs = 0;        // contributions of GPU spans
     int64_t hostNs = 0;       // contributions of host spans (API calls, syncs, host work)
+    int64_t resourceWaitNs = 0; // sum of the segments' waitNs: time its ops were ready but held by resources
+    std::array<int64_t, kIdleCauseCount> idleByCause{}; // idleNs by IdleCause
 };
 
 // Flows by the span they point to, for walking dependencies backwards: of(span) lists indices into trace.flows.
@@ -179,7 +204,15 @@ private:
 
 // Walks back from the span that ends last, at each step to the predecessor (stream order, host issue order or a
 // flow) that ended latest: the one that released the span. O(spans + flows).
+// A GPU op that was ready but started later than its dependencies allowed is released by what held it (reason
+// Resource): recorded by the simulator, inferred from what ran on the device in other traces.
 CriticalPath criticalPath(const Trace& trace);
+// What released segment k, in words: "after launch", or "waited 501.5 µs for SMs held by 'big' (s1)".
+std::string describeRelease(const Trace& trace, const CriticalPath& path, size_t k);
+IdleCause idleCauseOf(const CriticalPathSegment& segment);
+// Where the idle time before segment k went, when the trace knows: "in 'aten::randn'" for host time inside a traced
+// range (a PyTorch CPU op, a Python function) of the segment's thread; empty otherwise.
+std::string describeIdle(const Trace& trace, const CriticalPath& path, size_t k);
 
 // ---- JSON and text ----------------------------------------------------------------------------------------------
 

@@ -13,6 +13,13 @@
 namespace streamscope {
 
 // What became of one issued op (or one graph node). Times are ns on one time base per run.
+// Names a record: host thread and index in that host thread's record list.
+struct RecordRef {
+    uint32_t hostThread = 0;
+    uint32_t index = 0;
+    bool operator==(const RecordRef&) const = default;
+};
+
 struct OpRecord {
     int thread = 0;          // scenario thread
     int op = 0;              // op index within the thread
@@ -29,15 +36,11 @@ struct OpRecord {
     // Timing "both": the op's CUDA event times beside the CUPTI times in gpuStart/gpuEnd; -1 when none.
     int64_t eventStart = -1;
     int64_t eventEnd = -1;
+    // Simulator: what held the GPU op after it was ready, and the record whose GPU op's end let it start.
+    WaitCause gpuWait = WaitCause::None;
+    RecordRef gpuWaitHolder;
     bool hasApi() const { return apiStart >= 0; }
     bool hasGpu() const { return gpuStart >= 0; }
-};
-
-// Names a record: host thread and index in that host thread's record list.
-struct RecordRef {
-    uint32_t hostThread = 0;
-    uint32_t index = 0;
-    bool operator==(const RecordRef&) const = default;
 };
 
 // A dependency arrow between two records; each end is the record's GPU span or its host span.

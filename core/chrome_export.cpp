@@ -275,6 +275,12 @@ std::string writeChrome(const Trace& t)
             out += ",\"iteration\":";
             appendInt(out, s.iteration[i]);
         }
+        if (const WaitCause w = s.waitOf(i); w != WaitCause::None && s.waitForOf(i) < n) {
+            out += ",\"wait\":\"";
+            out += toString(w);
+            out += "\",\"wait_for\":";
+            appendInt(out, s.waitForOf(i));
+        }
         out += ",\"span\":";
         appendInt(out, int64_t(i));
         out += "}}";

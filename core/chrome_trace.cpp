@@ -143,6 +143,8 @@ struct Event {
     bool hasExternalId = false;
     int64_t externalId = -1; // Kineto's "External id": the CPU op a runtime call was made in
     int64_t spanHint = -1;
+    std::string_view wait;   // our own exports: what held the GPU op ("sms", ...), and the span that held it
+    int64_t waitFor = -1;
     int64_t waitOnStream = -1, recordCorrelation = -1;
 };
 
@@ -895,6 +897,8 @@ private:
                         ev.hasGrid = dim3Value(ev.grid, "args.grid");
                     else if (is(key, "span"))
                         ev.spanHint = intValue("args.span");
+                    else if (is(key, "wait"))
+                        ev.wait = stringValue();
                     else
                         skipValue(1);
                     break;
@@ -915,6 +919,12 @@ private:
                         ev.thread = intValue("args.thread");
                     else if (is(key, "labels"))
                         ev.labels = stringValue();
+                    else
+                        skipValue(1);
+                    break;
+                case 8:
+                    if (is(key, "wait_for"))
+                        ev.waitFor = intValue("args.wait_for");
                     else
                         skipValue(1);
                     break;
@@ -1150,6 +1160,9 @@ private:
             m_raw.correlations.emplace_back(index, ev.correlation);
         if (ev.hasExternalId && m_dialect == chrome::Dialect::PyTorch)
             m_raw.externalIds.emplace_back(index, ev.externalId);
+        if (!ev.wait.empty() && ev.waitFor >= 0 && ev.waitFor < int64_t(kNoSpan))
+            if (const auto cause = waitCauseFromString(ev.wait))
+                m_raw.trace.setWait(index, *cause, uint32_t(ev.waitFor));
         return index;
     }
 

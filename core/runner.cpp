@@ -272,6 +272,14 @@ Trace buildTrace(const RunPlan& plan, const Recording& rec, RunInfo info)
         const auto& p = spanOf[ref.hostThread][ref.index];
         return host ? p.api : p.gpu;
     };
+    for (size_t h = 0; h < rec.records.size(); ++h)
+        for (size_t i = 0; i < rec.records[h].size(); ++i) {
+            const auto& r = rec.records[h][i];
+            if (r.gpuWait == WaitCause::None || spanOf[h][i].gpu == kNone)
+                continue;
+            if (const uint32_t holder = lookup(r.gpuWaitHolder, false); holder != kNone)
+                trace.setWait(spanOf[h][i].gpu, r.gpuWait, holder);
+        }
     for (const auto& d : rec.deps) {
         const uint32_t from = lookup(d.from, d.fromHost);
         const uint32_t to = lookup(d.to, d.toHost);

@@ -41,6 +41,11 @@ struct GpuOp {
     int stream = -1;
     uint32_t pendingDeps = 0;
     int64_t readyTime = 0;
+    int64_t readyAt = -1;        // when every dependency was met (state Ready)
+    int64_t queuedAt = -1;       // kernels: when it left its hardware queue for the SMs
+    uint32_t releasedBy = kNone; // the op whose end met its last dependency
+    WaitCause wait = WaitCause::None; // what held it after it was ready
+    uint32_t waitHolder = kNone;      // the op whose end (or freed SMs) let it start
     int64_t start = -1;
     int64_t end = -1;
     RecordRef rec;
@@ -106,7 +111,9 @@ struct DeviceState {
     int64_t sumFreeThreads = 0;
     std::vector<uint32_t> dispatchList; // kernels with blocks left, by (priority, ready order)
     std::vector<int64_t> engineBusyUntil;
+    std::vector<uint32_t> engineLastOp; // the copy that holds or last held each engine
     int64_t hostFuncBusyUntil = 0;
+    uint32_t hostFuncLastOp = kNone;
     uint32_t legacyStream = kNone;
     std::vector<uint32_t> streams;      // planned streams on this device
 };
@@ -150,6 +157,7 @@ public:
             dev.freeShared.assign(size_t(p.smCount), p.sharedBytesPerSm);
             dev.sumFreeThreads = int64_t(p.smCount) * p.maxThreadsPerSm;
             dev.engineBusyUntil.assign(size_t(std::max(1, p.copyEngines)), 0);
+            dev.engineLastOp.assign(dev.engineBusyUntil.size(), kNone);
         }
         uint32_t queuesPerDevice = 1;
         for (int c : plan.deviceConnections)
@@ -672,15 +680,38 @@ private:
 
     static bool isBlocking(StreamKind k) { return k == StreamKind::Blocking || k == StreamKind::PerThreadDefault; }
 
+    // The real op at the end of the chain of releases (markers pass their release on).
+    uint32_t realReleaser(uint32_t g) const
+    {
+        for (int guard = 0; g != kNone && guard < 1'000'000; ++guard) {
+            if (m_ops[g].type != GpuOpType::Marker)
+                return g;
+            g = m_ops[g].releasedBy;
+        }
+        return kNone;
+    }
+
+    void holdBy(GpuOp& op, WaitCause cause, uint32_t holder)
+    {
+        if (holder == kNone || m_ops[holder].type == GpuOpType::Marker)
+            return;
+        op.wait = cause;
+        op.waitHolder = holder;
+    }
+
     void opReady(uint32_t g)
     {
         m_ops[g].state = OpState::Ready;
+        m_ops[g].readyAt = m_now;
         // An op leaves its hardware queue only from the head: an op still waiting blocks everything behind it
         // in the same queue (false dependencies between streams sharing a queue).
         auto& q = m_hwQueues[m_streams[size_t(m_ops[g].stream)].hwQueue];
         while (!q.empty() && m_ops[q.front()].state == OpState::Ready) {
             const uint32_t head = q.front();
             q.pop_front();
+            // Ready before the head of its queue was: held by the queue until what released that head ended.
+            if (head != g && m_ops[head].readyAt < m_now)
+                holdBy(m_ops[head], WaitCause::HardwareQueue, realReleaser(m_ops[g].releasedBy));
             start(head);
         }
     }
@@ -697,6 +728,7 @@ private:
             return;
         case GpuOpType::Kernel: {
             op.readySeq = m_seq++;
+            op.queuedAt = m_now;
             auto pos = std::upper_bound(dev.dispatchList.begin(), dev.dispatchList.end(), g,
                                         [this](uint32_t a, uint32_t b) {
                                             const auto& x = m_ops[a];
@@ -715,13 +747,20 @@ private:
                 ? &m_devices[size_t(op.dstDevice)]
                 : nullptr;
             const size_t dstEngine = 0;
-            if (dst)
-                s = std::max(s, dst->engineBusyUntil[dstEngine]);
+            if (s > m_now)
+                holdBy(op, WaitCause::CopyEngine, dev.engineLastOp[size_t(op.engine)]);
+            if (dst && dst->engineBusyUntil[dstEngine] > s) {
+                s = dst->engineBusyUntil[dstEngine];
+                holdBy(op, WaitCause::CopyEngine, dst->engineLastOp[dstEngine]);
+            }
             op.start = s;
             op.end = s + op.durationNs;
             dev.engineBusyUntil[size_t(op.engine)] = op.end;
-            if (dst)
+            dev.engineLastOp[size_t(op.engine)] = g;
+            if (dst) {
                 dst->engineBusyUntil[dstEngine] = op.end;
+                dst->engineLastOp[dstEngine] = g;
+            }
             schedule(op.end, EvType::OpDone, g);
             return;
         }
@@ -733,9 +772,12 @@ private:
         case GpuOpType::HostFunc: {
             // One driver thread per device runs host functions: they serialize across streams.
             const int64_t s = std::max(m_now + dev.profile->hostFuncLatencyNs, dev.hostFuncBusyUntil);
+            if (dev.hostFuncBusyUntil > m_now + dev.profile->hostFuncLatencyNs)
+                holdBy(op, WaitCause::HostFuncThread, dev.hostFuncLastOp);
             op.start = s;
             op.end = s + op.durationNs;
             dev.hostFuncBusyUntil = op.end;
+            dev.hostFuncLastOp = g;
             schedule(op.end, EvType::OpDone, g);
             return;
         }
@@ -780,8 +822,12 @@ private:
             }
             const auto count = uint32_t(m_batchItems.size()) - first;
             if (count > 0) {
-                if (k.start < 0)
+                if (k.start < 0) {
                     k.start = m_now;
+                    // Queued for the SMs earlier: held until the blocks of m_freedBy gave some back.
+                    if (m_now > k.queuedAt)
+                        holdBy(k, WaitCause::Sms, m_freedBy);
+                }
                 m_batches.push_back({g, first, count});
                 schedule(m_now + k.blockNs, EvType::BlocksDone, uint32_t(m_batches.size() - 1));
             }
@@ -807,7 +853,9 @@ private:
         }
         if (k.blocksDone == k.blocksTotal)
             complete(batch.kernel);
+        m_freedBy = batch.kernel;
         dispatch(k.device);
+        m_freedBy = kNone;
     }
 
     void complete(uint32_t g)
@@ -821,12 +869,18 @@ private:
             auto& r = m_out.records[op.rec.hostThread][op.rec.index];
             r.gpuStart = op.start;
             r.gpuEnd = op.end;
+            if (op.wait != WaitCause::None && op.waitHolder != kNone && m_ops[op.waitHolder].hasRecord) {
+                r.gpuWait = op.wait;
+                r.gpuWaitHolder = m_ops[op.waitHolder].rec;
+            }
         }
         for (uint32_t l = op.dependents; l != kNone; l = m_links[l].next) {
             auto& d = m_ops[m_links[l].target];
             d.readyTime = std::max(d.readyTime, m_now + m_links[l].gap);
-            if (--d.pendingDeps == 0)
+            if (--d.pendingDeps == 0) {
+                d.releasedBy = g;
                 schedule(d.readyTime, EvType::OpReady, m_links[l].target);
+            }
         }
         for (uint32_t l = op.waiters; l != kNone; l = m_links[l].next)
             wake(m_links[l].target);
@@ -851,6 +905,7 @@ private:
     std::vector<WaitSet> m_waitSets;
     std::vector<Batch> m_batches;
     std::vector<std::pair<uint16_t, uint32_t>> m_batchItems;
+    uint32_t m_freedBy = kNone; // the kernel whose blocks just ended, while dispatch() hands out what they freed
 
     std::vector<HostAgent> m_agents;
     std::vector<int> m_nextTask;

@@ -76,7 +76,17 @@ constexpr std::array<std::pair<SpanTiming, std::string_view>, 3> kSpanTimings{{
     {SpanTiming::Corrected, "corrected"},
     {SpanTiming::Uncertain, "uncertain"},
 }};
+constexpr std::array<std::pair<WaitCause, std::string_view>, kWaitCauseCount> kWaitCauses{{
+    {WaitCause::None, "none"},
+    {WaitCause::Sms, "sms"},
+    {WaitCause::CopyEngine, "copy-engine"},
+    {WaitCause::HardwareQueue, "hardware-queue"},
+    {WaitCause::HostFuncThread, "host-func-thread"},
+}};
 } // namespace
+
+std::string_view toString(WaitCause k) { return nameOf(kWaitCauses, k); }
+std::optional<WaitCause> waitCauseFromString(std::string_view s) { return lookup(kWaitCauses, s); }
 
 std::string_view toString(SpanTiming k) { return nameOf(kSpanTimings, k); }
 std::optional<SpanTiming> spanTimingFromString(std::string_view s) { return lookup(kSpanTimings, s); }
@@ -180,13 +190,40 @@ uint32_t Trace::addSpan(const SpanInit& s)
         spans.eventStartError.push_back(s.eventStartError);
         spans.eventEndError.push_back(s.eventEndError);
     }
+    if (!spans.wait.empty()) {
+        spans.wait.push_back(WaitCause::None);
+        spans.waitFor.push_back(kNoSpan);
+    }
     m_finalized = false;
     return uint32_t(spans.size() - 1);
+}
+
+void Trace::setWait(uint32_t waiter, WaitCause cause, uint32_t holder)
+{
+    const size_t n = spans.size();
+    if (waiter >= n)
+        return;
+    if (spans.wait.empty()) {
+        if (cause == WaitCause::None)
+            return;
+        spans.wait.assign(n, WaitCause::None);
+        spans.waitFor.assign(n, kNoSpan);
+    }
+    spans.wait.resize(n, WaitCause::None);
+    spans.waitFor.resize(n, kNoSpan);
+    spans.wait[waiter] = cause;
+    spans.waitFor[waiter] = cause == WaitCause::None ? kNoSpan : holder;
+    m_finalized = false;
 }
 
 void Trace::finalize()
 {
     const size_t n = spans.size();
+    // Readers that fill the columns directly leave the optional ones short: the rest take the defaults.
+    if (!spans.wait.empty()) {
+        spans.wait.resize(n, WaitCause::None);
+        spans.waitFor.resize(n, kNoSpan);
+    }
     std::vector<uint32_t> order(n);
     std::iota(order.begin(), order.end(), 0u);
     std::stable_sort(order.begin(), order.end(), [this](uint32_t a, uint32_t b) {
@@ -220,6 +257,13 @@ void Trace::finalize()
         std::vector<uint32_t> newIndex(n);
         for (uint32_t i = 0; i < n; ++i)
             newIndex[order[i]] = i;
+        if (!spans.wait.empty()) {
+            permute(spans.wait, order);
+            permute(spans.waitFor, order);
+            for (auto& h : spans.waitFor)
+                if (h != kNoSpan)
+                    h = h < n ? newIndex[h] : kNoSpan;
+        }
         for (auto& f : flows) {
             if (f.from < n)
                 f.from = newIndex[f.from];
@@ -269,6 +313,15 @@ size_t Trace::memoryBytes() const
         bytes += s.capacity() + sizeof(std::string);
     bytes += m_trackOffsets.size() * sizeof(uint32_t);
     return bytes;
+}
+
+const Trace& finalizedView(const Trace& trace, Trace& storage)
+{
+    if (trace.finalized())
+        return trace;
+    storage = trace;
+    storage.finalize();
+    return storage;
 }
 
 } // namespace streamscope

@@ -64,6 +64,22 @@ enum class SpanTiming : uint8_t {
                 //              queue, so its start is only bounded: it began at or after the drawn start
 };
 
+// Why a GPU operation that was ready (its stream, its events and its launch allowed it to run) did not start yet:
+// the resource that held it (docs/TRACE.md "Waits"). The simulator records it with the operation whose end let it
+// start; recorded and imported traces carry none, and the analysis infers it from what was running.
+enum class WaitCause : uint8_t {
+    None,           // "none"
+    Sms,            // "sms":              the SMs it needed were held by other kernels
+    CopyEngine,     // "copy-engine":      its copy engine was moving another copy
+    HardwareQueue,  // "hardware-queue":   work of another stream ahead of it in their shared hardware queue could not
+                    //                     start yet, and a queue starts only its head
+    HostFuncThread, // "host-func-thread": the driver thread that runs host functions was running another one
+};
+inline constexpr int kWaitCauseCount = 5;
+inline constexpr uint32_t kNoSpan = 0xffffffffu;
+
+std::string_view toString(WaitCause);
+std::optional<WaitCause> waitCauseFromString(std::string_view);
 std::string_view toString(SpanTiming);
 std::optional<SpanTiming> spanTimingFromString(std::string_view);
 std::string_view toString(SpanKind);
@@ -152,8 +168,12 @@ struct SpanColumns {
     std::vector<SpanTiming> timing;
     std::vector<int64_t> eventStartError;
     std::vector<int64_t> eventEndError;
+    std::vector<WaitCause> wait;   // what held a ready GPU op (simulator traces)
+    std::vector<uint32_t> waitFor; // the span whose end let it start, kNoSpan: none
 
     size_t size() const { return start.size(); }
+    WaitCause waitOf(size_t i) const { return wait.empty() ? WaitCause::None : wait[i]; }
+    uint32_t waitForOf(size_t i) const { return waitFor.empty() ? kNoSpan : waitFor[i]; }
     SpanTiming timingOf(size_t i) const { return timing.empty() ? SpanTiming::Measured : timing[i]; }
     bool hasEventError(size_t i) const { return !eventStartError.empty() && eventStartError[i] != kNoEventError; }
     void reserve(size_t n);
@@ -179,6 +199,8 @@ public:
     uint32_t addTrack(Track t);
     uint32_t addSpan(const SpanInit& s); // returns the span's index until finalize() reorders
     void addFlow(uint32_t from, uint32_t to, FlowKind kind) { flows.push_back({from, to, kind}); }
+    // Records that span `waiter` was held by a resource until span `holder` ended (indices as addSpan returned).
+    void setWait(uint32_t waiter, WaitCause cause, uint32_t holder);
 
     // Groups spans by track, sorts by (start, end) within each track, remaps flows and drops flows whose ends
     // are out of range. Idempotent.
@@ -204,5 +226,9 @@ private:
     std::vector<uint32_t> m_trackOffsets{0};
     bool m_finalized = false;
 };
+
+// The trace itself when it is finalized, else a finalized copy of it kept in `storage`: for readers that need the
+// per-track grouping and must not change their input.
+const Trace& finalizedView(const Trace& trace, Trace& storage);
 
 } // namespace streamscope

@@ -193,13 +193,19 @@ std::string writeFinalized(const Trace& t)
     appendColumn(out, "grid", s.grid, appendDim3);
     const bool timing = !s.timing.empty();
     const bool errors = !s.eventStartError.empty();
-    appendColumn(out, "block", s.block, appendDim3, !timing && !errors);
+    const bool waits = !s.wait.empty();
+    appendColumn(out, "block", s.block, appendDim3, !timing && !errors && !waits);
     // Optional columns (docs/TRACE.md): only where a span differs from the default.
     if (timing)
-        appendColumn(out, "timing", s.timing, writeInt, !errors);
+        appendColumn(out, "timing", s.timing, writeInt, !errors && !waits);
     if (errors) {
         appendColumn(out, "event_start_error", s.eventStartError, writeInt);
-        appendColumn(out, "event_end_error", s.eventEndError, writeInt, true);
+        appendColumn(out, "event_end_error", s.eventEndError, writeInt, !waits);
+    }
+    if (waits) {
+        appendColumn(out, "wait", s.wait, writeInt);
+        appendColumn(out, "wait_for", s.waitFor,
+                     [](std::string& o, uint32_t v) { appendInt(o, v == kNoSpan ? -1 : int64_t(v)); }, true);
     }
     out += "  },\n  \"flows\": {\n";
     appendColumn(out, "from", t.flows, [](std::string& o, const Flow& f) { appendInt(o, f.from); });
@@ -763,7 +769,7 @@ void readSpans(const Json& j, const std::map<std::string, RawColumn>& raw, Trace
     expectObject(j, path);
     checkKeys(j, path,
               {"track", "kind", "name", "start", "end", "thread", "op", "iteration", "bytes", "grid", "block", "timing",
-               "event_start_error", "event_end_error"});
+               "event_start_error", "event_end_error", "wait", "wait_for"});
     ColumnReader cols(j, path, raw);
     const RawColumn* track = cols.column("track", true);
     const RawColumn* kind = cols.column("kind", true);
@@ -825,6 +831,26 @@ void readSpans(const Json& j, const std::map<std::string, RawColumn>& raw, Trace
     if (startError) {
         s.eventStartError = startError->values;
         s.eventEndError = endError->values;
+    }
+    const RawColumn* wait = cols.column("wait", false);
+    const RawColumn* waitFor = cols.column("wait_for", false);
+    if (bool(wait) != bool(waitFor))
+        fail(path, "wait and wait_for come together");
+    if (wait) {
+        s.wait.resize(n);
+        s.waitFor.resize(n);
+        for (size_t i = 0; i < n; ++i) {
+            const int64_t v = wait->values[i];
+            if (v < 0 || v >= kWaitCauseCount)
+                fail(child(cols.path("wait"), i), "wait " + std::to_string(v) + " is not a wait cause (0 to "
+                                                      + std::to_string(kWaitCauseCount - 1) + ")");
+            s.wait[i] = WaitCause(v);
+            const int64_t h = waitFor->values[i];
+            if (h < -1 || h >= int64_t(n))
+                fail(child(cols.path("wait_for"), i),
+                     "span " + std::to_string(h) + " is out of range (spans has " + std::to_string(n) + " entries)");
+            s.waitFor[i] = h < 0 ? kNoSpan : uint32_t(h);
+        }
     }
 }
 

@@ -122,12 +122,29 @@ QString analysisHtml(const AnalyzedTrace* at, const QString& lessonTitle, const 
 
     // The critical path, each part with what it contributed to the run's length.
     if (const CriticalPath& path = a->criticalPath; !path.segments.empty()) {
+        QString summary = QStringLiteral("%1 from its start to the end: %2 busy (GPU %3, host %4), %5 idle between its "
+                                         "parts; %6 parts (View ▸ Highlight Critical Path outlines them).")
+                              .arg(formatNs(double(path.lengthNs)), formatNs(double(path.busyNs)),
+                                   formatNs(double(path.gpuNs)), formatNs(double(path.hostNs)),
+                                   formatNs(double(path.idleNs)))
+                              .arg(path.segments.size());
+        if (path.resourceWaitNs > 0)
+            summary += QStringLiteral(" Its operations waited %1 for resources held by the part before them.")
+                           .arg(formatNs(double(path.resourceWaitNs)));
+        // The idle time by what it was, the largest first.
+        std::vector<std::pair<int64_t, int>> idle;
+        for (int c = 0; c < kIdleCauseCount; ++c)
+            if (path.idleByCause[size_t(c)] > 0)
+                idle.emplace_back(path.idleByCause[size_t(c)], c);
+        std::sort(idle.begin(), idle.end(), std::greater<>());
+        if (!idle.empty()) {
+            QStringList parts;
+            for (const auto& [ns, c] : idle)
+                parts << formatNs(double(ns)) + QLatin1Char(' ') + qs(toString(IdleCause(c)));
+            summary += QStringLiteral(" Idle: ") + parts.join(QStringLiteral("; ")) + QLatin1Char('.');
+        }
         h += QStringLiteral("<h4 style='margin-bottom:4px'>Critical path</h4><p style='margin:0 0 4px 0'>") +
-             esc(QStringLiteral("%1 from its start to the end: %2 busy (GPU %3, host %4), %5 idle between its parts; "
-                                "%6 parts (View ▸ Highlight Critical Path outlines them).")
-                     .arg(formatNs(double(path.lengthNs)), formatNs(double(path.busyNs)), formatNs(double(path.gpuNs)),
-                          formatNs(double(path.hostNs)), formatNs(double(path.idleNs)))
-                     .arg(path.segments.size())) +
+             esc(summary) +
              QStringLiteral("</p><table cellspacing='0' cellpadding='1'><tr style='color:#555'><td>part</td>"
                             "<td>released by</td><td align='right'>adds</td><td align='right'>idle before</td></tr>");
         // Long paths: the parts that contribute most, in time order.
@@ -148,7 +165,9 @@ QString analysisHtml(const AnalyzedTrace* at, const QString& lessonTitle, const 
             const QString track = t && seg.track < t->tracks.size() ? qs(t->tracks[seg.track].name) : QString();
             h += QStringLiteral("<tr><td><a href='span:%1'>").arg(seg.span) + esc(qs(shortSpanName(seg.name))) +
                  QStringLiteral("</a> <span style='color:#777'>") + esc(track) + QStringLiteral("</span></td><td>") +
-                 esc(qs(toString(seg.reason))) + QStringLiteral("</td><td align='right'>") +
+                 esc(qs(i == 0 ? std::string("start") : t ? describeRelease(*t, path, i)
+                                                            : "after " + std::string(toString(seg.reason)))) +
+                 QStringLiteral("</td><td align='right'>") +
                  formatNs(double(seg.contributionNs)) + QStringLiteral("</td><td align='right'>") +
                  (seg.idleBeforeNs > 0 ? formatNs(double(seg.idleBeforeNs)) : QString()) +
                  QStringLiteral("</td></tr>");

@@ -8,6 +8,7 @@
 #include "runner.h"
 #include "scenario_json.h"
 #include "simulator.h"
+#include "trace_import.h"
 #include "trace_json.h"
 #include "trace_spec.h"
 
@@ -95,9 +96,10 @@ void addEveryTrace()
     }
     const std::filesystem::path dir = std::filesystem::path(STREAMSCOPE_SOURCE_DIR) / "tests" / "data" / "h200";
     std::vector<std::string> files;
-    for (const auto& e : std::filesystem::directory_iterator(dir))
-        if (e.path().extension() == ".json")
-            files.push_back(e.path().string());
+    for (const auto& d : {dir, dir / "variants"})
+        for (const auto& e : std::filesystem::directory_iterator(d))
+            if (e.path().extension() == ".json")
+                files.push_back(e.path().string());
     std::sort(files.begin(), files.end());
     for (const auto& f : files)
         QTest::newRow(("h200 " + std::filesystem::path(f).stem().string()).c_str()) << QString() << QString() << q(f);
@@ -109,7 +111,7 @@ Trace fetchTrace()
     QFETCH(QString, variant);
     QFETCH(QString, file);
     if (!file.isEmpty()) {
-        auto t = loadTraceFile(file.toStdString());
+        auto t = importTraceFile(file.toStdString()); // native, or another tool's format
         if (!t)
             qFatal("%s", t.error().toString().c_str());
         return std::move(*t);
@@ -446,6 +448,165 @@ private slots:
         for (const auto& s : p.segments)
             found = found || (q(s.name) == span && q(std::string(toString(s.reason))) == reason);
         QVERIFY2(found, qPrintable(pathText(p)));
+    }
+
+    // A GPU op that was ready but held is released by what held it: recorded by the simulator on the lessons,
+    // inferred from what ran on the H200 recordings of the same lessons.
+    void criticalPathFollowsResources_data()
+    {
+        QTest::addColumn<QString>("lesson");
+        QTest::addColumn<QString>("variant");
+        QTest::addColumn<QString>("file"); // empty: the lesson simulated
+        QTest::addColumn<QString>("waiter");
+        QTest::addColumn<QString>("holder");
+        QTest::addColumn<QString>("cause");
+        const std::string h200 = std::string(STREAMSCOPE_SOURCE_DIR) + "/tests/data/h200/";
+        const auto rec = [&h200](const char* f) { return q(h200 + f); };
+        QTest::newRow("sim 12 gpu-filling: SMs") << "12"_q << "gpu-filling"_q << QString() << "small"_q << "big"_q
+                                                 << "sms"_q;
+        QTest::newRow("h200 12 gpu-filling: SMs") << QString() << QString()
+                                                  << rec("variants/12-gpu-filling-kernel--gpu-filling.json")
+                                                  << "small"_q << "big"_q << "sms"_q;
+        QTest::newRow("sim 07 one device: SMs") << "07"_q << "one-device"_q << QString() << "work1"_q << "work0"_q
+                                                << "sms"_q;
+        QTest::newRow("sim 11 connections-8: queue") << "11"_q << "connections-8"_q << QString() << "first 31"_q
+                                                     << "first 23"_q << "hardware-queue"_q;
+        QTest::newRow("h200 11 connections-8: queue") << QString() << QString()
+                                                      << rec("variants/11-hardware-queues--connections-8.json")
+                                                      << "first 15"_q << "first 7"_q << "hardware-queue"_q;
+        QTest::newRow("sim 11 connections-1: queue") << "11"_q << "connections-1"_q << QString() << "first 1"_q
+                                                     << "first 0"_q << "hardware-queue"_q;
+        QTest::newRow("sim 08: copy engine") << "08"_q << QString() << QString() << "h2d 1"_q << "h2d 0"_q
+                                             << "copy-engine"_q;
+        QTest::newRow("h200 08: copy engine") << QString() << QString() << rec("08-copy-compute-pipeline.json")
+                                              << "d2h 1"_q << "d2h 0"_q << "copy-engine"_q;
+        QTest::newRow("sim 15: host-function thread") << "15"_q << QString() << QString() << "callback 1"_q
+                                                      << "callback 0"_q << "host-func-thread"_q;
+        QTest::newRow("h200 15: host-function thread") << QString() << QString() << rec("15-host-functions.json")
+                                                       << "callback 2"_q << "callback 1"_q << "host-func-thread"_q;
+    }
+    void criticalPathFollowsResources()
+    {
+        QFETCH(QString, lesson);
+        QFETCH(QString, variant);
+        QFETCH(QString, file);
+        QFETCH(QString, waiter);
+        QFETCH(QString, holder);
+        QFETCH(QString, cause);
+        Trace t;
+        if (file.isEmpty()) {
+            t = simulate(::lesson(lesson.toStdString(), variant.toStdString()));
+        } else {
+            auto loaded = loadTraceFile(file.toStdString());
+            QVERIFY2(loaded.ok(), loaded.error().toString().c_str());
+            t = std::move(*loaded);
+        }
+        const CriticalPath p = streamscope::criticalPath(t);
+        size_t k = 1;
+        while (k < p.segments.size() && q(p.segments[k].name) != waiter)
+            ++k;
+        QVERIFY2(k < p.segments.size(), qPrintable(pathText(p)));
+        const CriticalPathSegment& seg = p.segments[k];
+        QCOMPARE(q(std::string(toString(seg.reason))), "resource"_q);
+        QCOMPARE(q(std::string(toString(seg.wait))), cause);
+        QCOMPARE(q(p.segments[k - 1].name), holder);
+        QCOMPARE(seg.waitInferred, !file.isEmpty());
+        // Ready at the end of its last dependency, held until the holder let it start: longer than any latency.
+        QVERIFY2(seg.waitNs > 20'000, qPrintable(QString::number(seg.waitNs)));
+        QVERIFY(seg.waitNs <= seg.start - p.segments.front().start);
+        QVERIFY(p.resourceWaitNs >= seg.waitNs);
+        const std::string text = describeRelease(t, p, k);
+        QVERIFY2(text.starts_with("waited ") && text.find("'" + holder.toStdString() + "'") != std::string::npos,
+                 text.c_str());
+    }
+
+    // Inference on a trace without recorded waits: from what ended on the device while the op was ready.
+    void criticalPathInfersResources_data()
+    {
+        QTest::addColumn<QString>("spans");
+        QTest::addColumn<int>("extraStreams"); // idle streams added to the device (a queue shared above 8)
+        QTest::addColumn<int>("grid");         // blocks of A, 0: unknown
+        QTest::addColumn<QString>("reason");   // why B could start
+        QTest::addColumn<QString>("cause");
+        const QString kernels = "h:api-call:0:100:L1 h:api-call:100:200:L2 s1:kernel:300:50300:A s2:kernel:50300:60000:B"_q;
+        QTest::newRow("kernel after a kernel of unknown size: SMs") << kernels << 0 << 0 << "resource"_q << "sms"_q;
+        QTest::newRow("kernel after a kernel that filled the SMs") << kernels << 0 << 1000 << "resource"_q << "sms"_q;
+        QTest::newRow("room on the SMs, own queues: no resource") << kernels << 0 << 4 << "launch"_q << "none"_q;
+        QTest::newRow("room on the SMs, 10 streams: queue") << kernels << 8 << 4 << "resource"_q << "hardware-queue"_q;
+        QTest::newRow("copy after a copy of the same direction")
+            << "h:api-call:0:100:L1 h:api-call:100:200:L2 s1:memcpy-h2d:300:50300:A s2:memcpy-h2d:50300:60000:B"_q
+            << 0 << 0 << "resource"_q << "copy-engine"_q;
+        QTest::newRow("copies of two directions: no resource")
+            << "h:api-call:0:100:L1 h:api-call:100:200:L2 s1:memcpy-h2d:300:50300:A s2:memcpy-d2h:50300:60000:B"_q
+            << 0 << 0 << "launch"_q << "none"_q;
+        QTest::newRow("host function after a host function")
+            << "h:api-call:0:100:L1 h:api-call:100:200:L2 s1:host-func:300:50300:A s2:host-func:50300:60000:B"_q
+            << 0 << 0 << "resource"_q << "host-func-thread"_q;
+        QTest::newRow("a wait of 3 us is latency, not inferred")
+            << "h:api-call:0:100:L1 h:api-call:100:200:L2 s1:kernel:300:3200:A s2:kernel:3200:60000:B"_q << 0 << 0
+            << "launch"_q << "none"_q;
+    }
+    void criticalPathInfersResources()
+    {
+        QFETCH(QString, spans);
+        QFETCH(int, extraStreams);
+        QFETCH(int, grid);
+        QFETCH(QString, reason);
+        QFETCH(QString, cause);
+        Trace t = traceOf(spans, "L1>A:launch L2>B:launch"_q);
+        t.info.source = TraceSource::Imported;
+        t.info.devices = {{0, "GPU", {{"sm_count", "132"}}}};
+        for (int i = 0; i < extraStreams; ++i)
+            t.addTrack({TrackKind::Stream, "idle " + std::to_string(i), 0});
+        for (uint32_t i = 0; i < t.spanCount(); ++i)
+            if (t.spanName(i) == "A")
+                t.spans.grid[i] = Dim3{uint32_t(grid), grid ? 1u : 0u, grid ? 1u : 0u};
+        t.finalize();
+        const CriticalPath p = streamscope::criticalPath(t);
+        QCOMPARE(q(p.segments.back().name), "B"_q);
+        QCOMPARE(q(std::string(toString(p.segments.back().reason))), reason);
+        QCOMPARE(q(std::string(toString(p.segments.back().wait))), cause);
+        if (cause != "none"_q) {
+            QCOMPARE(q(p.segments[p.segments.size() - 2].name), "A"_q);
+            QCOMPARE(p.segments.back().waitNs, int64_t(50300 - 200));
+            QCOMPARE(p.idleNs, int64_t(300 - 100)); // launch latency of A; B starts as A ends
+        }
+    }
+
+    // On every lesson, variant and recording: an op the simulator recorded as held for more than 5 % of the path
+    // is released by its holder on the path, and no idle time before a part is left without a cause.
+    void criticalPathNamesEveryLongWait_data()
+    {
+        addEveryTrace();
+        // The real PyTorch traces too (recorded on an H200; tests/data/pytorch/README.md).
+        const auto dir = std::filesystem::path(STREAMSCOPE_SOURCE_DIR) / "tests" / "data" / "pytorch";
+        std::vector<std::string> files;
+        for (const auto& e : std::filesystem::directory_iterator(dir))
+            if (const std::string f = e.path().filename().string();
+                (f.ends_with(".json") || f.ends_with(".json.gz")) && f.find("provenance") == std::string::npos)
+                files.push_back(e.path().string());
+        std::sort(files.begin(), files.end());
+        for (const auto& f : files)
+            QTest::newRow(("pytorch " + std::filesystem::path(f).filename().string()).c_str())
+                << QString() << QString() << q(f);
+    }
+    void criticalPathNamesEveryLongWait()
+    {
+        const Trace t = fetchTrace();
+        const CriticalPath p = streamscope::criticalPath(t);
+        for (size_t k = 1; k < p.segments.size(); ++k) {
+            const CriticalPathSegment& seg = p.segments[k];
+            if (seg.idleBeforeNs * 20 > p.lengthNs)
+                QVERIFY2(idleCauseOf(seg) != IdleCause::Other, describeRelease(t, p, k).c_str());
+            // A hold the simulator recorded is never shown as idle time.
+            const uint32_t holder = t.spans.waitForOf(seg.span);
+            if (holder != kNoSpan && t.spans.end[holder] <= seg.end && seg.idleBeforeNs * 20 > p.lengthNs)
+                QFAIL((seg.name + ": " + describeRelease(t, p, k)).c_str());
+        }
+        int64_t idle = 0;
+        for (int64_t v : p.idleByCause)
+            idle += v;
+        QCOMPARE(idle, p.idleNs);
     }
 
     // A million spans: one host thread launching 500 000 kernels round-robin into four streams. (How fast is a

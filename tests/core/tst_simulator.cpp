@@ -13,6 +13,9 @@ using namespace streamscope;
 
 namespace {
 
+QString q(const std::string& s) { return QString::fromStdString(s); }
+QString operator""_q(const char* s, size_t n) { return QString::fromUtf8(s, qsizetype(n)); }
+
 // Builds scenarios in code.
 class Builder {
 public:
@@ -459,6 +462,62 @@ private slots:
         QVERIFY(f1 >= 0 && f2 >= 0);
         QVERIFY(!overlaps(t, f1, f2));
         QVERIFY(startOf(t, after) >= endOf(t, f1)); // a host function blocks later work in its stream
+    }
+
+    // The simulator records what held each ready op and which op's end let it start; nothing where nothing did.
+    void recordsWhatHeldEachOp()
+    {
+        const auto held = [](const Trace& t, const std::string& waiter) {
+            const int i = span(t, waiter);
+            const uint32_t h = t.spans.waitForOf(size_t(i));
+            return std::string(toString(t.spans.waitOf(size_t(i)))) + ":"
+                + (h == kNoSpan ? std::string("-") : std::string(t.spanName(h)));
+        };
+        // SMs: 'big' has four waves of blocks; 'small' gets SMs only as its last blocks end.
+        auto t = simulate(Builder()
+                              .stream("s1")
+                              .stream("s2")
+                              .thread("main")
+                              .spin("big", "s1", 100, 132 * 8 * 4)
+                              .spin("small", "s2", 50, 132 * 8)
+                              .build());
+        QCOMPARE(q(held(t, "small")), "sms:big"_q);
+        QCOMPARE(q(held(t, "big")), "none:-"_q);
+        // A hardware queue: with one connection a2 sits behind b1, which waits for a1.
+        t = simulate(Builder()
+                         .stream("s1")
+                         .stream("s2")
+                         .env("CUDA_DEVICE_MAX_CONNECTIONS", "1")
+                         .thread("main")
+                         .spin("a1", "s1", 100)
+                         .spin("b1", "s1", 100)
+                         .spin("a2", "s2", 100)
+                         .build());
+        QCOMPARE(q(held(t, "a2")), "hardware-queue:a1"_q);
+        QCOMPARE(q(held(t, "b1")), "none:-"_q); // stream order is a dependency, not a resource
+        // A copy engine: two H2D copies in two streams.
+        t = simulate(Builder()
+                         .stream("s1")
+                         .stream("s2")
+                         .thread("main")
+                         .copy("c1", "s1", CopyKind::H2D, 64 << 20)
+                         .copy("c2", "s2", CopyKind::H2D, 64 << 20)
+                         .copy("d1", "s2", CopyKind::D2H, 1 << 20)
+                         .build());
+        QCOMPARE(q(held(t, "c2")), "copy-engine:c1"_q);
+        // The host-function thread.
+        t = simulate(Builder()
+                         .stream("s1")
+                         .stream("s2")
+                         .thread("main")
+                         .simple(OpKind::HostFunc, "s1", {}, 100, "f1")
+                         .simple(OpKind::HostFunc, "s2", {}, 100, "f2")
+                         .build());
+        QCOMPARE(q(held(t, "f2")), "host-func-thread:f1"_q);
+        QCOMPARE(q(held(t, "f1")), "none:-"_q);
+        // Two streams of one-block kernels: nothing waits.
+        t = simulate(Builder().stream("s1").stream("s2").thread("main").spin("x", "s1", 100).spin("y", "s2", 100).build());
+        QVERIFY(t.spans.wait.empty());
     }
 
     void mallocSynchronizesImplicitly_data()

@@ -231,6 +231,40 @@ private slots:
                 != p.spans.bytes.end());
     }
 
+    // What held a GPU op (simulator traces): kept through finalize's reordering and the native format.
+    void waitsSurviveFinalizeAndRoundTrip()
+    {
+        Trace t;
+        const uint32_t s1 = t.addTrack({TrackKind::Stream, "s1"});
+        const uint32_t s2 = t.addTrack({TrackKind::Stream, "s2"});
+        const uint32_t small = t.addSpan({s2, SpanKind::Kernel, "small", 500, 700});
+        const uint32_t big = t.addSpan({s1, SpanKind::Kernel, "big", 0, 510});
+        t.setWait(small, WaitCause::Sms, big);
+        t.addSpan({s1, SpanKind::Kernel, "later", 600, 900}); // added after the column exists
+        t.finalize();
+        const auto check = [](const Trace& x) {
+            for (uint32_t i = 0; i < x.spanCount(); ++i) {
+                const bool isSmall = x.spanName(i) == "small";
+                QCOMPARE(n(x.spans.waitOf(i)), n(isSmall ? WaitCause::Sms : WaitCause::None));
+                if (isSmall)
+                    QCOMPARE(q(std::string(x.spanName(x.spans.waitForOf(i)))), QStringLiteral("big"));
+                else
+                    QCOMPARE(x.spans.waitForOf(i), kNoSpan);
+            }
+        };
+        check(t);
+        const std::string text = traceToJson(t);
+        auto back = parseTrace(text, "w.json");
+        QVERIFY2(back.ok(), back.error().toString().c_str());
+        check(*back);
+        QCOMPARE(q(traceToJson(*back)), q(text));
+        // A trace without waits writes no such columns.
+        Trace plain;
+        plain.addSpan({plain.addTrack({TrackKind::Stream, "s"}), SpanKind::Kernel, "k", 0, 1});
+        plain.finalize();
+        QVERIFY(traceToJson(plain).find("\"wait\"") == std::string::npos);
+    }
+
     void embeddedScenarioIsAnObject()
     {
         const Trace t = richTrace();
@@ -422,6 +456,15 @@ private slots:
         row("flow columns mismatch", replaced(R"("to":[1])", R"("to":[1,0])"), "/flows/to",
             "column has 2 values, but /flows/from has 1");
         row("flow column missing", replaced(R"("to":[1],)", ""), "/flows", "missing column \"to\"");
+        const auto waits = [](const char* wait, const char* waitFor) {
+            return replaced(R"("grid":[[1,1,1],[0,0,0]]})", std::string(R"("grid":[[1,1,1],[0,0,0]],"wait":)") + wait
+                                                              + R"(,"wait_for":)" + waitFor + "}");
+        };
+        row("waits are valid", waits("[0,1]", "[-1,0]"), "", "");
+        row("wait cause out of range", waits("[0,9]", "[-1,0]"), "/spans/wait/1", "wait 9 is not a wait cause");
+        row("wait holder out of range", waits("[0,1]", "[-1,2]"), "/spans/wait_for/1", "span 2 is out of range");
+        row("wait without its holder", replaced(R"("grid":[[1,1,1],[0,0,0]]})", R"("grid":[[1,1,1],[0,0,0]],"wait":[0,1]})"),
+            "/spans", "wait and wait_for come together");
     }
 
     void parseErrors()

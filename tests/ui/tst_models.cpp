@@ -805,6 +805,25 @@ private Q_SLOTS:
         QVERIFY(html.contains(formatNs(double(last.contributionNs))));
     }
 
+    // A ready kernel held by the SMs another kernel filled: the panel names the holder and the wait, not idle time.
+    void analysisNamesWhatHeldTheCriticalPath()
+    {
+        auto filled = RunController::simulate(loadLesson(QStringLiteral("12"), QStringLiteral("gpu-filling")), {},
+                                              QStringLiteral("gpu-filling"));
+        QVERIFY(filled);
+        const auto at = makeAnalyzedTrace(std::move(filled).value());
+        const CriticalPath& path = at->report.criticalPath;
+        QVERIFY(path.resourceWaitNs >= 400'000);
+        const QString html = analysisHtml(at.get(), {}, {});
+        const auto small = std::find_if(path.segments.begin(), path.segments.end(),
+                                        [](const CriticalPathSegment& seg) { return seg.name == "small"; });
+        QVERIFY(small != path.segments.end());
+        QVERIFY2(html.contains(QStringLiteral("waited ") + formatNs(double(small->waitNs)) + QStringLiteral(" for SMs held by ")),
+                 qPrintable(html));
+        QVERIFY(html.contains(QStringLiteral("Its operations waited ") + formatNs(double(path.resourceWaitNs))));
+        QVERIFY(!html.contains(QStringLiteral("500.0 µs idle")));
+    }
+
     void inspectorListsDependencies()
     {
         auto simulated = RunController::simulate(loadLesson(QStringLiteral("03")));
