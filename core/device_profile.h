@@ -1,14 +1,44 @@
 // A device profile: the numbers the simulator needs to stand in for one GPU model. Shipped as JSON under
-// resources/profiles/ (each file names its sources); loadable from any path.
+// resources/profiles/ (each file names its sources); loadable from any path. `streamscope-cli calibrate` measures
+// one on the user's GPU and keeps, in its "calibration" object, how: the machine and every figure's repeats.
 #pragma once
 
 #include "result.h"
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace streamscope {
+
+// One measured figure: the value of each repeat, their median (what the profile field gets) and spread.
+struct CalibrationFigure {
+    std::string key;             // the profile field it sets ("launch_api_ns"), or a figure with no field of its own
+    std::string unit;            // "ns", "GB/s", "TFLOP/s", "count"
+    double median = 0;
+    double spread = 0;           // largest minus smallest repeat
+    std::vector<double> repeats; // one value per repeat, in the order measured
+    std::string method;          // what was timed, in a sentence
+};
+
+// Provenance of a measured profile (the "calibration" object of its JSON).
+struct DeviceCalibration {
+    std::string tool;            // "streamscope-cli calibrate 0.1.0"
+    std::string command;         // the command line
+    std::string gpu;             // cudaDeviceProp::name
+    int device = 0;              // CUDA device index it ran on
+    std::string driver;          // NVIDIA driver release, "580.65.06" (empty where unknown)
+    std::string cudaDriver;      // CUDA version the driver supports (cudaDriverGetVersion), "13.0"
+    std::string cudaRuntime;     // CUDA runtime the tool was built with (cudaRuntimeGetVersion), "13.0"
+    std::string date;            // ISO 8601, UTC
+    std::string host;
+    std::vector<CalibrationFigure> figures;
+    std::vector<std::string> notes;
+
+    bool empty() const { return tool.empty() && figures.empty(); }
+    const CalibrationFigure* figure(std::string_view key) const;
+};
 
 struct DeviceProfile {
     std::string id;               // "h200"
@@ -52,6 +82,20 @@ struct DeviceProfile {
     int64_t hostFuncLatencyNs = 5000; // from the stream reaching a host function until it runs on the driver thread
     int64_t minKernelNs = 1500;       // the shortest a kernel takes (an empty kernel)
     int64_t eventSyncWakeNs = 2000;   // from the awaited work finishing until the waiting host thread returns
+
+    // Figures the simulator's model does not use yet. When a profile leaves one out it gets the value that gives
+    // the behaviour of a profile without it (in brackets), so old profiles keep simulating as they did.
+    int64_t launchApiRoundRobinNs = 2500;  // host cost of cudaLaunchKernel when each launch goes to another
+                                           // stream than the one before (round-robin) [launch_api_ns]
+    int64_t graphLaunchApiPerNodeNs = 0;   // host cost of cudaGraphLaunch per node of the graph, on top of
+                                           // graph_launch_api_ns [0]
+    int64_t hostFuncSpacingNs = 6200;      // from the end of a host function until the next one queued in the same
+                                           // stream starts [kernel_overhead_ns + host_func_latency_ns]
+    double h2dPinnedDuplexBps = 55e9;      // per-direction bandwidth of pinned copies while H2D and D2H run at the
+    double d2hPinnedDuplexBps = 55e9;      // same time on two engines [h2d_pinned_gbps, d2h_pinned_gbps]
+    double memsetBps = 4.0e12;             // cudaMemsetAsync of device memory [dram_gbps]
+
+    DeviceCalibration calibration;         // empty unless measured by streamscope-cli calibrate
 };
 
 // Loads a profile from a JSON file; errors name the file and the field.
@@ -60,6 +104,8 @@ Result<DeviceProfile> loadDeviceProfile(const std::string& path);
 Result<DeviceProfile> parseDeviceProfile(const std::string& text, const std::string& file);
 // The profiles shipped in resources/profiles/ (see resources.h for where they are found).
 std::vector<std::string> builtinProfileIds();
+// The profile as JSON text that parseDeviceProfile reads back to the same profile (calibration included).
+std::string deviceProfileToJson(const DeviceProfile& profile);
 // Finds a shipped profile by id, or loads `idOrPath` as a file when it names one.
 Result<DeviceProfile> findDeviceProfile(const std::string& idOrPath);
 
