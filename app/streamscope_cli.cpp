@@ -14,6 +14,7 @@
 #include "trace_json.h"
 
 #ifdef STREAMSCOPE_HAVE_CUDA
+#include "calibrate.h"
 #include "cuda_backend.h"
 #endif
 
@@ -261,6 +262,48 @@ int cmdProfiles()
             std::cout << id << "  (unreadable: " << profile.error().toString() << ")\n";
     }
     return kExitOk;
+}
+
+// ---- calibrate -------------------------------------------------------------------------------------------------
+
+struct CalibrateArgs {
+    int device = 0;
+    std::string output;
+    int repeats = 5;
+    bool quick = false;
+};
+
+// Measures a device profile on this machine's GPU; progress lines on stderr, the profile to -o or stdout.
+int cmdCalibrate(const CalibrateArgs& args, const std::string& command)
+{
+#ifdef STREAMSCOPE_HAVE_CUDA
+    ss::CalibrationOptions options;
+    options.device = args.device;
+    options.repeats = args.repeats;
+    options.quick = args.quick;
+    options.command = command;
+    options.toolVersion = STREAMSCOPE_VERSION;
+    options.progress = [](const std::string& line) { std::cerr << line << std::endl; };
+    auto profile = ss::calibrateDevice(options);
+    if (!profile)
+        return fail(profile.error(), kExitRuntime);
+    const std::string text = ss::deviceProfileToJson(*profile);
+    if (auto back = ss::parseDeviceProfile(text, args.output.empty() ? "<calibrated>" : args.output); !back)
+        return fail(back.error(), kExitRuntime);
+    if (args.output.empty()) {
+        std::cout << text;
+        return kExitOk;
+    }
+    if (auto st = ss::saveTextFileAtomic(args.output, text); !st)
+        return fail(st.error(), kExitRuntime);
+    std::cerr << "wrote " << args.output << "; simulate with it: streamscope-cli run SCENARIO --backend sim --profile "
+              << args.output << '\n';
+    return kExitOk;
+#else
+    (void)args;
+    (void)command;
+    return fail("calibrate needs a CUDA build of streamscope-cli (this one was built without CUDA)", kExitRuntime);
+#endif
 }
 
 // ---- run -------------------------------------------------------------------------------------------------------
@@ -668,6 +711,17 @@ int runMain(int argc, char** argv)
     sweepCmd->add_flag("--json", sweep.json, "Print one JSON object");
     sweepCmd->add_option("--timing", sweep.timing, timingHelp)->check(timingCheck);
 
+    CalibrateArgs calibrate;
+    CLI::App* calibrateCmd = app.add_subcommand(
+        "calibrate", "Measure a simulator device profile on this machine's GPU (progress on stderr)");
+    calibrateCmd->add_option("--device", calibrate.device, "CUDA device index")->capture_default_str()->check(
+        CLI::NonNegativeNumber);
+    calibrateCmd->add_option("-o,--output", calibrate.output, "Write the profile (JSON) here; default: stdout");
+    calibrateCmd->add_option("--repeats", calibrate.repeats, "Repeats per figure (the median is kept)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 100));
+    calibrateCmd->add_flag("--quick", calibrate.quick, "Fewer calls per repeat and smaller problems (rougher figures)");
+
     std::string checkPath;
     CLI::App* checkCmd = app.add_subcommand("check", "Evaluate the expectations of the scenario in a trace");
     checkCmd->add_option("trace", checkPath, "Trace JSON file")->required();
@@ -706,6 +760,8 @@ int runMain(int argc, char** argv)
         return cmdAnalyze(analyzePaths, analyzeJson);
     if (*checkCmd)
         return cmdCheck(checkPath);
+    if (*calibrateCmd)
+        return cmdCalibrate(calibrate, commandLine(argc, argv));
     if (*sweepCmd)
         return cmdSweep(sweep);
     if (*convertCmd)

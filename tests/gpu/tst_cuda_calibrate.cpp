@@ -1,0 +1,84 @@
+// A short calibration on the real GPU: every figure is there, with its repeats, and plausible. Plausible, not
+// exact: timing figures belong to benchmarks (DESIGN.md §8); these bounds only catch a broken microbenchmark
+// (a unit slip, a figure of zero, a loop that timed nothing).
+#include "calibrate.h"
+#include "device_profile.h"
+#include "gpu_test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace streamscope {
+namespace {
+
+const Result<DeviceProfile>& calibrated()
+{
+    static const Result<DeviceProfile> r = [] {
+        CalibrationOptions o;
+        o.repeats = 3;
+        o.quick = true;
+        o.command = "tst_calibrate";
+        return calibrateDevice(o);
+    }();
+    return r;
+}
+
+TEST(Calibrate, FiguresArePlausible)
+{
+    STREAMSCOPE_REQUIRE_GPU();
+    const auto& r = calibrated();
+    ASSERT_TRUE(r.ok()) << r.error().toString();
+    const DeviceProfile& p = *r;
+    EXPECT_FALSE(p.name.empty());
+    EXPECT_GE(p.smCount, 1);
+    EXPECT_GE(p.maxThreadsPerSm, 32);
+    EXPECT_GE(p.copyEngines, 1);
+    for (int64_t ns : {p.launchApiNs, p.launchApiRoundRobinNs, p.eventRecordApiNs, p.streamWaitApiNs, p.copyApiNs,
+                       p.hostFuncApiNs, p.syncApiNs, p.graphLaunchApiNs, p.launchLatencyNs, p.minKernelNs}) {
+        EXPECT_GT(ns, 0);
+        EXPECT_LT(ns, 50'000);
+    }
+    EXPECT_LT(p.kernelOverheadNs, 50'000);
+    EXPECT_GT(p.mallocApiNs, 0);
+    EXPECT_GE(p.graphLaunchApiPerNodeNs, 0);
+    EXPECT_GE(p.hostFuncLatencyNs, 0);
+    EXPECT_GT(p.hostFuncSpacingNs, 0);
+    for (double bps : {p.h2dPinnedBps, p.d2hPinnedBps, p.h2dPageableBps, p.d2hPageableBps, p.h2dPinnedDuplexBps,
+                       p.d2hPinnedDuplexBps, p.d2dBps, p.memsetBps, p.dramBps}) {
+        EXPECT_GT(bps, 1e9);
+        EXPECT_LT(bps, 1e14);
+    }
+    EXPECT_GT(p.fp32Flops, 1e11);
+    EXPECT_GT(p.matmulFlops, 1e10);
+}
+
+TEST(Calibrate, ProvenanceRoundTrips)
+{
+    STREAMSCOPE_REQUIRE_GPU();
+    const auto& r = calibrated();
+    ASSERT_TRUE(r.ok()) << r.error().toString();
+    const DeviceCalibration& c = r->calibration;
+    EXPECT_EQ(c.gpu, r->name);
+    EXPECT_FALSE(c.date.empty());
+    EXPECT_FALSE(c.cudaRuntime.empty());
+    EXPECT_EQ(c.command, "tst_calibrate");
+    for (const char* key : {"launch_api_ns", "launch_api_round_robin_ns", "kernel_spacing_ns", "min_kernel_ns",
+                            "kernel_overhead_ns", "h2d_pinned_gbps", "d2h_pinned_duplex_gbps", "dram_gbps",
+                            "fp32_tflops", "matmul_tflops", "host_func_latency_ns", "host_func_spacing_ns",
+                            "graph_launch_api_per_node_ns", "graph_node_overhead_ns", "event_sync_wake_ns"}) {
+        const CalibrationFigure* f = c.figure(key);
+        ASSERT_NE(f, nullptr) << key;
+        EXPECT_EQ(f->repeats.size(), 3u) << key;
+        EXPECT_GE(f->spread, 0) << key;
+        EXPECT_FALSE(f->method.empty()) << key;
+    }
+    const auto back = parseDeviceProfile(deviceProfileToJson(*r), "calibrated.json");
+    ASSERT_TRUE(back.ok()) << back.error().toString();
+    EXPECT_EQ(back->launchApiNs, r->launchApiNs);
+    EXPECT_EQ(back->calibration.figures.size(), c.figures.size());
+}
+
+} // namespace
+} // namespace streamscope
