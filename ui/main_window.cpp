@@ -4,6 +4,7 @@
 #include "concurrency_plot.h"
 
 #include "analysis_panel.h"
+#include "calibrate_dialog.h"
 #include "compare_view.h"
 #include "format.h"
 #include "image_export.h"
@@ -580,6 +581,14 @@ void MainWindow::createActions()
     createCompareActions();
     createSweepActions();
     createPresentationActions();
+
+    // Tools: a profile measured on this GPU becomes the simulator's profile.
+    QMenu* tools = menuBar()->addMenu(QStringLiteral("&Tools"));
+    addCalibrateAction(tools, m_runner, this, [this](const QString& path) {
+        selectProfileFile(m_profileBox, path);
+        m_runner->setProfileId(path);
+        scheduleLiveRun();
+    });
 
     QMenu* help = menuBar()->addMenu(QStringLiteral("&Help"));
     help->addAction(QStringLiteral("&Keys and Mouse"), this, [this] {
@@ -1301,6 +1310,8 @@ void MainWindow::readSettings()
     updateNoticeVisibility(); // a saved state must not show an empty banner
     m_liveBox->setChecked(settings.value(QStringLiteral("liveSimulation"), true).toBool());
     const QString profile = settings.value(QStringLiteral("profile")).toString();
+    if (profile.endsWith(QLatin1String(".json")) && QFileInfo::exists(profile))
+        selectProfileFile(m_profileBox, profile); // a calibrated profile saved earlier
     const int p = m_profileBox->findData(profile);
     if (p >= 0) {
         m_profileBox->setCurrentIndex(p);
