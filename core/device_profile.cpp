@@ -1,5 +1,6 @@
 #include "device_profile.h"
 
+#include "json_strict.h"
 #include "resources.h"
 #include "trace_json.h"
 
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <iterator>
@@ -97,6 +99,38 @@ void defaultNewFields(DeviceProfile& p, const json& doc)
         p.memsetBps = p.dramBps;
 }
 
+// The values a profile may hold: what real devices have, with room to spare, and small enough that the simulator's
+// state per SM and per copy engine and its arithmetic in nanoseconds stay bounded (docs/SCENARIO.md, "Device
+// profiles"). Bandwidths in GB/s and throughputs in TFLOPS as the file writes them.
+struct ValueRange {
+    double min, max;
+};
+
+std::string shortNumber(double v)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.15g", v);
+    return buf;
+}
+
+ValueRange valueRange(const std::string& key, Field::Type type)
+{
+    static const std::pair<const char*, ValueRange> kCounts[] = {
+        {"sm_count", {1, 4096}},           {"max_threads_per_sm", {32, 65536}}, {"max_blocks_per_sm", {1, 1024}},
+        {"shared_bytes_per_sm", {0, 1 << 30}}, {"copy_engines", {1, 64}},       {"hardware_queues", {1, 128}},
+        {"priority_lowest", {-1024, 1024}}, {"priority_highest", {-1024, 1024}},
+    };
+    for (const auto& [name, range] : kCounts)
+        if (key == name)
+            return range;
+    switch (type) {
+    case Field::Gbps: return {1e-3, 1e5};   // 1 MB/s to 100 TB/s
+    case Field::Tflops: return {1e-3, 1e5}; // 1 GFLOPS to 100 PFLOPS
+    case Field::Int64: return {0, 1e10};    // nanoseconds: up to 10 s
+    default: return {0, 1e15};
+    }
+}
+
 Error badValue(const std::string& file, const std::string& path, const std::string& message)
 {
     return Error{file, path, message};
@@ -162,7 +196,7 @@ std::optional<Error> parseCalibration(const json& c, DeviceCalibration& out, con
     static const char* const kStrings[] = {"tool", "command", "gpu", "driver", "cuda_driver", "cuda_runtime",
                                            "date", "host"};
     for (const auto& [k, value] : c.items()) {
-        if (std::find_if(std::begin(kStrings), std::end(kStrings), [&](const char* s) { return k == s; })
+        if (std::find_if(std::begin(kStrings), std::end(kStrings), [&key = k](const char* s) { return key == s; })
             != std::end(kStrings))
             continue;
         if (k == "device" || k == "figures" || k == "notes")
@@ -175,7 +209,8 @@ std::optional<Error> parseCalibration(const json& c, DeviceCalibration& out, con
         if (auto e = readString(c, kStrings[i], *targets[i], file, path))
             return e;
     if (c.contains("device")) {
-        if (!c["device"].is_number_integer() || c["device"].get<int64_t>() < 0)
+        if (!c["device"].is_number_integer() || c["device"].get<int64_t>() < 0
+            || c["device"].get<int64_t>() > std::numeric_limits<int>::max())
             return badValue(file, path + "/device", "expected a device index (an integer, 0 or more)");
         out.device = c["device"].get<int>();
     }
@@ -244,8 +279,10 @@ Result<DeviceProfile> parseDeviceProfile(const std::string& text, const std::str
 {
     json doc;
     try {
-        doc = json::parse(text);
-    } catch (const json::parse_error& e) {
+        doc = parseJsonStrict<json>(text);
+    } catch (const DuplicateJsonKey& d) {
+        return Error{file, d.pointer, "duplicate key \"" + d.key + "\": an object names each key once"};
+    } catch (const json::exception& e) { // parse errors, and numbers too large for a double (4e421)
         return Error{file, {}, std::string("not JSON: ") + e.what()};
     }
     if (!doc.is_object())
@@ -253,7 +290,7 @@ Result<DeviceProfile> parseDeviceProfile(const std::string& text, const std::str
     if (!doc.contains("format") || !doc["format"].is_string()
         || doc["format"].get<std::string>() != "streamscope-device-profile")
         return Error{file, "/format", "expected \"streamscope-device-profile\""};
-    if (!doc.contains("version") || !doc["version"].is_number_integer() || doc["version"].get<int>() != 1)
+    if (!doc.contains("version") || !doc["version"].is_number_integer() || doc["version"].get<int64_t>() != 1)
         return Error{file, "/version", "unsupported version (this StreamScope reads device profile version 1)"};
     DeviceProfile p;
     for (const auto& [key, value] : doc.items()) {
@@ -286,10 +323,11 @@ Result<DeviceProfile> parseDeviceProfile(const std::string& text, const std::str
         const bool integral = type == Field::Int || type == Field::Int64;
         if (integral && v != std::floor(v))
             return Error{file, "/" + key, "expected a whole number"};
-        if (type == Field::Int && std::fabs(v) > double(std::numeric_limits<int>::max()))
-            return Error{file, "/" + key, "too large"};
-        if (type == Field::Int64 && std::fabs(v) > 1e15)
-            return Error{file, "/" + key, "too large"};
+        // A zero rate is "must be positive" below.
+        if (const ValueRange r = valueRange(key, type);
+            (v < r.min && !((type == Field::Gbps || type == Field::Tflops) && v == 0)) || v > r.max)
+            return Error{file, "/" + key, value.dump() + " is out of range: from " + shortNumber(r.min) + " to " +
+                                              shortNumber(r.max)};
         switch (type) {
         case Field::Int:
             *static_cast<int*>(target) = int(v);

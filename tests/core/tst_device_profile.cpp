@@ -147,6 +147,13 @@ private Q_SLOTS:
         QTest::newRow("fractional count") << "sm_count" << "13.5" << "/sm_count" << "expected a whole number";
         QTest::newRow("zero bandwidth") << "h2d_pinned_duplex_gbps" << "0" << "/h2d_pinned_duplex_gbps" << "must be positive";
         QTest::newRow("unknown field") << "warp_speed" << "9" << "/warp_speed" << "unknown field";
+        // Hostile magnitudes: the simulator allocates per SM and per copy engine, and adds nanoseconds.
+        QTest::newRow("2e9 SMs") << "sm_count" << "2000000000" << "/sm_count" << "2000000000 is out of range: from 1 to 4096";
+        QTest::newRow("2e9 copy engines") << "copy_engines" << "2000000000" << "/copy_engines" << "from 1 to 64";
+        QTest::newRow("1e-300 GB/s") << "h2d_pinned_gbps" << "1e-300" << "/h2d_pinned_gbps" << "from 0.001 to 100000";
+        QTest::newRow("launch 1e19 ns") << "launch_api_ns" << "1e19" << "/launch_api_ns" << "from 0 to 10000000000";
+        QTest::newRow("version 2^32+1") << "version" << "4294967297" << "/version" << "unsupported version";
+        QTest::newRow("device 2^40") << "calibration/device" << "1099511627776" << "/calibration/device" << "device index";
         QTest::newRow("name not a string") << "name" << "7" << "/name" << "expected a string";
         QTest::newRow("calibration not an object") << "calibration" << "3" << "/calibration" << "expected an object";
         QTest::newRow("calibration unknown field") << "calibration/colour" << "\"red\"" << "/calibration/colour"
@@ -184,6 +191,30 @@ private Q_SLOTS:
         const auto p = ss::parseDeviceProfile(text, "bad.json");
         QVERIFY(!p.ok());
         QCOMPARE(QString::fromStdString(p.error().file), QStringLiteral("bad.json"));
+        QCOMPARE(QString::fromStdString(p.error().path), path);
+        QVERIFY2(QString::fromStdString(p.error().message).contains(message), p.error().message.c_str());
+    }
+
+    // Text that is not a profile for nlohmann's reasons: two equal keys, a number beyond a double.
+    void malformedJsonRejected_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("duplicate key")
+            << "{\"format\": \"streamscope-device-profile\", \"version\": 1, \"sm_count\": 4, \"sm_count\": 8}"
+            << QString() << "duplicate key \"sm_count\"";
+        QTest::newRow("number overflow") << "{\"format\": \"streamscope-device-profile\", \"sm_count\": 4e421}"
+                                         << QString() << "not JSON";
+    }
+
+    void malformedJsonRejected()
+    {
+        QFETCH(QString, text);
+        QFETCH(QString, path);
+        QFETCH(QString, message);
+        const auto p = ss::parseDeviceProfile(text.toStdString(), "bad.json");
+        QVERIFY(!p.ok());
         QCOMPARE(QString::fromStdString(p.error().path), path);
         QVERIFY2(QString::fromStdString(p.error().message).contains(message), p.error().message.c_str());
     }
