@@ -1,0 +1,14 @@
+// libFuzzer harness: the CSV trace reader (parseCsvTrace). Any input must give a value or an error, never a crash, a
+// hang, undefined behaviour or unbounded memory (tests/fuzz/CMakeLists.txt runs it under ASan and UBSan).
+#include "csv_export.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
+{
+    const std::string text(reinterpret_cast<const char*>(data), size);
+    (void)streamscope::parseCsvTrace(text, "fuzz.csv");
+    return 0;
+}
