@@ -2,6 +2,7 @@
 #include "chrome_trace_format.h"
 
 #include "file_io.h"
+#include "import_limits.h"
 
 #include "trace_json.h"
 
@@ -18,6 +19,8 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
+#include <set>
 #include <system_error>
 #include <unordered_map>
 
@@ -797,8 +800,8 @@ private:
             if (id.text.empty())
                 id.text = std::string_view("\"\"", 2); // keeps an empty string apart from a number
         } else if (c == '-' || isDigit(c)) {
-            const NumberText n = number();
-            id.number = n.plainInteger ? toInt(n, "an id") : int64_t(toDouble(n));
+            // A number that fits no int64 (2^64, 1e300) is an error, never folded into another id.
+            id.number = toInt(number(), "a numeric id (from -2^63 to 2^63-1)");
             id.present = true;
         } else {
             skipValue();
@@ -911,8 +914,14 @@ private:
                         skipValue(1);
                     break;
                 case 6:
-                    if (is(key, "device"))
+                    if (is(key, "device")) {
+                        const char* at = m_p;
                         ev.device = intValue("args.device");
+                        // -1: no device (as some writers mark host work); else an index that fits an int.
+                        if (ev.device != -1)
+                            if (const std::string problem = deviceIndexProblem(ev.device); !problem.empty())
+                                fail(at, "args.device: " + problem);
+                    }
                     else if (is(key, "stream"))
                         ev.stream = idValue();
                     else if (is(key, "thread"))
@@ -1077,6 +1086,8 @@ private:
         if (it != m_threads.end()) {
             index = it->second;
         } else {
+            if (m_raw.threads.size() >= kMaxImportedTracks)
+                fail(m_p, tooManyTracksMessage() + " (pid and tid pairs)");
             index = uint32_t(m_raw.threads.size());
             chrome::RawThread t;
             t.pid = key.pid;
@@ -1469,12 +1480,14 @@ bool startsWithNoCase(std::string_view s, std::string_view prefix)
 
 std::string idText(int64_t number, const std::string& text) { return text.empty() ? std::to_string(number) : text; }
 
-const chrome::RawProcess* findProcess(const chrome::RawTrace& raw, const chrome::RawThread& t)
+// The processes by (pid, pid text), for looking up each thread's in log time (a linear search per thread was
+// quadratic: 300 000 pids took hours).
+std::map<std::pair<int64_t, std::string_view>, const chrome::RawProcess*> processIndex(const chrome::RawTrace& raw)
 {
+    std::map<std::pair<int64_t, std::string_view>, const chrome::RawProcess*> index;
     for (const auto& p : raw.processes)
-        if (p.pid == t.pid && p.pidText == t.pidText)
-            return &p;
-    return nullptr;
+        index.emplace(std::make_pair(p.pid, std::string_view(p.pidText)), &p);
+    return index;
 }
 
 struct OwnExport {
@@ -1523,10 +1536,13 @@ Result<std::optional<OwnExport>> readOwnExport(const std::string& otherData, con
     return std::optional<OwnExport>(std::move(own));
 }
 
-// Tracks for raw threads of a file that is not our own export (or events added to one).
-void genericTracks(const chrome::RawTrace& raw, Trace& t, std::vector<uint32_t>& threadTrack,
-                   const std::vector<bool>& done)
+// Tracks for raw threads of a file that is not our own export (or events added to one); an error for devices that
+// are too many or fit no int.
+std::optional<Error> genericTracks(const chrome::RawTrace& raw, Trace& t, std::vector<uint32_t>& threadTrack,
+                                   const std::vector<bool>& done, const std::string& file)
 {
+    const auto processes = processIndex(raw);
+    std::set<int64_t> devices;
     struct Candidate {
         uint32_t thread;
         bool stream;
@@ -1542,7 +1558,8 @@ void genericTracks(const chrome::RawTrace& raw, Trace& t, std::vector<uint32_t>&
         if (done[i] || th.spans == 0)
             continue;
         const bool stream = th.gpuSpans > 0 || startsWithNoCase(th.name, "stream");
-        const chrome::RawProcess* proc = findProcess(raw, th);
+        const auto found = processes.find(std::make_pair(th.pid, std::string_view(th.pidText)));
+        const chrome::RawProcess* proc = found == processes.end() ? nullptr : found->second;
         int64_t device = -1;
         if (stream) {
             device = th.device;
@@ -1559,6 +1576,11 @@ void genericTracks(const chrome::RawTrace& raw, Trace& t, std::vector<uint32_t>&
             } else {
                 nextDevice = std::max(nextDevice, device + 1);
             }
+            const std::string where = "pid " + idText(th.pid, th.pidText) + ", tid " + idText(th.tid, th.tidText);
+            if (const std::string problem = deviceIndexProblem(device); !problem.empty())
+                return Error{file, where, problem};
+            if (devices.insert(device).second && devices.size() > kMaxImportedDevices)
+                return Error{file, where, tooManyDevicesMessage()};
         }
         cands.push_back({i, stream, device, proc && proc->hasSortIndex ? proc->sortIndex : 0,
                          th.hasSortIndex ? th.sortIndex : 0});
@@ -1598,23 +1620,19 @@ void genericTracks(const chrome::RawTrace& raw, Trace& t, std::vector<uint32_t>&
         }
         threadTrack[c.thread] = t.addTrack(std::move(tr));
     }
+    return std::nullopt;
 }
 
 void addDevices(Trace& t)
 {
-    std::vector<int> seen;
+    std::set<int> seen;
     for (const auto& tr : t.tracks)
-        if (tr.kind == TrackKind::Stream && tr.device >= 0
-            && std::find(seen.begin(), seen.end(), tr.device) == seen.end())
-            seen.push_back(tr.device);
-    std::sort(seen.begin(), seen.end());
-    for (int d : seen) {
-        bool have = false;
-        for (const auto& di : t.info.devices)
-            have = have || di.index == d;
-        if (!have)
-            t.info.devices.push_back({d, {}, {}});
-    }
+        if (tr.kind == TrackKind::Stream && tr.device >= 0)
+            seen.insert(tr.device);
+    for (const auto& di : t.info.devices)
+        seen.erase(di.index);
+    for (int d : seen)
+        t.info.devices.push_back({d, {}, {}});
     std::sort(t.info.devices.begin(), t.info.devices.end(),
               [](const DeviceInfo& a, const DeviceInfo& b) { return a.index < b.index; });
 }
@@ -1679,19 +1697,21 @@ Result<Trace> buildChrome(chrome::RawTrace&& raw, const std::string& file)
             name = remap[name];
         t.strings = std::move(strings);
     }
-    genericTracks(raw, t, threadTrack, done);
+    if (auto failed = genericTracks(raw, t, threadTrack, done, file))
+        return *failed;
     if (!own->has_value()) {
-        // Device names from the process names ("GPU 0: NVIDIA H200" as we write them, or anything else).
+        // Device names from the process names ("GPU 0: NVIDIA H200" as we write them, or anything else): the
+        // first process that names each device.
         addDevices(t);
-        for (auto& d : t.info.devices) {
-            for (const auto& p : raw.processes) {
-                if (chrome::deviceFromProcessName(p.name) != d.index)
-                    continue;
-                const auto colon = p.name.find(": ");
-                if (colon != std::string::npos && d.name.empty())
-                    d.name = p.name.substr(colon + 2);
-            }
+        std::map<int, std::string> names;
+        for (const auto& p : raw.processes) {
+            const auto colon = p.name.find(": ");
+            if (colon != std::string::npos)
+                names.emplace(chrome::deviceFromProcessName(p.name), p.name.substr(colon + 2));
         }
+        for (auto& d : t.info.devices)
+            if (const auto it = names.find(d.index); it != names.end() && d.name.empty())
+                d.name = it->second;
     }
     return chrome::finish(std::move(raw), threadTrack, {}, true, origin, file);
 }

@@ -1,6 +1,7 @@
 #include "pytorch_trace.h"
 
 #include "chrome_trace.h"
+#include "import_limits.h"
 #include "ranges.h"
 #include "trace_import.h"
 
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 namespace streamscope {
@@ -217,6 +219,7 @@ Result<Trace> build(chrome::RawTrace&& raw, const std::string& file)
         int64_t device, id;
     };
     std::vector<Row> rows;
+    std::set<int64_t> devices; // of the streams
     for (uint32_t i = 0; i < raw.threads.size(); ++i) {
         const auto& th = raw.threads[i];
         if (th.spans == 0)
@@ -228,6 +231,14 @@ Result<Trace> build(chrome::RawTrace&& raw, const std::string& file)
                 r.device = th.device;
             if (th.streamIsNumber)
                 r.id = std::strtoll(th.stream.c_str(), nullptr, 10);
+            const std::string where = "pid " + (th.pidText.empty() ? std::to_string(th.pid) : th.pidText) +
+                                      ", tid " + (th.tidText.empty() ? std::to_string(th.tid) : th.tidText);
+            if (r.device != -1) { // -1: a stream of a process named by text, on no known device
+                if (const std::string problem = deviceIndexProblem(r.device); !problem.empty())
+                    return Error{file, where, problem};
+                if (devices.insert(r.device).second && devices.size() > kMaxImportedDevices)
+                    return Error{file, where, tooManyDevicesMessage()};
+            }
         }
         rows.push_back(r);
     }
@@ -258,13 +269,10 @@ Result<Trace> build(chrome::RawTrace&& raw, const std::string& file)
         }
         threadTrack[r.thread] = t.addTrack(std::move(tr));
     }
-    std::vector<int> seen;
-    for (const auto& tr : t.tracks)
-        if (tr.kind == TrackKind::Stream && tr.device >= 0)
-            seen.push_back(tr.device);
-    for (int d : seen)
-        if (std::none_of(info.devices.begin(), info.devices.end(), [d](const DeviceInfo& di) { return di.index == d; }))
-            info.devices.push_back({d, {}, {}});
+    for (const DeviceInfo& di : info.devices)
+        devices.erase(di.index);
+    for (int64_t d : devices)
+        info.devices.push_back({int(d), {}, {}});
     std::sort(info.devices.begin(), info.devices.end(),
               [](const DeviceInfo& a, const DeviceInfo& b) { return a.index < b.index; });
     t.info = std::move(info);

@@ -1,6 +1,7 @@
 #include "trace_json.h"
 
 #include "file_io.h"
+#include "import_limits.h"
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <set>
 #include <system_error>
 
 #include <fcntl.h>
@@ -935,9 +937,16 @@ Trace readTrace(const Json& root, const std::map<std::string, RawColumn>& raw)
                                                 "flow kind");
 
     const Json& tracks = expectArray(required(root, "tracks", ""), "/tracks");
+    if (tracks.size() > kMaxImportedTracks)
+        fail("/tracks", tooManyTracksMessage());
     t.tracks.reserve(tracks.size());
-    for (size_t i = 0; i < tracks.size(); ++i)
+    std::set<int> devices; // of the streams
+    for (size_t i = 0; i < tracks.size(); ++i) {
         t.addTrack(readTrack(tracks[i], child("/tracks", i)));
+        const Track& tr = t.tracks.back();
+        if (tr.kind == TrackKind::Stream && devices.insert(tr.device).second && devices.size() > kMaxImportedDevices)
+            fail(child(child("/tracks", i), "device"), tooManyDevicesMessage());
+    }
     // Ranges annotate a host thread or a stream of the file.
     for (size_t i = 0; i < t.tracks.size(); ++i) {
         const Track& tr = t.tracks[i];

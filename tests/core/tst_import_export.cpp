@@ -1342,6 +1342,48 @@ private slots:
             << QStringLiteral("/deviceProperties") << QStringLiteral("must be an array");
         QTest::newRow("native") << QByteArray(R"({"format": "streamscope-trace", "version": 2})")
                                 << QStringLiteral("/version") << QStringLiteral("unsupported version 2");
+        // Ids and devices that fit no integer are errors, never folded into another value (nor UB: 4e42).
+        QTest::newRow("device 2^31")
+            << QByteArray("{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"dur\": 1, \"args\": {\"device\": 2147483648}}]}")
+            << QStringLiteral("byte 66") << QStringLiteral("args.device: device 2147483648 is out of range");
+        QTest::newRow("device 2^63-1")
+            << QByteArray("{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"dur\": 1, \"args\": {\"device\": "
+                          "9223372036854775807}}]}")
+            << QStringLiteral("byte 66") << QStringLiteral("device 9223372036854775807 is out of range");
+        QTest::newRow("pid 1e300") << QByteArray("{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"dur\": 1, \"pid\": 1e300}]}")
+                                   << QStringLiteral("byte 55") << QStringLiteral("a numeric id (from -2^63 to 2^63-1) is out of range");
+        QTest::newRow("tid 4e42") << QByteArray("{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"dur\": 1, \"tid\": 4e42}]}")
+                                  << QStringLiteral("byte 55") << QStringLiteral("is out of range");
+        QTest::newRow("flow id 2^64")
+            << QByteArray("{\"traceEvents\": [{\"ph\": \"s\", \"ts\": 1, \"id\": 18446744073709551616}]}")
+            << QStringLiteral("byte 44") << QStringLiteral("is out of range");
+        QTest::newRow("pytorch device 2^40")
+            << QByteArray("{\"schemaVersion\": 1, \"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": 1, "
+                          "\"dur\": 1, \"pid\": 1099511627776, \"tid\": 7}]}")
+            << QStringLiteral("pid 1099511627776, tid 7") << QStringLiteral("device 1099511627776 is out of range");
+    }
+
+    // More devices or tracks than the limits: an error that names the limit, found before the tracks are built.
+    void chromeLimits()
+    {
+        std::string devices = "{\"traceEvents\": [";
+        for (int d = 0; d <= 1024; ++d)
+            devices += std::string(d ? "," : "") + "{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": 1, \"dur\": 1, \"pid\": " +
+                       std::to_string(d) + ", \"tid\": 7, \"args\": {\"device\": " + std::to_string(d) + "}}";
+        devices += "]}";
+        auto r = parseChromeTrace(devices, "d.json");
+        QVERIFY(!r.ok());
+        QVERIFY2(q(r.error().message).contains(QStringLiteral("too many devices: more than 1024; the limit is 1024")),
+                 r.error().toString().c_str());
+        std::string pids = "[";
+        for (int p = 0; p <= 200000; ++p)
+            pids += std::string(p ? "," : "") + "{\"ph\": \"X\", \"ts\": 1, \"dur\": 1, \"pid\": " + std::to_string(p) + "}";
+        pids += "]";
+        r = parseChromeTrace(pids, "p.json");
+        QVERIFY(!r.ok());
+        QVERIFY2(q(r.error().path).startsWith(QStringLiteral("byte ")), r.error().toString().c_str());
+        QVERIFY2(q(r.error().message).contains(QStringLiteral("too many tracks: more than 200000")),
+                 r.error().toString().c_str());
     }
     void importErrors()
     {
@@ -1464,10 +1506,25 @@ private slots:
 #endif
     }
 
-    // 100 000 streams, and as many host threads, import and analyze in linear time (CI's timeout is the check).
+    // 100 000 streams, and as many host threads and Chrome processes, import and analyze in linear time (CI's
+    // timeout is the check).
     void hundredThousandTracks()
     {
         QTemporaryDir tmp;
+        std::string chrome = "[";
+        for (int p = 0; p < 100000; ++p)
+            chrome += std::string(p ? "," : "") + "{\"ph\": \"X\", \"name\": \"f\", \"ts\": " + std::to_string(p) +
+                      ", \"dur\": 1, \"pid\": " + std::to_string(p) + ", \"tid\": 1}";
+        chrome += "]";
+        const std::string chromePath = tmp.filePath(QStringLiteral("pids.json")).toStdString();
+        QVERIFY(writeFile(chromePath, chrome));
+        auto pids = importTraceFile(chromePath);
+        QVERIFY2(pids.ok(), pids.error().toString().c_str());
+        QCOMPARE(pids->tracks.size(), size_t(100000));
+        QProcess analyze;
+        analyze.start(QStringLiteral(STREAMSCOPE_CLI), {QStringLiteral("analyze"), q(chromePath), QStringLiteral("--json")});
+        QVERIFY(analyze.waitForFinished(120000));
+        QCOMPARE(analyze.exitCode(), 0);
         for (const bool streams : {true, false}) {
             std::string csv = std::string(kCsvHeader) + "\r\n";
             for (int i = 0; i < 100000; ++i)
