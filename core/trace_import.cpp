@@ -500,6 +500,10 @@ const CudaDependencies::Op* CudaDependencies::lastLaunchedBefore(int64_t process
 std::vector<Flow> CudaDependencies::flows()
 {
     prepare();
+    // The streams of each (process, device), for context syncs: a scan of every stream per sync was quadratic.
+    std::unordered_map<Key, std::vector<const std::pair<const Key, std::vector<Op>>*>, KeyHash> deviceStreams;
+    for (const auto& entry : m_streams)
+        deviceStreams[{entry.first.a, entry.first.b, 0}].push_back(&entry);
     std::vector<Flow> out;
     for (const auto& [key, ops] : m_streams)
         for (const Op& op : ops)
@@ -514,9 +518,11 @@ std::vector<Flow> CudaDependencies::flows()
             break;
         case Pending::ContextSync: {
             const Op* last = nullptr;
-            for (const auto& [key, ops] : m_streams) {
-                if (key.a != p.process || key.b != p.device)
-                    continue;
+            const auto streams = deviceStreams.find({p.process, p.device, 0});
+            if (streams == deviceStreams.end())
+                break;
+            for (const auto* entry : streams->second) {
+                const Key& key = entry->first;
                 const Op* op = lastLaunchedBefore(key.a, key.b, key.c, p.time);
                 if (op && (!last || op->end > last->end))
                     last = op;
