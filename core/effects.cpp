@@ -4,6 +4,8 @@
 // with one call. Each reports at most one diagnostic per device (or host thread), with severity "info".
 #include "diagnostics_context.h"
 
+#include <functional>
+#include <queue>
 #include <set>
 
 namespace streamscope::diag {
@@ -40,13 +42,25 @@ void streamsOverlap(const Context& c, std::vector<Diagnostic>& out)
             uint32_t a = kNone, b = kNone;
         };
         std::map<std::pair<uint32_t, uint32_t>, PairInfo> pairs;
-        std::vector<uint32_t> active;
+        // The spans still running, in the order they came, and their ends in a heap: the spans that ended are
+        // removed in log time (a scan of all running spans per span was quadratic: 100 000 streams at once).
+        std::set<std::pair<size_t, uint32_t>> active; // (arrival, span)
+        std::priority_queue<std::pair<int64_t, size_t>, std::vector<std::pair<int64_t, size_t>>, std::greater<>> ends;
+        std::vector<uint32_t> arrived;
         for (uint32_t i : spans) {
             const int64_t s = c.effStart(i);
-            std::erase_if(active, [&c, s](uint32_t a) { return c.end(a) <= s; });
-            const size_t from = active.size() > 64 ? active.size() - 64 : 0;
-            for (size_t x = from; x < active.size(); ++x) {
-                const uint32_t a = active[x];
+            while (!ends.empty() && ends.top().first <= s) {
+                active.erase({ends.top().second, arrived[ends.top().second]});
+                ends.pop();
+            }
+            // The 64 that came last, oldest first; pairs beyond a million (tracks far past any real trace) are
+            // not counted.
+            uint32_t last[64];
+            size_t count = 0;
+            for (auto it = active.rbegin(); it != active.rend() && count < 64; ++it)
+                last[count++] = it->second;
+            for (size_t x = count; x-- > 0;) {
+                const uint32_t a = last[x];
                 const uint32_t ta = c.t.spans.track[a], ti = c.t.spans.track[i];
                 if (ta == ti)
                     continue;
@@ -58,7 +72,14 @@ void streamsOverlap(const Context& c, std::vector<Diagnostic>& out)
                 const int64_t ov = std::min(c.end(a), c.end(i)) - s;
                 if (ov <= 0)
                     continue;
-                PairInfo& p = pairs[{std::min(ta, ti), std::max(ta, ti)}];
+                const std::pair<uint32_t, uint32_t> key{std::min(ta, ti), std::max(ta, ti)};
+                auto found = pairs.find(key);
+                if (found == pairs.end()) {
+                    if (pairs.size() >= (size_t(1) << 20))
+                        continue;
+                    found = pairs.emplace(key, PairInfo{}).first;
+                }
+                PairInfo& p = found->second;
                 p.ns += ov;
                 if (ov > p.best) {
                     p.best = ov;
@@ -66,7 +87,9 @@ void streamsOverlap(const Context& c, std::vector<Diagnostic>& out)
                     p.b = i;
                 }
             }
-            active.push_back(i);
+            active.insert({arrived.size(), i});
+            ends.push({c.end(i), arrived.size()});
+            arrived.push_back(i);
         }
         if (pairs.empty())
             continue;
