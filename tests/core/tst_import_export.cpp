@@ -1527,10 +1527,13 @@ private slots:
         QCOMPARE(analyze.exitCode(), 0);
         for (const bool streams : {true, false}) {
             std::string csv = std::string(kCsvHeader) + "\r\n";
+            // The kernels all run at once (every pair of streams overlaps); the calls one after another.
             for (int i = 0; i < 100000; ++i)
-                csv += (streams ? "0,s" + std::to_string(i) + ",,kernel,k,"
-                                : ",,t" + std::to_string(i) + ",api-call,cudaLaunchKernel,")
-                    + std::to_string(10 * i) + "," + std::to_string(10 * i + 5) + ",0\r\n";
+                csv += (streams ? "0,s" + std::to_string(i) + ",,kernel,k," + std::to_string(i) + "," +
+                                      std::to_string(i + 1000000)
+                                : ",,t" + std::to_string(i) + ",api-call,cudaLaunchKernel," + std::to_string(10 * i) +
+                                      "," + std::to_string(10 * i + 5))
+                    + ",0\r\n";
             const std::string path = tmp.filePath(QStringLiteral("tracks.csv")).toStdString();
             QVERIFY(writeFile(path, csv));
             auto r = importTraceFile(path);
