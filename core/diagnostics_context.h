@@ -117,17 +117,22 @@ public:
     bool eventTimed = false;
     int64_t origin = 0; // the trace's first span start
 
-    // Busy intervals (merged) of one device's GPU spans, computed once per device.
+    // Busy intervals (merged) of one device's GPU spans, computed for every device in one pass on the first call (a
+    // pass per device was devices x spans).
     const std::vector<Interval>& deviceBusy(int device) const
     {
+        if (!m_busyDone) {
+            std::map<int, std::vector<Interval>> of;
+            for (uint32_t i = 0; i < n; ++i)
+                if (isGpuSpan(t.spans.kind[i]))
+                    of[this->device(i)].push_back({effStart(i), end(i)});
+            for (auto& [d, v] : of)
+                m_busy.emplace(d, mergeIntervals(std::move(v)));
+            m_busyDone = true;
+        }
+        static const std::vector<Interval> kNoInterval;
         auto it = m_busy.find(device);
-        if (it != m_busy.end())
-            return it->second;
-        std::vector<Interval> v;
-        for (uint32_t i = 0; i < n; ++i)
-            if (isGpuSpan(t.spans.kind[i]) && this->device(i) == device)
-                v.push_back({effStart(i), end(i)});
-        return m_busy.emplace(device, mergeIntervals(std::move(v))).first->second;
+        return it != m_busy.end() ? it->second : kNoInterval;
     }
 
     // GPU spans on stream tracks, per device, in order of when they ran (effStart); computed once.
@@ -363,6 +368,7 @@ public:
 
 private:
     mutable std::map<int, std::vector<Interval>> m_busy;
+    mutable bool m_busyDone = false;
     mutable std::map<int, DeviceCaps> m_caps;
     mutable std::optional<std::map<int, std::vector<uint32_t>>> m_gpuByDevice;
     mutable std::map<int, Concurrency> m_concurrency;

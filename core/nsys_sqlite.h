@@ -17,7 +17,7 @@ bool nsysSqliteSupported();
 // What reading one export may cost. A database is a program as much as data: its views and virtual tables can
 // run without end or return rows without end, so the rows read and the time spent inside SQLite are bounded.
 struct NsysLimits {
-    int64_t maxRows = 20'000'000; // rows read from all tables together (each is at most a span)
+    int64_t maxRows = 10'000'000; // rows read from all tables together (each is at most a span)
     int maxQuerySeconds = 30;     // time inside SQLite, all queries together
 };
 
