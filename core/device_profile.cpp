@@ -53,6 +53,7 @@ const std::vector<std::pair<std::string, Field>>& fields()
         {"memset_gbps", {Field::Gbps, [](DeviceProfile& p) -> void* { return &p.memsetBps; }}},
         {"fp32_tflops", {Field::Tflops, [](DeviceProfile& p) -> void* { return &p.fp32Flops; }}},
         {"matmul_tflops", {Field::Tflops, [](DeviceProfile& p) -> void* { return &p.matmulFlops; }}},
+        {"compute_saturation", {Field::Double, [](DeviceProfile& p) -> void* { return &p.computeSaturation; }}},
         {"launch_api_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.launchApiNs; }}},
         {"launch_api_round_robin_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.launchApiRoundRobinNs; }}},
         {"copy_api_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.copyApiNs; }}},
@@ -123,6 +124,8 @@ ValueRange valueRange(const std::string& key, Field::Type type)
     for (const auto& [name, range] : kCounts)
         if (key == name)
             return range;
+    if (key == "compute_saturation")
+        return {0.01, 1}; // a fraction of the resident blocks
     switch (type) {
     case Field::Gbps: return {1e-3, 1e5};   // 1 MB/s to 100 TB/s
     case Field::Tflops: return {1e-3, 1e5}; // 1 GFLOPS to 100 PFLOPS

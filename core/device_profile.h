@@ -94,6 +94,10 @@ struct DeviceProfile {
     double h2dPinnedDuplexBps = 55e9;      // per-direction bandwidth of pinned copies while H2D and D2H run at the
     double d2hPinnedDuplexBps = 55e9;      // same time on two engines [h2d_pinned_gbps, d2h_pinned_gbps]
     double memsetBps = 4.0e12;             // cudaMemsetAsync of device memory [dram_gbps]
+    double computeSaturation = 1.0;        // the fraction of the resident blocks at which a compute-bound kernel
+                                           // (fma, matmul) reaches the device's full rate; fewer blocks run
+                                           // proportionally slower [1: in proportion to the blocks, as memory-bound
+                                           // kernels do]
 
     DeviceCalibration calibration;         // empty unless measured by streamscope-cli calibrate
 };

@@ -125,6 +125,7 @@ struct HostAgent {
     int tasksTaken = 0;
     size_t opIndex = 0;
     bool finished = true;
+    int lastLaunchStream = -1; // the stream of its previous kernel launch
 };
 
 int occupancy(const DeviceProfile& p, uint32_t threads, uint32_t shared)
@@ -328,9 +329,13 @@ private:
         case OpKind::Memcpy:
         case OpKind::Memset:
         case OpKind::HostFunc: {
-            const int64_t cost = op.kind == OpKind::Kernel     ? prof.launchApiNs
-                : op.kind == OpKind::HostFunc                  ? prof.hostFuncApiNs
-                                                               : prof.copyApiNs;
+            // A launch into another stream than the thread's previous one costs the host more (round-robin).
+            const bool switched = a.lastLaunchStream >= 0 && a.lastLaunchStream != po.stream;
+            const int64_t cost = op.kind == OpKind::Kernel ? (switched ? prof.launchApiRoundRobinNs : prof.launchApiNs)
+                : op.kind == OpKind::HostFunc             ? prof.hostFuncApiNs
+                                                          : prof.copyApiNs;
+            if (op.kind == OpKind::Kernel)
+                a.lastLaunchStream = po.stream;
             simpleCall(cost);
             const uint32_t g = makeGpuOp(op, po.stream, self, false);
             if (g == kNone)
@@ -344,7 +349,7 @@ private:
             break;
         }
         case OpKind::Graph: {
-            simpleCall(prof.graphLaunchApiNs);
+            simpleCall(prof.graphLaunchApiNs + prof.graphLaunchApiPerNodeNs * int64_t(op.ops.size()));
             const int64_t launch = records[recIndex].apiEnd + prof.launchLatencyNs;
             for (size_t n = 0; n < op.ops.size(); ++n) {
                 OpRecord node;
@@ -566,7 +571,7 @@ private:
         }
         case OpKind::Memset:
             g.type = GpuOpType::Memset;
-            g.durationNs = std::max(p.minKernelNs, nsFor(double(op.bytes), p.dramBps));
+            g.durationNs = std::max(p.minKernelNs, nsFor(double(op.bytes), p.memsetBps));
             break;
         case OpKind::HostFunc:
             g.type = GpuOpType::HostFunc;
@@ -589,7 +594,8 @@ private:
         double fullGpuNs = 0;
         switch (op.kernel) {
         case KernelKind::Spin:
-            return std::max<int64_t>(1, int64_t(std::llround(op.durationUs * 1000.0)));
+            // Its spin plus what an empty kernel costs (on the H200 a 1 µs spin ran 1.8 µs, a 500 µs one 500.5 µs).
+            return std::max<int64_t>(1, int64_t(std::llround(op.durationUs * 1000.0))) + p.minKernelNs;
         case KernelKind::Empty:
             return p.minKernelNs;
         case KernelKind::Fma:
@@ -608,7 +614,16 @@ private:
             fullGpuNs = 4.0 * n / p.dramBps * 1e9;
             break;
         }
-        const double perBlock = fullGpuNs * resident / std::max(1u, blocks);
+        // One wave or more: every block gets its share of the device's rate. Fewer blocks than the device holds:
+        // memory-bound kernels run in proportion to their blocks; compute-bound ones reach the full rate already at
+        // compute_saturation of the resident blocks (a block keeps its SM's pipelines busier than its share).
+        const bool compute = op.kernel == KernelKind::Fma || op.kernel == KernelKind::Matmul;
+        const double b = double(std::max(1u, blocks));
+        if (compute && b < resident) {
+            const double wave = fullGpuNs * std::max(1.0, p.computeSaturation * resident / b);
+            return std::max<int64_t>(p.minKernelNs / 2, int64_t(std::llround(wave)));
+        }
+        const double perBlock = fullGpuNs * resident / b;
         return std::max<int64_t>(p.minKernelNs / 2, int64_t(std::llround(perBlock)));
     }
 
@@ -770,9 +785,14 @@ private:
             schedule(op.end, EvType::OpDone, g);
             return;
         case GpuOpType::HostFunc: {
-            // One driver thread per device runs host functions: they serialize across streams.
-            const int64_t s = std::max(m_now + dev.profile->hostFuncLatencyNs, dev.hostFuncBusyUntil);
-            if (dev.hostFuncBusyUntil > m_now + dev.profile->hostFuncLatencyNs)
+            // One driver thread per device runs host functions: they serialize across streams. Asleep, it wakes up
+            // host_func_latency_ns after the stream reaches the function; awake (a host function ended no longer
+            // than host_func_spacing_ns ago, or is running), it starts the next one that spacing after the last.
+            const DeviceProfile& p = *dev.profile;
+            const int64_t last = dev.hostFuncBusyUntil;
+            const bool awake = dev.hostFuncLastOp != kNone && m_now <= last + p.hostFuncSpacingNs;
+            const int64_t s = awake ? std::max(m_now, last + p.hostFuncSpacingNs) : m_now + p.hostFuncLatencyNs;
+            if (last > m_now)
                 holdBy(op, WaitCause::HostFuncThread, dev.hostFuncLastOp);
             op.start = s;
             op.end = s + op.durationNs;

@@ -948,6 +948,20 @@ void Calibrator::deriveFields(DeviceProfile& p)
                            derived("matmul_kernel_ns", [&](double ns) { return mmFlops / std::max(1.0, ns - overhead) / 1e3; }),
                            "= 2 n^3 / (time per matmul kernel - kernel_overhead_ns)")
         * 1e12;
+    // A compute-bound kernel of few blocks: the 768 x 768 matmul of 264 blocks of 256 threads fills the fraction
+    // f of the resident blocks, and ran t where the full device rate gives t_full: its rate saturates at
+    // f x t / t_full of the resident blocks (1: in proportion to the blocks).
+    const double resident = double(p.smCount) * std::min(p.maxBlocksPerSm, p.maxThreadsPerSm / 256);
+    const double fullNs = 2.0 * 768.0 * 768.0 * 768.0 / p.matmulFlops * 1e9;
+    p.computeSaturation = figure("compute_saturation", "  compute_saturation", "fraction",
+                                 derived("matmul_264_blocks_kernel_ns",
+                                         [&](double ns) {
+                                             const double f = 264.0 / std::max(1.0, resident);
+                                             return std::clamp(f * std::max(1.0, ns - overhead) / fullNs, 0.01, 1.0);
+                                         }),
+                                 "= f x (time of the 264-block matmul - kernel_overhead_ns) / (2 x 768^3 / matmul rate), "
+                                 "f = 264 / resident blocks of 256 threads: where a compute-bound kernel's rate "
+                                 "stops growing with its blocks");
 }
 
 DeviceProfile Calibrator::run()

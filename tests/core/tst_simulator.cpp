@@ -1,5 +1,6 @@
 // The simulator, rule by rule (DESIGN §3): each test builds the smallest scenario that shows one rule and
 // fails when the rule is removed from the simulator.
+#include "device_profile.h"
 #include "runner.h"
 #include "scenario_json.h"
 #include "simulator.h"
@@ -7,6 +8,7 @@
 
 #include <QTest>
 
+#include <cmath>
 #include <string>
 
 using namespace streamscope;
@@ -128,6 +130,24 @@ Trace simulate(const Scenario& s, const std::string& profile = "h200")
     auto p = findDeviceProfile(profile);
     if (p)
         opt.profile = *p;
+    SimulatorBackend sim(opt);
+    auto out = runScenario(s, sim);
+    if (!out.status)
+        qWarning("%s", out.status.error().toString().c_str());
+    return std::move(out.trace);
+}
+
+// With a profile of chosen figures (the h200 profile, then `change` applied).
+template <typename F>
+Trace simulateWith(const Scenario& s, F&& change)
+{
+    auto p = findDeviceProfile("h200");
+    if (!p)
+        qFatal("%s", p.error().toString().c_str());
+    DeviceProfile profile = *p;
+    change(profile);
+    SimulatorOptions opt;
+    opt.profile = profile;
     SimulatorBackend sim(opt);
     auto out = runScenario(s, sim);
     if (!out.status)
@@ -518,6 +538,118 @@ private slots:
         // Two streams of one-block kernels: nothing waits.
         t = simulate(Builder().stream("s1").stream("s2").thread("main").spin("x", "s1", 100).spin("y", "s2", 100).build());
         QVERIFY(t.spans.wait.empty());
+    }
+
+    // A launch into another stream than the thread's previous launch costs launch_api_round_robin_ns, one into the
+    // same stream launch_api_ns: measured apart on the H200 (calibrate).
+    void roundRobinLaunchCost()
+    {
+        const auto t = simulateWith(Builder()
+                                        .stream("s1")
+                                        .stream("s2")
+                                        .thread("main")
+                                        .spin("a", "s1", 10)
+                                        .spin("b", "s2", 10)
+                                        .spin("c", "s2", 10)
+                                        .spin("d", "s1", 10)
+                                        .build(),
+                                    [](DeviceProfile& p) {
+                                        p.launchApiNs = 3000;
+                                        p.launchApiRoundRobinNs = 5000;
+                                    });
+        std::vector<int64_t> calls;
+        for (uint32_t i = 0; i < t.spanCount(); ++i)
+            if (t.spans.kind[i] == SpanKind::ApiCall)
+                calls.push_back(t.duration(i));
+        QCOMPARE(calls, (std::vector<int64_t>{3000, 5000, 3000, 5000}));
+    }
+
+    // cudaGraphLaunch costs graph_launch_api_ns plus graph_launch_api_per_node_ns per node; a memset runs at
+    // memset_gbps.
+    void graphLaunchPerNodeAndMemsetBandwidth()
+    {
+        Op graph;
+        graph.kind = OpKind::Graph;
+        graph.stream = "s";
+        for (int i = 0; i < 100; ++i)
+            graph.ops.push_back(Builder::spinOp("tiny", {}, 1));
+        Op memset;
+        memset.kind = OpKind::Memset;
+        memset.stream = "s";
+        memset.name = "set";
+        memset.bytes = int64_t(1) << 30;
+        const auto t = simulateWith(Builder().stream("s").thread("main").op(graph).op(memset).build(),
+                                    [](DeviceProfile& p) {
+                                        p.graphLaunchApiNs = 1000;
+                                        p.graphLaunchApiPerNodeNs = 10;
+                                        p.memsetBps = 1e12;
+                                    });
+        QCOMPARE(t.duration(uint32_t(hostSpan(t, "cudaGraphLaunch"))), int64_t(2000));
+        QCOMPARE(t.duration(uint32_t(span(t, "set"))), int64_t(1073742)); // 2^30 B at 10^12 B/s
+    }
+
+    // The host-function thread: asleep, it wakes host_func_latency_ns after the stream reaches a host function;
+    // awake, it starts the next host_func_spacing_ns after the previous one ended, in any stream.
+    void hostFunctionWakeUpAndSpacing()
+    {
+        const auto t = simulateWith(Builder()
+                                        .stream("s1")
+                                        .stream("s2")
+                                        .thread("main")
+                                        .spin("k", "s1", 100)
+                                        .simple(OpKind::HostFunc, "s1", {}, 50, "f1")
+                                        .simple(OpKind::HostFunc, "s1", {}, 50, "f2")
+                                        .spin("k2", "s2", 120)
+                                        .simple(OpKind::HostFunc, "s2", {}, 50, "g")
+                                        .build(),
+                                    [](DeviceProfile& p) {
+                                        p.kernelOverheadNs = 1000;
+                                        p.hostFuncLatencyNs = 50'000;
+                                        p.hostFuncSpacingNs = 3000;
+                                    });
+        const int k = span(t, "k"), f1 = span(t, "f1"), f2 = span(t, "f2"), g = span(t, "g");
+        QVERIFY(k >= 0 && f1 >= 0 && f2 >= 0 && g >= 0);
+        // f1: the thread was asleep, it wakes up for it.
+        QCOMPARE(startOf(t, f1) - endOf(t, k), int64_t(1000 + 50'000));
+        // g (s2) was ready while f1 ran: the awake thread takes it after the spacing, then f2 after the spacing.
+        QCOMPARE(startOf(t, g), endOf(t, f1) + 3000);
+        QCOMPARE(startOf(t, f2), endOf(t, g) + 3000);
+        QCOMPARE(q(std::string(toString(t.spans.waitOf(size_t(g))))), "host-func-thread"_q);
+    }
+
+    // A spin kernel runs its spin plus an empty kernel's cost; a compute-bound kernel of fewer blocks than the
+    // device holds reaches the full rate at compute_saturation of them, a memory-bound one runs in proportion.
+    void kernelDurations()
+    {
+        const auto kernel = [](KernelKind kind, int64_t size, uint32_t grid, Dim3 block) {
+            Op o;
+            o.kind = OpKind::Kernel;
+            o.kernel = kind;
+            o.name = "k";
+            o.stream = "s";
+            o.size = size;
+            o.grid = {grid, 1, 1};
+            o.gridGiven = true;
+            o.block = block;
+            return o;
+        };
+        const auto duration = [](const Op& op, double saturation) {
+            const auto t = simulateWith(Builder().stream("s").thread("main").op(op).build(), [&](DeviceProfile& p) {
+                p.minKernelNs = 500;
+                p.computeSaturation = saturation;
+            });
+            return t.duration(uint32_t(span(t, "k")));
+        };
+        QCOMPARE(duration(Builder::spinOp("k", "s", 10), 1.0), int64_t(10'500));
+        // 264 blocks of 256 threads: a quarter of the 1056 an H200 holds.
+        const Op mm = kernel(KernelKind::Matmul, 768, 264, {16, 16, 1});
+        const int64_t linear = duration(mm, 1.0), saturating = duration(mm, 0.5);
+        QVERIFY(std::abs(double(linear) / double(saturating) - 2.0) < 0.01);
+        const Op tr = kernel(KernelKind::Transpose, 4096, 264, {32, 8, 1});
+        QCOMPARE(duration(tr, 0.5), duration(tr, 1.0));
+        // A full wave is at the full rate whatever the saturation.
+        const Op full = kernel(KernelKind::Matmul, 768, 1056, {16, 16, 1});
+        QCOMPARE(duration(full, 0.5), duration(full, 1.0));
     }
 
     void mallocSynchronizesImplicitly_data()
