@@ -211,9 +211,11 @@ int main(int argc, char** argv)
     if (backend == QLatin1String("gpu"))
         window.setBackend(ss::RunBackend::Gpu);
 
+    // What a window that did not close (a crash, a kill) was editing is offered back first.
+    const bool recovered = !scripted && window.recoverAutosaved();
     if (!file.isEmpty()) {
         window.openPath(file, variant);
-    } else {
+    } else if (!recovered) {
         window.newScenario();
         // A first start: show the lessons.
         if (auto* lessons = window.findChild<QDockWidget*>(QStringLiteral("lessonsDock")))

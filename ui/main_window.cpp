@@ -56,9 +56,11 @@
 #include <QPixmap>
 #include <QPointer>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QSaveFile>
 #include <QSettings>
 #include <QSortFilterProxyModel>
+#include <QStandardPaths>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QStatusBar>
@@ -72,6 +74,10 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
+#include <signal.h>
+
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <initializer_list>
 
@@ -160,6 +166,20 @@ MainWindow::MainWindow(QWidget* parent)
     setObjectName(QStringLiteral("StreamScopeMainWindow"));
     setAcceptDrops(true);
     setDockNestingEnabled(true);
+    m_recoverPrompt = [this](const QString& what) {
+        QMessageBox box(QMessageBox::Question, QStringLiteral("Recover unsaved changes"),
+                        QStringLiteral("StreamScope did not close normally. %1 has changes that were not saved. "
+                                       "Recover them?").arg(what),
+                        QMessageBox::NoButton, this);
+        QPushButton* recover = box.addButton(QStringLiteral("Recover"), QMessageBox::AcceptRole);
+        QPushButton* discard = box.addButton(QStringLiteral("Discard"), QMessageBox::DestructiveRole);
+        box.addButton(QStringLiteral("Later"), QMessageBox::RejectRole);
+        box.setDefaultButton(recover);
+        box.exec();
+        return box.clickedButton() == recover   ? RecoverChoice::Recover
+               : box.clickedButton() == discard ? RecoverChoice::Discard
+                                                : RecoverChoice::Keep;
+    };
     m_unsavedPrompt = [this] {
         const auto answer = QMessageBox::warning(
             this, QStringLiteral("Unsaved changes"),
@@ -237,6 +257,16 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_liveTimer, &QTimer::timeout, this, &MainWindow::liveRun);
     connect(m_model->undoStack(), &QUndoStack::indexChanged, this, &MainWindow::scheduleLiveRun);
     connect(m_model->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
+    // Autosave: a moment after the last edit, while there are unsaved ones.
+    static std::atomic<int> windows{0};
+    m_autosavePath = QDir(autosaveDirectory())
+                         .filePath(QStringLiteral("scenario-%1-%2.json").arg(QCoreApplication::applicationPid()).arg(++windows));
+    m_autosaveTimer = new QTimer(this);
+    m_autosaveTimer->setSingleShot(true);
+    m_autosaveTimer->setInterval(1000);
+    connect(m_autosaveTimer, &QTimer::timeout, this, &MainWindow::writeAutosave);
+    connect(m_model->undoStack(), &QUndoStack::indexChanged, m_autosaveTimer, qOverload<>(&QTimer::start));
+    connect(m_model->undoStack(), &QUndoStack::cleanChanged, m_autosaveTimer, qOverload<>(&QTimer::start));
     connect(m_model, &ScenarioModel::scenarioChanged, this, &MainWindow::updateLesson);
 
     // Runs.
@@ -312,6 +342,7 @@ MainWindow::MainWindow(QWidget* parent)
 
 MainWindow::~MainWindow()
 {
+    removeAutosave(); // a window that closes keeps nothing to recover
     // Signals sent while the parts go (the undo stack clearing itself, the timeline dropping its trace) must not
     // reach a half-destroyed window; and the widgets that watch the scenario model go before it does.
     for (QObject* sender : std::initializer_list<QObject*>{m_model, m_model->undoStack(), m_runner, m_timeline,
@@ -710,6 +741,86 @@ bool MainWindow::isModified() const
     return !m_model->undoStack()->isClean();
 }
 
+QString MainWindow::autosaveDirectory()
+{
+    return QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).filePath(QStringLiteral("autosave"));
+}
+
+void MainWindow::setAutosaveDelay(int ms)
+{
+    m_autosaveTimer->setInterval(ms);
+}
+
+void MainWindow::writeAutosave()
+{
+    if (!isModified() || m_editor->mode() != ScenarioEditor::Mode::Editable) {
+        removeAutosave();
+        return;
+    }
+    QDir().mkpath(autosaveDirectory());
+    QString error;
+    // The document's path beside it (one line; empty for an untitled scenario), then the scenario itself.
+    if (!writeFileAtomically(m_autosavePath + QStringLiteral(".origin"), m_path.toStdString(), &error) ||
+        !writeFileAtomically(m_autosavePath, scenarioToJson(m_model->scenario()), &error))
+        m_statusText->setText(QStringLiteral("Could not autosave: %1").arg(error));
+}
+
+void MainWindow::removeAutosave()
+{
+    QFile::remove(m_autosavePath);
+    QFile::remove(m_autosavePath + QStringLiteral(".origin"));
+}
+
+bool MainWindow::recoverAutosaved()
+{
+    QDir dir(autosaveDirectory());
+    const QFileInfoList files =
+        dir.entryInfoList({QStringLiteral("scenario-*-*.json")}, QDir::Files, QDir::Time); // newest first
+    for (const QFileInfo& file : files) {
+        // scenario-PID-N.json: left behind only where that process is gone.
+        const qint64 pid = file.fileName().section(QLatin1Char('-'), 1, 1).toLongLong();
+        if (pid <= 0 || pid == QCoreApplication::applicationPid() || (::kill(pid_t(pid), 0) == 0 || errno == EPERM))
+            continue;
+        QFile originFile(file.filePath() + QStringLiteral(".origin"));
+        const QString origin =
+            originFile.open(QIODevice::ReadOnly) ? QString::fromUtf8(originFile.readAll()).trimmed() : QString();
+        const QString what = (origin.isEmpty() ? QStringLiteral("An untitled scenario")
+                                               : QStringLiteral("The scenario %1").arg(origin)) +
+                             QStringLiteral(" (last autosaved %1)")
+                                 .arg(file.lastModified().toString(QStringLiteral("yyyy-MM-dd hh:mm:ss")));
+        const RecoverChoice choice = m_recoverPrompt(what);
+        if (choice == RecoverChoice::Keep)
+            continue;
+        if (choice == RecoverChoice::Recover) {
+            auto read = loadScenarioFile(file.filePath().toStdString());
+            if (!read) {
+                showError(QStringLiteral("The autosaved scenario cannot be recovered: %1").arg(qs(read.error().toString())));
+                continue; // kept: it may be opened as a file
+            }
+            m_path = origin;
+            m_lessonId.clear();
+            m_variant.clear();
+            m_traceFile.clear();
+            m_tracePath.clear();
+            m_untitledName.clear();
+            m_model->setScenario(std::move(read->scenario));
+            m_model->undoStack()->resetClean(); // unsaved until the user saves it
+            m_editor->setMode(ScenarioEditor::Mode::Editable);
+            QFile::remove(file.filePath());
+            QFile::remove(file.filePath() + QStringLiteral(".origin"));
+            updateTitle();
+            updateLesson();
+            m_statusText->setText(QStringLiteral("Recovered %1.").arg(what));
+            writeAutosave(); // this window's own copy now
+            runScenario();
+            return true;
+        }
+        QFile::remove(file.filePath());
+        QFile::remove(file.filePath() + QStringLiteral(".origin"));
+    }
+    return false;
+}
+
 void MainWindow::updateTitle()
 {
     // A trace opened as such says so: its file's name and what made it.
@@ -902,6 +1013,7 @@ bool MainWindow::saveScenarioAs(const QString& path)
         m_editor->setMode(ScenarioEditor::Mode::Editable);
     }
     m_model->undoStack()->setClean();
+    removeAutosave();
     addRecentFile(path);
     updateTitle();
     updateLesson();
@@ -1276,6 +1388,8 @@ void MainWindow::closeEvent(QCloseEvent* event)
         event->ignore();
         return;
     }
+    m_autosaveTimer->stop();
+    removeAutosave();
     m_runner->cancel();
     writeSettings();
     event->accept();

@@ -77,6 +77,23 @@ public:
     enum class UnsavedChoice { Save, Discard, Cancel };
     void setUnsavedPrompt(std::function<UnsavedChoice()> prompt) { m_unsavedPrompt = std::move(prompt); }
 
+    // ---- autosave: nothing the user made is lost
+    // While the scenario has unsaved edits it is also written, a moment after each edit, to a file of this window's
+    // own in autosaveDirectory() (atomically, as a scenario file, with the document's path beside it); saving,
+    // discarding or closing removes it. A window that never closed (a crash, a kill) leaves it behind, and
+    // recoverAutosaved() offers it back.
+    static QString autosaveDirectory();
+    QString autosavePath() const { return m_autosavePath; }
+    void setAutosaveDelay(int ms);
+    // Offers, newest first, the scenarios of windows whose process is gone; the one recovered becomes this window's
+    // unsaved scenario (its file's path kept, so Save writes it there). Returns whether one was recovered.
+    enum class RecoverChoice { Recover, Discard, Keep };
+    void setRecoverPrompt(std::function<RecoverChoice(const QString& what)> prompt)
+    {
+        m_recoverPrompt = std::move(prompt);
+    }
+    bool recoverAutosaved();
+
     // ---- running
     RunBackend backend() const;
     void setBackend(RunBackend backend);
@@ -224,6 +241,11 @@ private:
     QAction* m_exportAction = nullptr;
     QAction* m_saveTraceAction = nullptr;
     QTimer* m_liveTimer = nullptr;
+    QTimer* m_autosaveTimer = nullptr;
+    QString m_autosavePath;
+    std::function<RecoverChoice(const QString&)> m_recoverPrompt;
+    void writeAutosave();
+    void removeAutosave();
     QTimer* m_progressDelay = nullptr;
 
     QString m_path;      // the scenario file (empty: untitled, or a lesson)

@@ -290,6 +290,66 @@ private Q_SLOTS:
         QVERIFY(w->inspector()->html().contains(QStringLiteral("launched by")));
     }
 
+    // Nothing the user made is lost: an edited scenario is autosaved a moment after the edit, and saving removes
+    // the file. A file that a process which is gone left behind (a crash) is offered back; recovered, it is the
+    // window's unsaved scenario, with the path it came from; discarded, it is deleted; one of a live process is
+    // never offered.
+    void autosaveAndRecovery()
+    {
+        QDir(MainWindow::autosaveDirectory()).removeRecursively();
+        QTemporaryDir dir;
+        auto w = makeWindow();
+        w->setAutosaveDelay(0);
+        QVERIFY(openAndRun(*w, QStringLiteral("05")));
+        QVERIFY(!QFileInfo::exists(w->autosavePath()));
+        w->quickControls()->threadsBox()->setValue(3);
+        QVERIFY(w->isModified());
+        QTRY_VERIFY(QFileInfo::exists(w->autosavePath()));
+        auto autosaved = loadScenarioFile(w->autosavePath().toStdString());
+        QVERIFY2(autosaved.ok(), autosaved.error().toString().c_str());
+        QCOMPARE(QString::fromStdString(scenarioToJson(autosaved->scenario)),
+                 QString::fromStdString(scenarioToJson(w->scenarioModel()->scenario())));
+        const QString path = dir.filePath(QStringLiteral("mine.json"));
+        QVERIFY(w->saveScenarioAs(path));
+        QVERIFY(!QFileInfo::exists(w->autosavePath()));
+        w->quickControls()->threadsBox()->setValue(4);
+        QTRY_VERIFY(QFileInfo::exists(w->autosavePath()));
+        const std::string edited = scenarioToJson(w->scenarioModel()->scenario());
+
+        // The same files as a crashed process (pid 2^22 + 1 is beyond Linux's pid range: never alive) left them.
+        const QString crashed = QDir(MainWindow::autosaveDirectory()).filePath(QStringLiteral("scenario-4194305-1.json"));
+        QVERIFY(QFile::copy(w->autosavePath(), crashed));
+        QVERIFY(QFile::copy(w->autosavePath() + QStringLiteral(".origin"), crashed + QStringLiteral(".origin")));
+        // This process's own file (a window still open) is not offered.
+        auto other = makeWindow();
+        QStringList offered;
+        other->setRecoverPrompt([&offered](const QString& what) {
+            offered << what;
+            return MainWindow::RecoverChoice::Keep;
+        });
+        QVERIFY(!other->recoverAutosaved());
+        QCOMPARE(offered.size(), 1);
+        QVERIFY2(offered.front().contains(path), qPrintable(offered.front()));
+        QVERIFY(QFileInfo::exists(crashed)); // kept for later
+        other->setRecoverPrompt([](const QString&) { return MainWindow::RecoverChoice::Recover; });
+        QVERIFY(other->recoverAutosaved());
+        QVERIFY(!QFileInfo::exists(crashed));
+        QVERIFY(other->isModified());
+        QCOMPARE(other->documentPath(), path);
+        QCOMPARE(QString::fromStdString(scenarioToJson(other->scenarioModel()->scenario())), QString::fromStdString(edited));
+
+        // Discarded: deleted, and nothing is offered again.
+        QVERIFY(QFile::copy(w->autosavePath(), crashed));
+        other->setRecoverPrompt([](const QString&) { return MainWindow::RecoverChoice::Discard; });
+        QVERIFY(!other->recoverAutosaved());
+        QVERIFY(!QFileInfo::exists(crashed));
+        other->setUnsavedPrompt([] { return MainWindow::UnsavedChoice::Discard; });
+        w->setUnsavedPrompt([] { return MainWindow::UnsavedChoice::Discard; });
+        const QString own = w->autosavePath();
+        w->close();
+        QVERIFY(!QFileInfo::exists(own)); // a window that closes leaves nothing behind
+    }
+
     void saveIsAtomicAndRoundTrips()
     {
         QTemporaryDir dir;
