@@ -23,7 +23,6 @@ using OrderedJson = nlohmann::ordered_json;
 
 constexpr int64_t kMaxTime = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMinTime = std::numeric_limits<int64_t>::min();
-constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 
 double ratio(double num, double den) { return den > 0 ? num / den : 0.0; }
 
