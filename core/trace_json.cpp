@@ -489,6 +489,7 @@ public:
     std::map<std::string, RawColumn> columns; // by JSON path: "/spans/start"
     size_t errorByte = 0;
     std::string errorMessage;
+    std::string duplicateKey, duplicatePath; // a key an object names twice (nlohmann would keep the last silently)
 
     bool null() override { return scalar(Json::value_t::null, [] { return Json(nullptr); }); }
     bool boolean(bool v) override { return scalar(Json::value_t::boolean, [v] { return Json(v); }); }
@@ -533,6 +534,13 @@ public:
     {
         if (m_column)
             return true;
+        if (m_stack.back()->is_object() && m_stack.back()->contains(k)) {
+            duplicateKey = k;
+            duplicatePath = m_stack.size() == 1 ? std::string()
+                : m_stack.size() == 2           ? "/" + jsonPointerToken(m_rootKey)
+                                                : "/" + jsonPointerToken(m_rootKey) + "/" + jsonPointerToken(m_tableKey);
+            return false;
+        }
         if (m_stack.size() == 1)
             m_rootKey = k;
         else if (m_stack.size() == 2)
@@ -1009,9 +1017,13 @@ Result<Trace> parseTrace(const std::string& text, const std::string& file)
                      "JSON nested deeper than " + std::to_string(kMaxDepth) + " levels"};
     TraceSax sax;
     try {
-        if (!Json::sax_parse(text, &sax))
+        if (!Json::sax_parse(text, &sax)) {
+            if (!sax.duplicateKey.empty())
+                return Error{file, sax.duplicatePath,
+                             "duplicate key \"" + sax.duplicateKey + "\": an object names each key once"};
             return Error{file, "byte " + std::to_string(sax.errorByte),
                          "not valid JSON: " + cleanParseMessage(sax.errorMessage)};
+        }
     } catch (const std::bad_alloc&) {
         return Error{file, {}, "out of memory while reading the trace"};
     }

@@ -460,6 +460,12 @@ private slots:
             return replaced(R"("grid":[[1,1,1],[0,0,0]]})", std::string(R"("grid":[[1,1,1],[0,0,0]],"wait":)") + wait
                                                               + R"(,"wait_for":)" + waitFor + "}");
         };
+        row("duplicate key", replaced(R"("version":1,)", R"("version":1,"version":1,)"), "",
+            "duplicate key \"version\": an object names each key once");
+        row("duplicate column", replaced(R"("start":[0,10],)", R"("start":[0,10],"start":[0,10],)"), "/spans",
+            "duplicate key \"start\"");
+        row("duplicate key in info", replaced(R"("source":"simulator",)", R"("source":"simulator","source":"cupti",)"),
+            "/info", "duplicate key \"source\"");
         row("waits are valid", waits("[0,1]", "[-1,0]"), "", "");
         row("wait cause out of range", waits("[0,9]", "[-1,0]"), "/spans/wait/1", "wait 9 is not a wait cause");
         row("wait holder out of range", waits("[0,1]", "[-1,2]"), "/spans/wait_for/1", "span 2 is out of range");
