@@ -768,14 +768,9 @@ std::string analysisReport(const Trace& input, const TraceAnalysis& a, const Cri
                                     : std::string()));
     if (path.idleNs > 0) {
         // The idle time by what released the segment after it, largest first.
-        std::vector<std::pair<int64_t, int>> idle;
-        for (int c = 0; c < kIdleCauseCount; ++c)
-            if (path.idleByCause[size_t(c)] > 0)
-                idle.emplace_back(path.idleByCause[size_t(c)], c);
-        std::sort(idle.begin(), idle.end(), std::greater<>());
-        std::string l = "  idle: ";
-        for (size_t i = 0; i < idle.size(); ++i)
-            l += (i ? "; " : "") + formatDuration(idle[i].first) + " " + std::string(toString(IdleCause(idle[i].second)));
+        std::string l = "  idle:";
+        for (const auto& [cause, ns] : idleLargestFirst(path))
+            l += (l.back() == ':' ? " " : "; ") + formatDuration(ns) + " " + std::string(toString(cause));
         line(l);
     }
     const size_t count = path.segments.size();

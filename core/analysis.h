@@ -210,6 +210,8 @@ CriticalPath criticalPath(const Trace& trace);
 // What released segment k, in words: "after launch", or "waited 501.5 µs for SMs held by 'big' (s1)".
 std::string describeRelease(const Trace& trace, const CriticalPath& path, size_t k);
 IdleCause idleCauseOf(const CriticalPathSegment& segment);
+// The path's idle time by cause, the largest first, causes without idle time left out.
+std::vector<std::pair<IdleCause, int64_t>> idleLargestFirst(const CriticalPath& path);
 // Where the idle time before segment k went, when the trace knows: "in 'aten::randn'" for host time inside a traced
 // range (a PyTorch CPU op, a Python function) of the segment's thread; empty otherwise.
 std::string describeIdle(const Trace& trace, const CriticalPath& path, size_t k);

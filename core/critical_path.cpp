@@ -4,6 +4,7 @@
 // host-function thread).
 #include "analysis.h"
 
+#include "file_io.h"
 #include "span_names.h"
 
 #include <algorithm>
@@ -28,15 +29,6 @@ int trackDevice(const Trace& trace, uint32_t track)
 std::string trackName(const Trace& trace, uint32_t track)
 {
     return track < trace.tracks.size() ? trace.tracks[track].name : std::string("?");
-}
-
-std::optional<int64_t> leadingInt(const std::string& v)
-{
-    char* end = nullptr;
-    const long long x = std::strtoll(v.c_str(), &end, 10);
-    if (end == v.c_str())
-        return std::nullopt;
-    return int64_t(x);
 }
 
 // What held a ready GPU op: the span whose end (or freed SMs) let it start.
@@ -514,6 +506,18 @@ std::string describeIdle(const Trace& trace, const CriticalPath& path, size_t k)
     if (best == kNone || bestCover * 2 < seg.idleBeforeNs)
         return {};
     return "in '" + shortSpanName(trace.spanName(best)) + "'";
+}
+
+std::vector<std::pair<IdleCause, int64_t>> idleLargestFirst(const CriticalPath& path)
+{
+    std::vector<std::pair<IdleCause, int64_t>> idle;
+    for (int c = 0; c < kIdleCauseCount; ++c)
+        if (path.idleByCause[size_t(c)] > 0)
+            idle.emplace_back(IdleCause(c), path.idleByCause[size_t(c)]);
+    std::sort(idle.begin(), idle.end(), [](const auto& a, const auto& b) {
+        return a.second != b.second ? a.second > b.second : a.first > b.first;
+    });
+    return idle;
 }
 
 IdleCause idleCauseOf(const CriticalPathSegment& seg)

@@ -6,6 +6,7 @@
 #include "analysis.h"
 #include "device_profile.h"
 #include "diagnostics.h"
+#include "file_io.h"
 #include "metrics.h"
 #include "scenario_json.h"
 #include "span_names.h"
@@ -45,17 +46,6 @@ inline std::string joinNames(const std::vector<std::string>& names, size_t maxNa
 inline std::string plural(int64_t n, const std::string& one, const std::string& many)
 {
     return std::to_string(n) + " " + (n == 1 ? one : many);
-}
-
-inline std::optional<int64_t> leadingInt(std::string_view s)
-{
-    while (!s.empty() && s.front() == ' ')
-        s.remove_prefix(1);
-    int64_t v = 0;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || p == s.data())
-        return std::nullopt;
-    return v;
 }
 
 struct DeviceCaps {

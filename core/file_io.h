@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -63,6 +64,18 @@ inline ssize_t readFully(int fd, char* buf, size_t size)
         done += size_t(r);
     }
     return ssize_t(done);
+}
+
+// The integer a setting's text starts with ("8", " 132 SMs"), or nothing.
+inline std::optional<int64_t> leadingInt(std::string_view s)
+{
+    while (!s.empty() && s.front() == ' ')
+        s.remove_prefix(1);
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p == s.data())
+        return std::nullopt;
+    return v;
 }
 
 inline void appendInt(std::string& out, int64_t v)

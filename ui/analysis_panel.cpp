@@ -132,15 +132,10 @@ QString analysisHtml(const AnalyzedTrace* at, const QString& lessonTitle, const 
             summary += QStringLiteral(" Its operations waited %1 for resources held by the part before them.")
                            .arg(formatNs(double(path.resourceWaitNs)));
         // The idle time by what it was, the largest first.
-        std::vector<std::pair<int64_t, int>> idle;
-        for (int c = 0; c < kIdleCauseCount; ++c)
-            if (path.idleByCause[size_t(c)] > 0)
-                idle.emplace_back(path.idleByCause[size_t(c)], c);
-        std::sort(idle.begin(), idle.end(), std::greater<>());
-        if (!idle.empty()) {
+        if (const auto idle = idleLargestFirst(path); !idle.empty()) {
             QStringList parts;
-            for (const auto& [ns, c] : idle)
-                parts << formatNs(double(ns)) + QLatin1Char(' ') + qs(toString(IdleCause(c)));
+            for (const auto& [cause, ns] : idle)
+                parts << formatNs(double(ns)) + QLatin1Char(' ') + qs(toString(cause));
             summary += QStringLiteral(" Idle: ") + parts.join(QStringLiteral("; ")) + QLatin1Char('.');
         }
         h += QStringLiteral("<h4 style='margin-bottom:4px'>Critical path</h4><p style='margin:0 0 4px 0'>") +
