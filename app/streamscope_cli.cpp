@@ -318,6 +318,7 @@ struct RunArgs {
     bool progress = false;
     std::string timing;        // auto, cupti, events, both; empty: the scenario's run.timing
     std::string cuptiCapture;  // where set: the CUPTI records of the last measured iteration (test fixtures)
+    std::string injectFault;   // "illegal-address:OP": that kernel op faults (checks what a failed run leaves)
 };
 
 struct ChosenBackend {
@@ -363,6 +364,8 @@ ChosenBackend chooseBackend(const RunArgs& args, const ss::Scenario& scenario)
         ss::CudaBackendOptions cuda;
         cuda.timing = args.timing.empty() ? scenario.run.timing : *ss::timingModeFromString(args.timing);
         cuda.cuptiCapturePath = args.cuptiCapture;
+        if (args.injectFault.starts_with("illegal-address:"))
+            cuda.illegalAddressOp = args.injectFault.substr(std::string_view("illegal-address:").size());
         chosen.backend = ss::makeCudaBackend(cuda);
         if (!chosen.backend)
             chosen.exitCode = fail("could not create the CUDA backend", kExitRuntime);
@@ -414,6 +417,21 @@ int cmdRun(const RunArgs& args, const std::string& command)
         return fail(loaded.error(), exitCodeOf(loaded.errorClass()));
     printWarnings(loaded->warnings);
     const ss::Scenario& scenario = loaded->scenario;
+
+    if (!args.injectFault.empty()) {
+        const std::string target = args.injectFault.substr(args.injectFault.find(':') + 1);
+        bool found = false;
+        auto visit = [&](const std::vector<ss::Op>& ops, auto& self) -> void {
+            for (const ss::Op& op : ops) {
+                found = found || (op.kind == ss::OpKind::Kernel && ss::displayName(op) == target);
+                self(op.ops, self);
+            }
+        };
+        for (const ss::ThreadSpec& t : scenario.threads)
+            visit(t.ops, visit);
+        if (!found)
+            return fail(args.scenario + ": --inject-fault: no kernel op is named \"" + target + "\"", kExitBadInput);
+    }
 
     ChosenBackend chosen = chooseBackend(args, scenario);
     if (chosen.exitCode != kExitOk)
@@ -685,6 +703,15 @@ int runMain(int argc, char** argv)
     runCmd->add_option("--timing", run.timing, timingHelp)->check(timingCheck);
     runCmd->add_option("--cupti-capture", run.cuptiCapture,
                        "Write the CUPTI records of the last measured iteration to this file (test fixtures)")
+        ->group("");
+    runCmd->add_option("--inject-fault", run.injectFault,
+                       "illegal-address:OP: every launch of kernel op OP writes to an unmapped address (GPU runs; "
+                       "checks what a failed run leaves)")
+        ->check([](const std::string& v) {
+            return v.starts_with("illegal-address:") && v.size() > std::string_view("illegal-address:").size()
+                       ? std::string()
+                       : std::string("expected illegal-address:OP, OP the name of a kernel op");
+        })
         ->group("");
 
     std::vector<std::string> analyzePaths;

@@ -966,6 +966,7 @@ Status CudaBackend::prepareOp(ThreadState& ts, const Op& op, int device, OpResou
         a.sharedBytes = size_t(op.sharedBytes);
         a.size = op.size;
         a.spinNs = uint64_t(std::llround(std::max(0.0, op.durationUs) * 1000.0));
+        a.illegalAddress = !m_options.illegalAddressOp.empty() && res.name == m_options.illegalAddressOp;
         const auto needs = kernels::bufferNeeds(k, op.size, a.grid, a.block);
         void* p = nullptr;
         if (needs.outFloats) {

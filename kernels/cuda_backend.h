@@ -44,6 +44,10 @@ struct CudaBackendOptions {
     // for fresh ones before every launch). Off: one span per graph launch. Costly, so off by default: on an H200
     // the node updates made each cudaGraphLaunch take ~50 us instead of a few, and every 1 us node ~4 us.
     bool graphNodeTiming = false;
+    // Fault injection, for checking what a failed GPU run leaves: every launch of the kernel op of this name
+    // (its `name`, as in the trace) runs a kernel that writes to an unmapped address instead, so that the run fails
+    // with CUDA's cudaErrorIllegalAddress (a sticky error: the context is unusable afterwards). Empty: none.
+    std::string illegalAddressOp;
 };
 
 // The backend maps GPU times onto the host clock and stores the error bound in the RunInfo given to prepare(), which

@@ -48,6 +48,13 @@ __global__ void spinKernel(uint64_t ns)
 
 __global__ void emptyKernel() {}
 
+// Fault injection: a store to the top of the address space, where no allocation lives (cudaErrorIllegalAddress).
+__global__ void writeIllegalAddress()
+{
+    if (threadIdx.x == 0)
+        *reinterpret_cast<volatile int*>(~uintptr_t(0) & ~uintptr_t(0xff)) = int(blockIdx.x);
+}
+
 __global__ void fmaKernel(int64_t iterations, float* out, int64_t outCount)
 {
     const uint64_t tid = linearBlock() * blockThreads() + linearThread();
@@ -338,6 +345,9 @@ cudaError_t preload(Kernel k, dim3 block)
 
 cudaError_t launch(const LaunchArgs& a)
 {
+    if (a.illegalAddress)
+        return cudaLaunchKernel(reinterpret_cast<const void*>(&writeIllegalAddress), a.grid, a.block, nullptr, 0,
+                                a.stream);
     const void* f = function(a.kernel, a.block);
     if (!f)
         return cudaErrorInvalidConfiguration;

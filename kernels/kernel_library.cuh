@@ -42,6 +42,9 @@ struct LaunchArgs {
     int64_t outCount = 0;
     float scalar = 3.0f;
     void* scratch = nullptr;
+    // Fault injection (CudaBackendOptions::injectFault): launch, in place of the kernel and with its grid, one that
+    // writes to an address no allocation covers, so that the kernel fails with cudaErrorIllegalAddress.
+    bool illegalAddress = false;
 };
 
 // Device memory a launch needs.
