@@ -80,6 +80,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <initializer_list>
+#include <utility>
 
 namespace streamscope {
 
@@ -278,11 +279,19 @@ MainWindow::MainWindow(QWidget* parent)
                 m_statusText->setText(b == RunBackend::Gpu ? QStringLiteral("Ran on the GPU in %1.").arg(formatNs(ms * 1e6))
                                                            : QStringLiteral("Simulated in %1.").arg(formatNs(ms * 1e6)));
             });
+    connect(m_runner, &RunController::partialTrace, this, [this](std::shared_ptr<const AnalyzedTrace> trace, double ms) {
+        m_traceFile.clear();
+        m_partialShown = true;
+        showTrace(std::move(trace), {}, ms);
+    });
     connect(m_runner, &RunController::failed, this, [this](const QString& message, int) {
         if (m_quitAfterScreenshot)
             std::fprintf(stderr, "streamscope: the run failed: %s\n", qPrintable(message));
-        showError(message);
-        m_statusText->setText(QStringLiteral("The run failed."));
+        const bool partial = std::exchange(m_partialShown, false);
+        showError(partial ? message + QStringLiteral("\nThe timeline shows the partial trace: what ran until the failure.")
+                          : message);
+        m_statusText->setText(partial ? QStringLiteral("The run failed; the partial trace is shown.")
+                                      : QStringLiteral("The run failed."));
         if (m_quitAfterScreenshot)
             QCoreApplication::exit(message.startsWith(QLatin1String("GPU error")) ? 3 : 2);
     });

@@ -260,6 +260,7 @@ private:
     quint64 m_openGeneration = 0;
     bool m_syncingSelection = false;
     bool m_previewRun = false; // the run in progress is a live preview
+    bool m_partialShown = false; // a failed GPU run's partial trace was just shown (its error follows)
     bool m_probeGpu = true;
     bool m_probed = false;
     bool m_userChoseBackend = false;

@@ -271,14 +271,20 @@ void RunController::gpuProcessFinished(int exitCode, QProcess::ExitStatus status
         Q_EMIT failed(QStringLiteral("streamscope-cli crashed. ") + cliErrorMessage(err), -1);
         return;
     }
+    QString failure;
     if (exitCode != 0 && exitCode != 1) {
-        setRunning(false);
-        m_tmp.reset();
         const QString what = exitCode == 2   ? QStringLiteral("Bad input")
                              : exitCode == 3 ? QStringLiteral("GPU error")
                                              : QStringLiteral("streamscope-cli failed (exit code %1)").arg(exitCode);
-        Q_EMIT failed(what + QStringLiteral(": ") + cliErrorMessage(err), exitCode);
-        return;
+        failure = what + QStringLiteral(": ") + cliErrorMessage(err);
+        // A GPU run that failed part-way leaves the trace of what it issued and timed until then: shown with the
+        // error. Anything else (bad input, no trace written) is the error alone.
+        if (exitCode != 3 || !QFileInfo(m_tracePath).isFile() || QFileInfo(m_tracePath).size() == 0) {
+            setRunning(false);
+            m_tmp.reset();
+            Q_EMIT failed(failure, exitCode);
+            return;
+        }
     }
     // Read the trace off the GUI thread: real traces can be large.
     Q_EMIT progressMessage(QStringLiteral("Reading the trace…"));
@@ -286,7 +292,7 @@ void RunController::gpuProcessFinished(int exitCode, QProcess::ExitStatus status
     const QString tracePath = m_tracePath;
     std::shared_ptr<QTemporaryDir> keep(m_tmp.release());
     QPointer<RunController> self(this);
-    QThread* worker = QThread::create([self, tracePath, keep, generation] {
+    QThread* worker = QThread::create([self, tracePath, keep, generation, failure, exitCode] {
         auto trace = loadTraceFile(tracePath.toStdString());
         std::shared_ptr<const AnalyzedTrace> analyzed;
         QString error;
@@ -296,15 +302,20 @@ void RunController::gpuProcessFinished(int exitCode, QProcess::ExitStatus status
             error = qs(trace.error().toString());
         QMetaObject::invokeMethod(
             qApp,
-            [self, analyzed, error, generation] {
+            [self, analyzed, error, generation, failure, exitCode] {
                 if (!self || generation != self->m_generation)
                     return;
                 const double ms = double(self->m_clock.nsecsElapsed()) / 1e6;
                 self->setRunning(false);
-                if (analyzed)
+                if (!failure.isEmpty()) {
+                    if (analyzed)
+                        Q_EMIT self->partialTrace(analyzed, ms);
+                    Q_EMIT self->failed(failure, exitCode);
+                } else if (analyzed) {
                     Q_EMIT self->finished(analyzed, RunBackend::Gpu, ms);
-                else
+                } else {
                     Q_EMIT self->failed(QStringLiteral("Could not read the GPU trace: ") + error, -1);
+                }
             },
             Qt::QueuedConnection);
     });

@@ -91,6 +91,8 @@ Q_SIGNALS:
     void finished(std::shared_ptr<const AnalyzedTrace> trace, RunBackend backend, double wallMs);
     // A run failed: the message to show (for GPU runs, streamscope-cli's error) and its exit code (or -1).
     void failed(const QString& message, int exitCode);
+    // A GPU run failed part-way (exit code 3) and left the trace of what ran until then; `failed` follows.
+    void partialTrace(std::shared_ptr<const AnalyzedTrace> trace, double wallMs);
     void cancelled();
     void runningChanged(bool running);
     void gpuStatusChanged();

@@ -709,6 +709,33 @@ private Q_SLOTS:
         QCOMPARE(failed.takeFirst().at(1).toInt(), 3);
         QVERIFY2(w->errorMessage().contains(QStringLiteral("the test says so")), qPrintable(w->errorMessage()));
 
+        // Exit code 3 after the trace was written: a GPU fault part-way. The partial trace is shown with the error.
+        const QString partial = writeScript(
+            dir, QStringLiteral("cli-partial"),
+            QStringLiteral("while [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
+                           "cp '%1' \"$out\"\n"
+                           "echo 'error: cudaStreamSynchronize failed for thread \"main\" op 2: an illegal memory access "
+                           "was encountered' >&2\necho \"partial trace written to $out\" >&2\nexit 3\n")
+                .arg(canned));
+        w->runController()->setCliPath(partial);
+        QSignalSpy shownPartial(w->runController(), &RunController::partialTrace);
+        const auto before = w->currentTrace();
+        w->runScenario();
+        QVERIFY(failed.wait(10000));
+        QCOMPARE(failed.takeFirst().at(1).toInt(), 3);
+        QCOMPARE(shownPartial.count(), 1);
+        QVERIFY(w->currentTrace() && w->currentTrace() != before);
+        QVERIFY(w->currentTrace()->trace->spanCount() > 0);
+        QCOMPARE(w->timeline()->trace(), w->currentTrace()->trace);
+        QVERIFY2(w->errorMessage().contains(QStringLiteral("illegal memory access")), qPrintable(w->errorMessage()));
+        QVERIFY2(w->errorMessage().contains(QStringLiteral("partial trace")), qPrintable(w->errorMessage()));
+
+        // The next run in the same window works.
+        w->runController()->setCliPath(ok);
+        w->runScenario();
+        QVERIFY(finished.wait(10000));
+        QVERIFY(w->errorMessage().isEmpty());
+
         // Cancel kills the child.
         const QString pidFile = dir.filePath(QStringLiteral("pid"));
         const QString slow = writeScript(dir, QStringLiteral("cli-slow"),
