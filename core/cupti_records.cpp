@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <unordered_map>
 
 namespace streamscope {
@@ -40,22 +41,63 @@ CuptiMatch matchCuptiRecords(const std::vector<CuptiRecord>& records, const std:
         if (issues[i].driverId)
             byDriver.emplace(issues[i].driverId, i);
     }
+    // Streams whose issues carry no ids: the issues of each, in call order.
+    using StreamKey = std::pair<uint32_t, uint32_t>; // (device, CUPTI stream id)
+    std::map<StreamKey, std::vector<uint32_t>> byOrder;
+    for (uint32_t i = 0; i < issues.size(); ++i)
+        if (!issues[i].runtimeId && !issues[i].driverId && issues[i].streamId)
+            byOrder[{issues[i].device, issues[i].streamId}].push_back(i);
+    std::map<StreamKey, std::vector<const CuptiRecord*>> ordered; // their records
+    auto place = [&](uint32_t issue, const CuptiRecord& r) {
+        m.times[issue].push_back({r.start + hostMinusCupti, std::max(r.start, r.end) + hostMinusCupti, r.kind,
+                                  r.graphNodeId});
+        ++m.matched;
+    };
     for (const auto& r : records) {
         if (r.start + hostMinusCupti > latestStart) {
             ++m.late;
             continue;
         }
-        auto it = byRuntime.find(r.correlationId);
-        if (it == byRuntime.end()) {
-            it = byDriver.find(r.correlationId);
-            if (it == byDriver.end()) {
-                ++m.unmatched;
-                continue;
-            }
+        if (auto it = byRuntime.find(r.correlationId); it != byRuntime.end()) {
+            place(it->second, r);
+            continue;
         }
-        m.times[it->second].push_back({r.start + hostMinusCupti, std::max(r.start, r.end) + hostMinusCupti, r.kind,
-                                       r.graphNodeId});
-        ++m.matched;
+        if (auto it = byDriver.find(r.correlationId); it != byDriver.end()) {
+            place(it->second, r);
+            continue;
+        }
+        if (auto s = byOrder.find({r.deviceId, r.streamId}); s != byOrder.end()) {
+            ordered[s->first].push_back(&r);
+            continue;
+        }
+        ++m.unmatched;
+    }
+    for (auto& [key, list] : ordered) {
+        std::vector<uint32_t>& calls = byOrder[key];
+        std::stable_sort(calls.begin(), calls.end(),
+                         [&](uint32_t a, uint32_t b) { return issues[a].order < issues[b].order; });
+        // What ended before the stream's first call began is not its work: the backend's own preparation.
+        const int64_t firstCall = issues[calls.front()].order;
+        const auto before = std::remove_if(list.begin(), list.end(), [&](const CuptiRecord* r) {
+            return std::max(r->start, r->end) + hostMinusCupti < firstCall;
+        });
+        m.unmatched += size_t(list.end() - before);
+        list.erase(before, list.end());
+        std::stable_sort(list.begin(), list.end(),
+                         [](const CuptiRecord* a, const CuptiRecord* b) { return a->correlationId < b->correlationId; });
+        size_t distinct = 0;
+        for (size_t k = 0; k < list.size(); ++k)
+            distinct += k == 0 || list[k]->correlationId != list[k - 1]->correlationId;
+        if (distinct != calls.size()) {
+            m.unmatched += list.size();
+            continue;
+        }
+        size_t call = 0;
+        for (size_t k = 0; k < list.size(); ++k) {
+            if (k > 0 && list[k]->correlationId != list[k - 1]->correlationId)
+                ++call;
+            place(calls[call], *list[k]);
+        }
     }
     for (auto& list : m.times)
         std::sort(list.begin(), list.end(), [](const CuptiSpanTime& a, const CuptiSpanTime& b) {

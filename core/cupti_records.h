@@ -32,10 +32,16 @@ struct CuptiRecord {
     std::string name; // kernels: the function's (mangled) name
 };
 
-// One issued op (or graph launch) whose GPU work CUPTI records: the correlation ids its API call got.
+// One issued op (or graph launch) whose GPU work CUPTI records: the correlation ids its API call got, where the
+// backend asked CUPTI for them (an API callback per issuing call). Without ids, an issue is matched by its place in
+// its CUDA stream: `device` and `streamId` (CUPTI's id of the stream) name the stream, `order` (the host time of
+// the call) orders the issues of one stream.
 struct CuptiIssue {
     uint32_t runtimeId = 0;
     uint32_t driverId = 0;
+    uint32_t device = 0;
+    uint32_t streamId = 0; // 0: unknown (such an issue is matched by its ids only)
+    int64_t order = 0;
 };
 
 struct CuptiSpanTime {
@@ -52,6 +58,12 @@ struct CuptiMatch {
     size_t late = 0;      // records that started after latestStart
 };
 
+// Issues with ids are matched by them. Issues without ids but with a stream are matched by order: CUPTI gives each
+// API call its own correlation id, ascending in the order of the calls, so the k-th distinct correlation id among
+// a stream's records belongs to the k-th call issued to that stream — where every issue of the stream came from
+// one host thread (the backend's rule for turning the callbacks off). A stream whose distinct ids do not number its
+// issues is left unmatched rather than guessed: its ops count as ops without records.
+//
 // hostMinusCupti: add to a CUPTI time to get the host time. Records starting after latestStart (host clock) are left
 // out: a graph instantiated while CUPTI recorded keeps its nodes' records after CUPTI is disabled, with the
 // correlation id of the last call CUPTI saw (seen on an H200, CUDA 13.0), so the untimed iteration's work would

@@ -410,6 +410,8 @@ private:
     Status createTimingPools();
     Status fillFreePools();
     Status warmUpStreams();
+    bool cuptiCanMatchByOrder() const;
+    void resolveCuptiStreams();
     Status anchorAll();
     Status collect(std::string_view when);
     void collectCupti();
@@ -454,6 +456,8 @@ private:
     // iterations, while no host thread runs.
     bool m_opEvents = false;
     bool m_cuptiOn = false;
+    bool m_cuptiByOrder = false;        // CUPTI records matched by their place in their stream (no API callbacks)
+    std::vector<uint32_t> m_laneCuptiStream; // CUPTI's id of each lane's stream (matching by order)
     bool m_cuptiTiming = false;    // the run's GPU spans come from CUPTI (stays set through the untimed iteration)
     bool m_untimedNow = false;
     TimingMode m_timing = TimingMode::Events;
@@ -532,6 +536,7 @@ Status CudaBackend::prepare(const RunPlan& plan, RunInfo& info)
         return st;
     if (Status st = createStreams(); !st)
         return st;
+    resolveCuptiStreams();
     if (Status st = createEvents(); !st)
         return st;
     if (Status st = enablePeerAccess(info); !st)
@@ -1323,6 +1328,55 @@ Status CudaBackend::fillFreePools()
 
 void CUDART_CB noHostFunc(void*) {}
 
+// Timing "cupti" without API callbacks (they cost each launch about 0.4-1.2 us on an H200: bench_cupti_overhead):
+// CUPTI gives every API call the next correlation id, so a stream's records, by id, are its calls in order — where
+// one host thread issues all of a stream's work. The rule: every stream that gets a kernel, copy or memset is one the
+// backend created and gets them from one host thread; no graphs and no peer copies (whose records name streams
+// and devices of their own). Anything else keeps the callbacks and their ids.
+bool CudaBackend::cuptiCanMatchByOrder() const
+{
+    const RunPlan& plan = *m_plan;
+    const Scenario& s = *plan.scenario;
+    std::vector<int> issuer(plan.streams.size(), -1);
+    for (size_t h = 0; h < plan.hostThreads.size(); ++h) {
+        for (const Op& op : s.threads[size_t(plan.hostThreads[h].thread)].ops) {
+            if (op.kind == OpKind::Graph || (op.kind == OpKind::Memcpy && op.copy == CopyKind::P2P))
+                return false;
+            if (op.kind != OpKind::Kernel && op.kind != OpKind::Memcpy && op.kind != OpKind::Memset)
+                continue;
+            const int sp = plan.stream(op.streamIndex, int(h));
+            if (sp < 0)
+                return false;
+            const StreamKind kind = plan.streams[size_t(sp)].kind;
+            if (kind != StreamKind::Blocking && kind != StreamKind::NonBlocking)
+                return false;
+            if (issuer[size_t(sp)] >= 0 && issuer[size_t(sp)] != int(h))
+                return false;
+            issuer[size_t(sp)] = int(h);
+        }
+    }
+    return true;
+}
+
+// CUPTI's id of every lane's stream, for matching by order; where one cannot be had, the callbacks go back on.
+void CudaBackend::resolveCuptiStreams()
+{
+    m_laneCuptiStream.assign(m_laneCount, 0);
+    if (!m_cuptiByOrder)
+        return;
+    for (size_t l = 0; l < m_laneCount; ++l) {
+        const Lane& lane = m_lanes[l];
+        if (lane.perThread || lane.handle == cudaStreamLegacy || lane.handle == nullptr)
+            continue;
+        m_laneCuptiStream[l] = CuptiTracer::streamId(lane.handle);
+        if (m_laneCuptiStream[l] == 0) {
+            (void)CuptiTracer::instance().setApiCallbacks(true); // should that fail, its ops say "without records"
+            m_cuptiByOrder = false;
+            return;
+        }
+    }
+}
+
 // The first kernel launch and host function of a process cost the host far more than later ones (seen on an H200:
 // 30 us and 14 us against 5 us and 4 us, with the kernel's module already loaded): pay that here, on every stream
 // the scenario created, so that the first measured calls show what the calls cost.
@@ -2032,7 +2086,14 @@ void CudaBackend::collectCupti()
     // Everything is recorded: the devices were synchronized after the last timed iteration.
     for (const auto& tsp : m_threads)
         for (const auto& pnd : tsp->cupti) {
-            issues.push_back({pnd.ids.runtime, pnd.ids.driver});
+            CuptiIssue issue{pnd.ids.runtime, pnd.ids.driver};
+            if (m_cuptiByOrder && pnd.lane >= 0 && size_t(pnd.lane) < m_laneCuptiStream.size() && pnd.records &&
+                pnd.record < pnd.records->size()) {
+                issue.device = uint32_t(m_lanes[size_t(pnd.lane)].device);
+                issue.streamId = m_laneCuptiStream[size_t(pnd.lane)];
+                issue.order = (*pnd.records)[pnd.record].apiStart;
+            }
+            issues.push_back(issue);
             owners.emplace_back(tsp.get(), &pnd);
         }
     const CuptiMatch match = matchCuptiRecords(records, issues, m_cuptiOffset, m_timedEndNs);
@@ -2232,6 +2293,9 @@ void CudaBackend::storeTimingSettings()
         }
     }
     if (m_cuptiTiming) {
+        setSetting(info, "cupti_matching",
+                   m_cuptiByOrder ? "by stream order (no API callbacks: every stream is issued by one host thread)"
+                                  : "by correlation id (API callbacks on the issuing calls)");
         setSetting(info, "cupti_records", std::to_string(m_cuptiMatched) + " matched to ops; " +
                                               std::to_string(m_cuptiUnmatchedOps) + " ops without their records; " +
                                               std::to_string(m_cuptiForeign) + " of the backend's own work; " +
@@ -2303,6 +2367,8 @@ void CudaBackend::resolveTiming(RunInfo& info)
 {
     m_opEvents = false;
     m_cuptiOn = false;
+    m_cuptiByOrder = false;
+    m_laneCuptiStream.clear();
     m_cuptiTiming = false;
     m_untimedNow = false;
     m_timedEndNs = INT64_MAX;
@@ -2322,9 +2388,11 @@ void CudaBackend::resolveTiming(RunInfo& info)
     std::string reason;
     if (asked != TimingMode::Events) {
         reason = cuptiUnavailableReason();
+        m_cuptiByOrder = reason.empty() && cuptiCanMatchByOrder();
         if (reason.empty())
-            reason = CuptiTracer::instance().enable();
+            reason = CuptiTracer::instance().enable(!m_cuptiByOrder);
         m_cuptiOn = reason.empty();
+        m_cuptiByOrder = m_cuptiByOrder && m_cuptiOn;
     }
     m_opEvents = !m_cuptiOn || asked == TimingMode::Both;
     m_cuptiTiming = m_cuptiOn;

@@ -208,15 +208,15 @@ std::string CuptiTracer::attach()
     return {};
 }
 
-std::string CuptiTracer::enable()
+std::string CuptiTracer::enable(bool callbacks)
 {
     if (!m_attached)
         return "CUPTI is not attached";
     if (m_enabled)
-        return {};
-    if (CUptiResult r = enableIssueCallbacks(1); r != CUPTI_SUCCESS) {
+        return setApiCallbacks(callbacks);
+    if (std::string e = setApiCallbacks(callbacks); !e.empty()) {
         disable();
-        return resultText("cuptiEnableCallback", r);
+        return e;
     }
     for (auto kind : kKinds)
         if (CUptiResult r = cuptiActivityEnable(kind); r != CUPTI_SUCCESS) {
@@ -234,7 +234,28 @@ void CuptiTracer::disable()
     for (auto kind : kKinds)
         (void)cuptiActivityDisable(kind);
     (void)enableIssueCallbacks(0);
+    m_callbacks = false;
     m_enabled = false;
+}
+
+std::string CuptiTracer::setApiCallbacks(bool on)
+{
+    if (!m_attached)
+        return "CUPTI is not attached";
+    if (on == m_callbacks)
+        return {};
+    if (CUptiResult r = enableIssueCallbacks(on ? 1 : 0); r != CUPTI_SUCCESS)
+        return resultText("cuptiEnableCallback", r);
+    m_callbacks = on;
+    return {};
+}
+
+uint32_t CuptiTracer::streamId(void* stream)
+{
+    uint32_t id = 0;
+    if (cuptiGetStreamIdEx(nullptr, static_cast<CUstream>(stream), 0, &id) != CUPTI_SUCCESS)
+        return 0;
+    return id;
 }
 
 void CuptiTracer::resetCorrelationIds()
@@ -301,8 +322,10 @@ CuptiTracer& CuptiTracer::instance()
 
 bool CuptiTracer::builtIn() { return false; }
 std::string CuptiTracer::attach() { return "no CUPTI in this build (the CUDA toolkit's CUPTI was not found)"; }
-std::string CuptiTracer::enable() { return attach(); }
+std::string CuptiTracer::enable(bool) { return attach(); }
 void CuptiTracer::disable() {}
+std::string CuptiTracer::setApiCallbacks(bool) { return attach(); }
+uint32_t CuptiTracer::streamId(void*) { return 0; }
 void CuptiTracer::resetCorrelationIds() {}
 CorrelationIds CuptiTracer::lastCorrelationIds() { return {}; }
 std::vector<CuptiRecord> CuptiTracer::take(uint64_t* dropped)

@@ -107,6 +107,67 @@ private slots:
         QVERIFY(trace->info.source == TraceSource::Cupti);
     }
 
+    // The same captures matched without correlation ids, by each call's place in its stream (what the backend does
+    // when no stream is shared between host threads): the same times for every issue.
+    void cuptiCapturesMatchByOrder()
+    {
+        for (const char* base : {"14-cuda-graph", "graph-mixed-nodes"}) {
+            auto capture = parseCuptiCapture(readFile(dataPath((std::string(base) + ".capture.json").c_str())), base);
+            QVERIFY(capture.ok());
+            const CuptiMatch byIds =
+                matchCuptiRecords(capture->records, capture->issues, capture->hostMinusCupti, capture->timedEnd);
+            // Each issue's stream, from the records its ids matched.
+            std::map<uint32_t, std::pair<uint32_t, uint32_t>> streamOf;
+            for (const auto& r : capture->records)
+                streamOf[r.correlationId] = {r.deviceId, r.streamId};
+            std::vector<CuptiIssue> issues;
+            for (size_t i = 0; i < capture->issues.size(); ++i) {
+                const auto [device, stream] = streamOf.at(capture->issues[i].runtimeId);
+                issues.push_back({0, 0, device, stream, capture->issueApiStart[i]});
+            }
+            const CuptiMatch byOrder =
+                matchCuptiRecords(capture->records, issues, capture->hostMinusCupti, capture->timedEnd);
+            QCOMPARE(byOrder.matched, byIds.matched);
+            QCOMPARE(byOrder.unmatched + byOrder.late, byIds.unmatched + byIds.late);
+            for (size_t i = 0; i < issues.size(); ++i) {
+                QCOMPARE(byOrder.times[i].size(), byIds.times[i].size());
+                for (size_t k = 0; k < byIds.times[i].size(); ++k) {
+                    QCOMPARE(byOrder.times[i][k].start, byIds.times[i][k].start);
+                    QCOMPARE(byOrder.times[i][k].end, byIds.times[i][k].end);
+                }
+            }
+        }
+    }
+
+    // By order: the k-th distinct id of a stream is its k-th call; what ended before the first call is not matched;
+    // a stream whose ids do not number its calls is left unmatched, not guessed.
+    void matchingByOrder()
+    {
+        auto rec = [](uint32_t id, uint32_t stream, int64_t start) {
+            CuptiRecord r;
+            r.correlationId = id;
+            r.streamId = stream;
+            r.start = start;
+            r.end = start + 10;
+            return r;
+        };
+        const std::vector<CuptiRecord> records{rec(40, 5, 500), rec(12, 5, 300), rec(3, 5, 10), rec(13, 6, 320),
+                                               rec(12, 5, 310)};
+        // Stream 5: calls at 250 and 450 (given out of order); stream 6: one call.
+        const std::vector<CuptiIssue> issues{{0, 0, 0, 5, 450}, {0, 0, 0, 5, 250}, {0, 0, 0, 6, 300}};
+        const CuptiMatch m = matchCuptiRecords(records, issues, 0);
+        QCOMPARE(m.times[1].size(), size_t(2)); // id 12: two records (a graph launch's nodes)
+        QCOMPARE(m.times[1][0].start, int64_t(300));
+        QCOMPARE(m.times[0].size(), size_t(1));
+        QCOMPARE(m.times[0][0].start, int64_t(500));
+        QCOMPARE(m.times[2][0].start, int64_t(320));
+        QCOMPARE(m.unmatched, size_t(1)); // the record at 10: before stream 5's first call
+        // One call too many for the records: nothing of that stream is guessed.
+        const CuptiMatch short1 = matchCuptiRecords(records, {{0, 0, 0, 6, 300}, {0, 0, 0, 6, 301}}, 0);
+        QVERIFY(short1.times[0].empty() && short1.times[1].empty());
+        QCOMPARE(short1.matched, size_t(0));
+    }
+
     void badCaptureIsAnError()
     {
         QVERIFY(!parseCuptiCapture("{}", "x").ok());
