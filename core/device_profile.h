@@ -83,8 +83,8 @@ struct DeviceProfile {
     int64_t minKernelNs = 1500;       // the shortest a kernel takes (an empty kernel)
     int64_t eventSyncWakeNs = 2000;   // from the awaited work finishing until the waiting host thread returns
 
-    // Figures the simulator's model does not use yet. When a profile leaves one out it gets the value that gives
-    // the behaviour of a profile without it (in brackets), so old profiles keep simulating as they did.
+    // Newer figures. When a profile leaves one out it gets the value that gives the behaviour of a profile without
+    // it (in brackets), so old profiles keep simulating as they did.
     int64_t launchApiRoundRobinNs = 2500;  // host cost of cudaLaunchKernel when each launch goes to another
                                            // stream than the one before (round-robin) [launch_api_ns]
     int64_t graphLaunchApiPerNodeNs = 0;   // host cost of cudaGraphLaunch per node of the graph, on top of

@@ -64,6 +64,12 @@ struct GpuOp {
     int64_t durationNs = 0;
     int engine = -1;
     int dstDevice = -1;
+    // copies while they run: what is left of durationNs at the full one-way rate, the share of that rate they get
+    // now (below 1 while a pinned copy runs the other way: duplex_gbps), and since when
+    double workLeftNs = 0;
+    double rate = 1.0;
+    int64_t progressAt = 0;
+    double duplexRate = 1.0; // pinned H2D/D2H: duplex bandwidth / one-way bandwidth; else 1
 };
 
 struct Link {
@@ -110,7 +116,8 @@ struct DeviceState {
     std::vector<int64_t> freeShared;
     int64_t sumFreeThreads = 0;
     std::vector<uint32_t> dispatchList; // kernels with blocks left, by (priority, ready order)
-    std::vector<int64_t> engineBusyUntil;
+    std::vector<std::deque<uint32_t>> engineQueue; // copies waiting for each engine, in issue order (FIFO)
+    std::vector<uint32_t> engineRunning;          // the copy each engine runs now, or kNone
     std::vector<uint32_t> engineLastOp; // the copy that holds or last held each engine
     int64_t hostFuncBusyUntil = 0;
     uint32_t hostFuncLastOp = kNone;
@@ -157,8 +164,9 @@ public:
             dev.freeBlocks.assign(size_t(p.smCount), p.maxBlocksPerSm);
             dev.freeShared.assign(size_t(p.smCount), p.sharedBytesPerSm);
             dev.sumFreeThreads = int64_t(p.smCount) * p.maxThreadsPerSm;
-            dev.engineBusyUntil.assign(size_t(std::max(1, p.copyEngines)), 0);
-            dev.engineLastOp.assign(dev.engineBusyUntil.size(), kNone);
+            dev.engineQueue.assign(size_t(std::max(1, p.copyEngines)), {});
+            dev.engineRunning.assign(dev.engineQueue.size(), kNone);
+            dev.engineLastOp.assign(dev.engineQueue.size(), kNone);
         }
         uint32_t queuesPerDevice = 1;
         for (int c : plan.deviceConnections)
@@ -199,7 +207,10 @@ public:
                 opReady(ev.a);
                 break;
             case EvType::OpDone:
-                complete(ev.a);
+                if (m_ops[ev.a].type == GpuOpType::Copy)
+                    copyDone(ev.a);
+                else
+                    complete(ev.a);
                 break;
             case EvType::BlocksDone:
                 blocksDone(ev.a);
@@ -549,10 +560,14 @@ private:
             case CopyKind::H2D:
                 bw = op.pinned ? p.h2dPinnedBps : p.h2dPageableBps;
                 g.engine = 0;
+                if (op.pinned)
+                    g.duplexRate = std::min(1.0, p.h2dPinnedDuplexBps / p.h2dPinnedBps);
                 break;
             case CopyKind::D2H:
                 bw = op.pinned ? p.d2hPinnedBps : p.d2hPageableBps;
                 g.engine = engines >= 2 ? 1 : 0; // one copy engine: both directions serialize
+                if (op.pinned)
+                    g.duplexRate = std::min(1.0, p.d2hPinnedDuplexBps / p.d2hPinnedBps);
                 break;
             case CopyKind::D2D:
                 bw = p.d2dBps;
@@ -756,27 +771,23 @@ private:
             return;
         }
         case GpuOpType::Copy: {
-            // Each copy engine is a FIFO: the copy starts when its engine (both devices' for a peer copy) is free.
-            int64_t s = std::max(m_now, dev.engineBusyUntil[size_t(op.engine)]);
-            DeviceState* dst = op.dstDevice >= 0 && size_t(op.dstDevice) < m_devices.size()
-                ? &m_devices[size_t(op.dstDevice)]
-                : nullptr;
-            const size_t dstEngine = 0;
-            if (s > m_now)
-                holdBy(op, WaitCause::CopyEngine, dev.engineLastOp[size_t(op.engine)]);
-            if (dst && dst->engineBusyUntil[dstEngine] > s) {
-                s = dst->engineBusyUntil[dstEngine];
-                holdBy(op, WaitCause::CopyEngine, dst->engineLastOp[dstEngine]);
-            }
-            op.start = s;
-            op.end = s + op.durationNs;
-            dev.engineBusyUntil[size_t(op.engine)] = op.end;
-            dev.engineLastOp[size_t(op.engine)] = g;
+            // Each copy engine is a FIFO: the copy starts when it is first in its engine's queue (both devices'
+            // for a peer copy) and the engine is free.
+            DeviceState* dst = copyDestination(op);
+            const auto e = size_t(op.engine);
+            const bool busy = dev.engineRunning[e] != kNone || !dev.engineQueue[e].empty();
+            const bool dstBusy = dst && (dst->engineRunning[0] != kNone || !dst->engineQueue[0].empty());
+            if (busy)
+                holdBy(op, WaitCause::CopyEngine, dev.engineLastOp[e]);
+            else if (dstBusy)
+                holdBy(op, WaitCause::CopyEngine, dst->engineLastOp[0]);
+            dev.engineQueue[e].push_back(g);
+            dev.engineLastOp[e] = g;
             if (dst) {
-                dst->engineBusyUntil[dstEngine] = op.end;
-                dst->engineLastOp[dstEngine] = g;
+                dst->engineQueue[0].push_back(g);
+                dst->engineLastOp[0] = g;
             }
-            schedule(op.end, EvType::OpDone, g);
+            pumpCopies();
             return;
         }
         case GpuOpType::Memset:
@@ -876,6 +887,89 @@ private:
         m_freedBy = batch.kernel;
         dispatch(k.device);
         m_freedBy = kNone;
+    }
+
+    // A peer copy's destination device (its incoming engine is engine 0), or null.
+    DeviceState* copyDestination(const GpuOp& op)
+    {
+        return op.dstDevice >= 0 && size_t(op.dstDevice) < m_devices.size() ? &m_devices[size_t(op.dstDevice)]
+                                                                              : nullptr;
+    }
+
+    // Starts every copy that is first in its engines' queues and whose engines are free; then sets the rates.
+    void pumpCopies()
+    {
+        bool started = true;
+        while (started) {
+            started = false;
+            for (auto& dev : m_devices)
+                for (size_t e = 0; e < dev.engineQueue.size(); ++e) {
+                    if (dev.engineRunning[e] != kNone || dev.engineQueue[e].empty())
+                        continue;
+                    const uint32_t g = dev.engineQueue[e].front();
+                    auto& op = m_ops[g];
+                    DeviceState& src = m_devices[size_t(op.device)];
+                    DeviceState* dst = copyDestination(op);
+                    const auto se = size_t(op.engine);
+                    if (src.engineRunning[se] != kNone || src.engineQueue[se].front() != g)
+                        continue;
+                    if (dst && (dst->engineRunning[0] != kNone || dst->engineQueue[0].front() != g))
+                        continue;
+                    src.engineQueue[se].pop_front();
+                    src.engineRunning[se] = g;
+                    if (dst) {
+                        dst->engineQueue[0].pop_front();
+                        dst->engineRunning[0] = g;
+                    }
+                    op.start = m_now;
+                    op.workLeftNs = double(op.durationNs);
+                    op.progressAt = m_now;
+                    op.rate = 0; // set below
+                    started = true;
+                }
+        }
+        for (size_t d = 0; d < m_devices.size(); ++d)
+            setCopyRates(m_devices[d]);
+    }
+
+    // Pinned copies in both directions at once share the link: each runs at its duplex bandwidth while the other
+    // runs. A copy whose rate changes gets its end moved (the event at the old end is then ignored).
+    void setCopyRates(DeviceState& dev)
+    {
+        if (dev.engineRunning.empty())
+            return;
+        const uint32_t h2d = dev.engineRunning[0];
+        const uint32_t d2h = dev.engineRunning.size() >= 2 ? dev.engineRunning[1] : kNone;
+        const bool duplex = h2d != kNone && d2h != kNone && m_ops[h2d].duplexRate < 1.0 && m_ops[d2h].duplexRate < 1.0;
+        for (uint32_t g : dev.engineRunning) {
+            if (g == kNone)
+                continue;
+            auto& op = m_ops[g];
+            if (op.device != int(&dev - m_devices.data()))
+                continue; // a peer copy's rate is its source's business
+            const double rate = duplex && (g == h2d || g == d2h) ? op.duplexRate : 1.0;
+            if (rate == op.rate)
+                continue;
+            op.workLeftNs = std::max(0.0, op.workLeftNs - double(m_now - op.progressAt) * op.rate);
+            op.progressAt = m_now;
+            op.rate = rate;
+            op.end = m_now + int64_t(std::ceil(op.workLeftNs / rate));
+            schedule(op.end, EvType::OpDone, g);
+        }
+    }
+
+    // A copy's end: only the event at its current end counts (a rate change moved it).
+    void copyDone(uint32_t g)
+    {
+        auto& op = m_ops[g];
+        if (op.state == OpState::Done || op.end != m_now)
+            return;
+        auto& dev = m_devices[size_t(op.device)];
+        dev.engineRunning[size_t(op.engine)] = kNone;
+        if (DeviceState* dst = copyDestination(op))
+            dst->engineRunning[0] = kNone;
+        complete(g);
+        pumpCopies();
     }
 
     void complete(uint32_t g)

@@ -363,6 +363,50 @@ private slots:
         QVERIFY(!overlaps(laptop, span(laptop, "up"), span(laptop, "down")));
     }
 
+    // Pinned copies in both directions at once share the link: each runs at its duplex bandwidth while the other
+    // runs, and at the full one-way rate before and after. Pageable copies and profiles without duplex figures
+    // are unaffected.
+    void duplexCopiesShareTheLink()
+    {
+        auto build = [](bool pinned) {
+            return Builder()
+                .stream("s1")
+                .stream("s2")
+                .thread("main")
+                .copy("up", "s1", CopyKind::H2D, 100'000'000, pinned)
+                .copy("down", "s2", CopyKind::D2H, 50'000'000, pinned)
+                .build();
+        };
+        auto figures = [](double duplexGbps) {
+            return [duplexGbps](DeviceProfile& p) {
+                p.copyLatencyNs = 0;
+                p.h2dPinnedBps = p.d2hPinnedBps = 50e9;
+                p.h2dPageableBps = p.d2hPageableBps = 50e9;
+                p.h2dPinnedDuplexBps = p.d2hPinnedDuplexBps = duplexGbps * 1e9;
+            };
+        };
+        const auto t = simulateWith(build(true), figures(25));
+        const int up = span(t, "up"), down = span(t, "down");
+        QVERIFY(up >= 0 && down >= 0 && overlaps(t, up, down));
+        const int64_t lag = startOf(t, down) - startOf(t, up); // the second launch call
+        QVERIFY(lag >= 0 && lag < 20 * us);
+        // down: 50 MB at 25 GB/s, all of it beside up.
+        QCOMPARE(endOf(t, down) - startOf(t, down), int64_t(2'000'000));
+        // up: alone for `lag` at 50 GB/s, beside down for 2 ms at 25 GB/s (50 MB), the rest (50 MB less what the lag
+        // moved) alone at 50 GB/s: 3 ms in all, against 2 ms alone.
+        const int64_t upNs = endOf(t, up) - startOf(t, up);
+        QVERIFY2(std::abs(upNs - 3'000'000) <= 2, qPrintable(QString::number(upNs)));
+
+        // Without duplex figures (duplex = one-way): 1 ms and 2 ms.
+        const auto full = simulateWith(build(true), figures(50));
+        QCOMPARE(endOf(full, span(full, "down")) - startOf(full, span(full, "down")), int64_t(1'000'000));
+        QCOMPARE(endOf(full, span(full, "up")) - startOf(full, span(full, "up")), int64_t(2'000'000));
+        // Pageable copies keep their own bandwidth.
+        const auto pageable = simulateWith(build(false), figures(25));
+        QCOMPARE(endOf(pageable, span(pageable, "down")) - startOf(pageable, span(pageable, "down")),
+                 int64_t(1'000'000));
+    }
+
     void peerCopyOccupiesBothDevices()
     {
         Op p2p;
