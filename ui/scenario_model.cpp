@@ -3,6 +3,7 @@
 #include "format.h"
 #include "scenario_json.h"
 #include "timeline_plottable.h"
+#include "unique_name.h"
 
 #include <QIcon>
 #include <QPainter>
@@ -41,25 +42,6 @@ QString itemTypeName(ScenarioItemType t)
     case ScenarioItemType::Op: return QStringLiteral("operation");
     case ScenarioItemType::GraphNode: return QStringLiteral("graph node");
     default: return QStringLiteral("scenario");
-    }
-}
-
-// "s1" -> "s2" (or the next free number); "main" -> "main 2".
-std::string nextFreeName(const std::string& like, const std::set<std::string>& taken, const char* separator = " ")
-{
-    size_t i = like.size();
-    while (i > 0 && std::isdigit(static_cast<unsigned char>(like[i - 1])))
-        --i;
-    std::string prefix = like.substr(0, i);
-    long long n = 1;
-    if (i < like.size() && like.size() - i <= 9)
-        n = std::stoll(like.substr(i));
-    else
-        prefix = like + separator;
-    for (long long k = n + 1;; ++k) {
-        std::string candidate = prefix + std::to_string(k);
-        if (!taken.count(candidate))
-            return candidate;
     }
 }
 
@@ -1297,7 +1279,7 @@ Op ScenarioModel::defaultOp(const Scenario& s, int thread, OpKind kind)
         op.stream = stream;
         std::string name = "e1";
         if (events.count(name))
-            name = nextFreeName(*events.rbegin(), events);
+            name = uniqueName(*events.rbegin(), events);
         op.event = name;
         break;
     }
@@ -1364,7 +1346,7 @@ ScenarioItemRef ScenarioModel::addStream(const ScenarioItemRef& context)
         names.insert(existing.name);
     st.name = "s" + std::to_string(m_scenario.streams.size() + 1);
     if (names.count(st.name))
-        st.name = nextFreeName(st.name, names);
+        st.name = uniqueName(st.name, names);
     const ScenarioItemRef at = ScenarioItemRef::stream(int(pos));
     pushCommand(new InsertCommand(this, at, st, QStringLiteral("Add stream %1").arg(quotedName(st.name))));
     return at;
@@ -1378,7 +1360,7 @@ ScenarioItemRef ScenarioModel::addThread()
         names.insert(existing.name);
     t.name = "thread " + std::to_string(m_scenario.threads.size() + 1);
     if (names.count(t.name))
-        t.name = nextFreeName(t.name, names);
+        t.name = uniqueName(t.name, names);
     t.device = m_scenario.devices.empty() ? 0 : m_scenario.devices.front().index;
     Scenario probe = m_scenario;
     probe.threads.push_back(t);
@@ -1533,7 +1515,7 @@ ScenarioItemRef ScenarioModel::duplicate(const ScenarioItemRef& item)
         std::set<std::string> names;
         for (const auto& existing : m_scenario.streams)
             names.insert(existing.name);
-        st.name = nextFreeName(st.name, names, "-");
+        st.name = uniqueName(st.name, names, "-");
         const ScenarioItemRef at = ScenarioItemRef::stream(item.a + 1);
         pushCommand(new InsertCommand(this, at, st, QStringLiteral("Duplicate stream %1").arg(quotedName(stream(item)->name))));
         return at;
@@ -1543,7 +1525,7 @@ ScenarioItemRef ScenarioModel::duplicate(const ScenarioItemRef& item)
         std::set<std::string> names;
         for (const auto& existing : m_scenario.threads)
             names.insert(existing.name);
-        t.name = nextFreeName(t.name, names);
+        t.name = uniqueName(t.name, names);
         const ScenarioItemRef at = ScenarioItemRef::thread(item.a + 1);
         pushCommand(new InsertCommand(this, at, t, QStringLiteral("Duplicate thread %1").arg(quotedName(thread(item)->name))));
         return at;
