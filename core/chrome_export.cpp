@@ -181,23 +181,11 @@ void appendMetadata(std::string& out, bool& first, std::string_view what, int64_
     out += "}}";
 }
 
-std::string writeChrome(const Trace& t)
+// The "process_name" / "thread_name" metadata and sort indices: the host first, then the devices; tracks in trace
+// order.
+void appendProcessesAndThreads(std::string& out, bool& first, const Trace& t,
+                               const std::vector<std::string>& trackNames)
 {
-    const size_t n = t.spanCount();
-    const int64_t origin = n ? t.timeRange().first : 0;
-    std::vector<std::string> names(t.strings.size());
-    for (size_t i = 0; i < t.strings.size(); ++i)
-        names[i] = chrome::quotedJson(t.strings[i]);
-    std::vector<std::string> trackNames(t.tracks.size());
-    for (size_t i = 0; i < t.tracks.size(); ++i)
-        trackNames[i] = chrome::quotedJson(t.tracks[i].name);
-
-    std::string out;
-    out.reserve(8192 + n * 210 + t.flows.size() * 200);
-    out += "{\"traceEvents\":[";
-    bool first = true;
-
-    // Processes and threads, named and ordered: the host first, then the devices; tracks in trace order.
     bool host = false;
     std::vector<int64_t> devicePids;
     for (const auto& tr : t.tracks) {
@@ -223,77 +211,85 @@ std::string writeChrome(const Trace& t)
         appendMetadata(out, first, "thread_name", pid, int64_t(i) + 1, "name", trackNames[i]);
         appendMetadata(out, first, "thread_sort_index", pid, int64_t(i) + 1, "sort_index", std::to_string(i));
     }
+}
 
+// Span i as a complete event ("ph": "X"), its details in "args".
+void appendSpan(std::string& out, bool& first, const Trace& t, size_t i, int64_t origin,
+                const std::vector<std::string>& names, const std::vector<std::string>& trackNames)
+{
     const auto& s = t.spans;
-    for (size_t i = 0; i < n; ++i) {
-        const uint32_t tr = s.track[i];
-        const Track& track = t.tracks[tr];
-        out += first ? "\n" : ",\n";
-        first = false;
-        out += "{\"ph\":\"X\",\"ts\":";
-        appendMicros(out, uint64_t(s.start[i]) - uint64_t(origin));
-        out += ",\"dur\":";
-        appendDuration(out, uint64_t(s.start[i]) - uint64_t(origin), uint64_t(s.end[i]) - uint64_t(origin));
-        out += ",\"pid\":";
-        appendInt(out, exportPid(track));
-        out += ",\"tid\":";
-        appendInt(out, int64_t(tr) + 1);
-        out += ",\"name\":";
-        out += names[s.name[i]];
-        out += ",\"cat\":\"";
-        out += kCategory;
-        out += "\",\"args\":{\"kind\":\"";
-        out += toString(s.kind[i]);
-        out += '"';
-        if (track.kind == TrackKind::Stream) {
-            out += ",\"device\":";
-            appendInt(out, track.device);
-            out += ",\"stream\":";
-            out += trackNames[tr];
-        }
-        if (s.bytes[i] != 0 || isCopySpan(s.kind[i]) || s.kind[i] == SpanKind::Memset) {
-            out += ",\"bytes\":";
-            appendInt(out, s.bytes[i]);
-        }
-        if (!isZero(s.grid[i])) {
-            out += ",\"grid\":";
-            appendDim3(out, s.grid[i]);
-        }
-        if (!isZero(s.block[i])) {
-            out += ",\"block\":";
-            appendDim3(out, s.block[i]);
-        }
-        if (s.thread[i] != -1) {
-            out += ",\"thread\":";
-            appendInt(out, s.thread[i]);
-        }
-        if (s.op[i] != -1) {
-            out += ",\"op\":";
-            appendInt(out, s.op[i]);
-        }
-        if (s.iteration[i] != -1) {
-            out += ",\"iteration\":";
-            appendInt(out, s.iteration[i]);
-        }
-        if (const WaitCause w = s.waitOf(i); w != WaitCause::None && s.waitForOf(i) < n) {
-            out += ",\"wait\":\"";
-            out += toString(w);
-            out += "\",\"wait_for\":";
-            appendInt(out, s.waitForOf(i));
-        }
-        out += ",\"span\":";
-        appendInt(out, int64_t(i));
-        out += "}}";
+    const size_t n = t.spanCount();
+    const uint32_t tr = s.track[i];
+    const Track& track = t.tracks[tr];
+    out += first ? "\n" : ",\n";
+    first = false;
+    out += "{\"ph\":\"X\",\"ts\":";
+    appendMicros(out, uint64_t(s.start[i]) - uint64_t(origin));
+    out += ",\"dur\":";
+    appendDuration(out, uint64_t(s.start[i]) - uint64_t(origin), uint64_t(s.end[i]) - uint64_t(origin));
+    out += ",\"pid\":";
+    appendInt(out, exportPid(track));
+    out += ",\"tid\":";
+    appendInt(out, int64_t(tr) + 1);
+    out += ",\"name\":";
+    out += names[s.name[i]];
+    out += ",\"cat\":\"";
+    out += kCategory;
+    out += "\",\"args\":{\"kind\":\"";
+    out += toString(s.kind[i]);
+    out += '"';
+    if (track.kind == TrackKind::Stream) {
+        out += ",\"device\":";
+        appendInt(out, track.device);
+        out += ",\"stream\":";
+        out += trackNames[tr];
     }
+    if (s.bytes[i] != 0 || isCopySpan(s.kind[i]) || s.kind[i] == SpanKind::Memset) {
+        out += ",\"bytes\":";
+        appendInt(out, s.bytes[i]);
+    }
+    if (!isZero(s.grid[i])) {
+        out += ",\"grid\":";
+        appendDim3(out, s.grid[i]);
+    }
+    if (!isZero(s.block[i])) {
+        out += ",\"block\":";
+        appendDim3(out, s.block[i]);
+    }
+    if (s.thread[i] != -1) {
+        out += ",\"thread\":";
+        appendInt(out, s.thread[i]);
+    }
+    if (s.op[i] != -1) {
+        out += ",\"op\":";
+        appendInt(out, s.op[i]);
+    }
+    if (s.iteration[i] != -1) {
+        out += ",\"iteration\":";
+        appendInt(out, s.iteration[i]);
+    }
+    if (const WaitCause w = s.waitOf(i); w != WaitCause::None && s.waitForOf(i) < n) {
+        out += ",\"wait\":\"";
+        out += toString(w);
+        out += "\",\"wait_for\":";
+        appendInt(out, s.waitForOf(i));
+    }
+    out += ",\"span\":";
+    appendInt(out, int64_t(i));
+    out += "}}";
+}
 
-    // Flows last, each start right before its end. Viewers bind a flow event to a slice by the slice's start
-    // time: Perfetto to the slice open on the thread at "ts" (it sorts complete events before flow events of equal
-    // time), Chrome DevTools' trace engine to the first event of the same pid, tid, "ts" and "cat" -- so slices
-    // and flows share one category. Perfetto reads events in time order and drops an "f" that comes before its
-    // "s", so "s" is the end that starts first: for a sync arrow whose call began before the GPU work it waited
-    // for, the arrow's target. Both viewers draw an arrow from the earlier slice anyway; "end" tells our reader
-    // which end each is, "span" the slice exactly (the index of the "X" event, also in its args), where times
-    // alone could not (equal starts).
+// Flows last, each start right before its end. Viewers bind a flow event to a slice by the slice's start
+// time: Perfetto to the slice open on the thread at "ts" (it sorts complete events before flow events of equal
+// time), Chrome DevTools' trace engine to the first event of the same pid, tid, "ts" and "cat" -- so slices
+// and flows share one category. Perfetto reads events in time order and drops an "f" that comes before its
+// "s", so "s" is the end that starts first: for a sync arrow whose call began before the GPU work it waited
+// for, the arrow's target. Both viewers draw an arrow from the earlier slice anyway; "end" tells our reader
+// which end each is, "span" the slice exactly (the index of the "X" event, also in its args), where times
+// alone could not (equal starts).
+void appendFlows(std::string& out, bool& first, const Trace& t, int64_t origin)
+{
+    const auto& s = t.spans;
     for (size_t k = 0; k < t.flows.size(); ++k) {
         const Flow& f = t.flows[k];
         const bool backwards = s.start[f.to] < s.start[f.from];
@@ -322,9 +318,12 @@ std::string writeChrome(const Trace& t)
             out += from ? ",\"end\":\"from\"}}" : ",\"end\":\"to\"}}";
         }
     }
+}
 
-    // Run info and tracks: the native format's header (a trace without spans), read back with its own reader.
-    // The string table too, so that names keep their indices and the native text comes back byte for byte.
+// Run info and tracks: the native format's header (a trace without spans), read back with its own reader.
+// The string table too, so that names keep their indices and the native text comes back byte for byte.
+void appendOtherData(std::string& out, const Trace& t, int64_t origin)
+{
     Trace header;
     header.info = t.info;
     header.tracks = t.tracks;
@@ -343,6 +342,29 @@ std::string writeChrome(const Trace& t)
         native.pop_back();
     out += native;
     out += "}}}\n";
+}
+
+std::string writeChrome(const Trace& t)
+{
+    const size_t n = t.spanCount();
+    const int64_t origin = n ? t.timeRange().first : 0;
+    std::vector<std::string> names(t.strings.size());
+    for (size_t i = 0; i < t.strings.size(); ++i)
+        names[i] = chrome::quotedJson(t.strings[i]);
+    std::vector<std::string> trackNames(t.tracks.size());
+    for (size_t i = 0; i < t.tracks.size(); ++i)
+        trackNames[i] = chrome::quotedJson(t.tracks[i].name);
+
+    std::string out;
+    out.reserve(8192 + n * 210 + t.flows.size() * 200);
+    out += "{\"traceEvents\":[";
+    bool first = true;
+
+    appendProcessesAndThreads(out, first, t, trackNames);
+    for (size_t i = 0; i < n; ++i)
+        appendSpan(out, first, t, i, origin, names, trackNames);
+    appendFlows(out, first, t, origin);
+    appendOtherData(out, t, origin);
     return out;
 }
 

@@ -1,4 +1,5 @@
-// What the Chrome export writes and the Chrome import must recognize (chrome_export.cpp, chrome_trace.cpp). Internal.
+// What the Chrome export writes and the Chrome import must recognize (chrome_export.cpp, chrome_trace_builder.cpp).
+// Internal.
 #pragma once
 
 #include "trace.h"

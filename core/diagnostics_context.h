@@ -1,6 +1,6 @@
 // The evidence the diagnostic rules share: a finalized trace with its launch flows, incoming flows, the embedded
-// scenario and the device limits, and the wording helpers of the messages. Internal to core (diagnostics.cpp and
-// effects.cpp); not installed.
+// scenario and the device limits, and the wording helpers of the messages. Internal to core (diagnostics.cpp and the
+// rules: serialization_rules.cpp, host_rules.cpp, effect_rules.cpp, timing_rules.cpp); not installed.
 #pragma once
 
 #include "analysis.h"
@@ -377,7 +377,19 @@ inline int64_t idleWithin(const std::vector<Interval>& busy, int64_t from, int64
     return (to - from) - covered;
 }
 
-// Rules that name the effect a run shows (effects.cpp), in the order diagnose() reports them after the problems.
+// Problem rules, in the order diagnose() runs them: serialization_rules.cpp ...
+void legacyDefaultStream(const Context& c, std::vector<Diagnostic>& out);
+void hardwareQueues(const Context& c, std::vector<Diagnostic>& out);
+void gpuFillingKernel(const Context& c, std::vector<Diagnostic>& out);
+void hostFuncSerialization(const Context& c, std::vector<Diagnostic>& out);
+// ... and host_rules.cpp.
+void pageableMemcpy(const Context& c, std::vector<Diagnostic>& out);
+void syncInLoop(const Context& c, std::vector<Diagnostic>& out);
+void launchBound(const Context& c, std::vector<Diagnostic>& out);
+void implicitSync(const Context& c, std::vector<Diagnostic>& out);
+void waitUnrecordedEvent(const Context& c, std::vector<Diagnostic>& out);
+
+// Rules that name the effect a run shows (effect_rules.cpp), in the order diagnose() reports them after the problems.
 void streamsOverlap(const Context& c, std::vector<Diagnostic>& out);
 void streamSerialization(const Context& c, std::vector<Diagnostic>& out);
 void copyComputeOverlap(const Context& c, std::vector<Diagnostic>& out);

@@ -1,9 +1,9 @@
-// Compiled only when SQLite3 is found (core/CMakeLists.txt); trace_import.cpp has the stand-ins otherwise.
+// Compiled only when SQLite3 is found (core/CMakeLists.txt); trace_formats.cpp has the stand-ins otherwise.
 #include "nsys_sqlite.h"
 
 #include "chrome_trace.h"
 #include "import_limits.h"
-#include "trace_import.h"
+#include "trace_formats.h"
 
 #include <sqlite3.h>
 

@@ -3,7 +3,7 @@
 #include "chrome_trace.h"
 #include "import_limits.h"
 #include "ranges.h"
-#include "trace_import.h"
+#include "trace_formats.h"
 
 #include <nlohmann/json.hpp>
 

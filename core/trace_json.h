@@ -1,7 +1,9 @@
-// The native trace format ("format": "streamscope-trace", versioned): read and write.
+// The native trace format ("format": "streamscope-trace", versioned): read (trace_json_reader.cpp) and write
+// (trace_json_writer.cpp). docs/TRACE.md describes it.
 #pragma once
 
 #include "result.h"
+#include "text_file.h" // readTextFile and saveTextFileAtomic, which the trace's users save and load with
 #include "trace.h"
 
 #include <string>
@@ -11,8 +13,5 @@ namespace streamscope {
 std::string traceToJson(const Trace& trace);
 Result<Trace> parseTrace(const std::string& text, const std::string& file);
 Result<Trace> loadTraceFile(const std::string& path);
-// Writes atomically: to a temporary file beside `path`, then renamed over it.
-Status saveTextFileAtomic(const std::string& path, const std::string& text);
-Result<std::string> readTextFile(const std::string& path, size_t maxBytes = size_t(4) << 30);
 
 } // namespace streamscope

@@ -3,7 +3,7 @@
 #include "format.h"
 #include "resources.h"
 #include "scenario_json.h"
-#include "trace_import.h"
+#include "trace_formats.h"
 #include "trace_json.h"
 
 #include <QFile>

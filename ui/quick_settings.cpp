@@ -1,5 +1,7 @@
 #include "quick_settings.h"
 
+#include "unique_name.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -120,32 +122,6 @@ ThreadChunks splitThread(const Scenario& s, const ThreadSpec& t)
         }
     }
     return out;
-}
-
-// "h2d 3" -> ("h2d ", 3); no trailing number: (name, -1).
-std::pair<std::string, long long> splitTrailingNumber(const std::string& name)
-{
-    size_t i = name.size();
-    while (i > 0 && std::isdigit(static_cast<unsigned char>(name[i - 1])))
-        --i;
-    if (i == name.size() || name.size() - i > 9)
-        return {name, -1};
-    return {name.substr(0, i), std::stoll(name.substr(i))};
-}
-
-// A name not in `taken`: "prefix N" continuing the numbering of `like` when it ends in a number.
-std::string uniqueName(const std::string& like, const std::set<std::string>& taken, const std::string& separator)
-{
-    auto [prefix, number] = splitTrailingNumber(like);
-    if (number < 0) {
-        prefix = like + separator;
-        number = 1;
-    }
-    for (long long n = number + 1;; ++n) {
-        std::string candidate = prefix + std::to_string(n);
-        if (!taken.count(candidate))
-            return candidate;
-    }
 }
 
 std::set<std::string> streamNames(const Scenario& s)

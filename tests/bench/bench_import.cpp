@@ -10,7 +10,7 @@
 // resident memory (getrusage ru_maxrss) belongs to that step alone.
 #include "chrome_trace.h"
 #include "trace.h"
-#include "trace_import.h"
+#include "trace_formats.h"
 #include "trace_json.h"
 
 #include "bench_process.h"

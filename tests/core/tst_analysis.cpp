@@ -8,7 +8,7 @@
 #include "runner.h"
 #include "scenario_json.h"
 #include "simulator.h"
-#include "trace_import.h"
+#include "trace_formats.h"
 #include "trace_json.h"
 #include "trace_spec.h"
 

@@ -2,7 +2,7 @@
 // traces (hand-written fixtures that mimic Kineto, and real ones from tests/data/pytorch when present), Nsight Systems
 // SQLite exports built from the documented schema, CSV, format detection, and bad input of every kind.
 #include "chrome_trace.h"
-#include "csv_export.h"
+#include "csv_trace.h"
 #include "nsys_sqlite.h"
 #include "pytorch_trace.h"
 #include "resources.h"
@@ -10,7 +10,7 @@
 #include "scenario_json.h"
 #include "simulator.h"
 #include "trace.h"
-#include "trace_import.h"
+#include "trace_formats.h"
 #include "trace_json.h"
 
 #include <QFile>

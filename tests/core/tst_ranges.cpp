@@ -3,12 +3,12 @@
 // which op launched a GPU operation; that no metric counts them; and that they survive every format we write.
 #include "analysis.h"
 #include "chrome_trace.h"
-#include "csv_export.h"
+#include "csv_trace.h"
 #include "metrics.h"
 #include "pytorch_trace.h"
 #include "ranges.h"
 #include "trace.h"
-#include "trace_import.h"
+#include "trace_formats.h"
 #include "trace_json.h"
 
 #include <QTest>

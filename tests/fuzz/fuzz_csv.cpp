@@ -1,6 +1,6 @@
 // libFuzzer harness: the CSV trace reader (parseCsvTrace). Any input must give a value or an error, never a crash, a
 // hang, undefined behaviour or unbounded memory (tests/fuzz/CMakeLists.txt runs it under ASan and UBSan).
-#include "csv_export.h"
+#include "csv_trace.h"
 
 #include <cstddef>
 #include <cstdint>

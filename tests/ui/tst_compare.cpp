@@ -13,7 +13,7 @@
 #include "main_window.h"
 #include "run_controller.h"
 #include "timeline_view.h"
-#include "trace_import.h"
+#include "trace_formats.h"
 #include "window_fixture.h"
 
 #include <QAction>

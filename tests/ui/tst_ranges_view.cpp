@@ -7,7 +7,7 @@
 #include "span_table_model.h"
 #include "timeline_layout.h"
 #include "trace.h"
-#include "trace_import.h"
+#include "trace_formats.h"
 
 #include <QAbstractItemModelTester>
 #include <QTest>

@@ -1,4 +1,4 @@
-#include "csv_export.h"
+#include "csv_trace.h"
 
 #include "file_io.h"
 #include "import_limits.h"

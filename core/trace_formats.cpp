@@ -1,7 +1,7 @@
-#include "trace_import.h"
+#include "trace_formats.h"
 
 #include "chrome_trace.h"
-#include "csv_export.h"
+#include "csv_trace.h"
 #include "file_io.h"
 #include "nsys_sqlite.h"
 #include "pytorch_trace.h"
