@@ -12,6 +12,7 @@
 #include "simulator.h"
 #include "trace_import.h"
 #include "trace_json.h"
+#include "whatif.h"
 
 #ifdef STREAMSCOPE_HAVE_CUDA
 #include "calibrate.h"
