@@ -145,8 +145,9 @@ int64_t nsFor(double amount, double perSecond)
 
 class Simulation {
 public:
-    Simulation(const RunPlan& plan, const std::vector<DeviceProfile>& profiles, Recording& out)
-        : m_plan(plan), m_scenario(*plan.scenario), m_out(out)
+    Simulation(const RunPlan& plan, const std::vector<DeviceProfile>& profiles, const SimulatorOptions& options,
+               Recording& out)
+        : m_plan(plan), m_scenario(*plan.scenario), m_options(options), m_out(out)
     {
         m_devices.resize(profiles.size());
         for (size_t d = 0; d < profiles.size(); ++d) {
@@ -318,11 +319,15 @@ private:
         r.iteration = a.iteration;
         r.task = a.task;
         r.stream = po.stream;
+        const MeasuredOpKey key{ph.thread, int(opIndex), -1};
+        // Replay: the host time the recorded thread spent before this call, outside CUDA calls.
+        if (const auto gap = m_options.measuredHostGapNs.find(key); gap != m_options.measuredHostGapNs.end())
+            a.now += std::max<int64_t>(0, gap->second);
         r.apiStart = a.now;
         const RecordRef self{uint32_t(h), recIndex};
         bool blocked = false;
 
-        auto simpleCall = [&](int64_t cost) { records[recIndex].apiEnd = a.now + cost; };
+        auto simpleCall = [&](int64_t cost) { records[recIndex].apiEnd = a.now + measuredHost(key, cost); };
 
         switch (op.kind) {
         case OpKind::Kernel:
@@ -429,7 +434,7 @@ private:
                 if (last != kNone && m_ops[last].state != OpState::Done)
                     pending.push_back(last);
             }
-            const int64_t extra = isSync ? 0 : prof.mallocApiNs;
+            const int64_t extra = isSync ? 0 : measuredHost(key, prof.mallocApiNs);
             if (!pending.empty())
                 blocked = waitFor(pending, h, recIndex, prof.eventSyncWakeNs, extra);
             else
@@ -581,8 +586,33 @@ private:
             g.type = GpuOpType::Marker;
             break;
         }
+        if (g.type != GpuOpType::Marker)
+            applyMeasured(g, m_out.records[rec.hostThread][rec.index], p);
         m_ops.push_back(g);
         return uint32_t(m_ops.size() - 1);
+    }
+
+    // Replay: a measured duration replaces the model's. A kernel's blocks take it per wave of the whole device, so
+    // that the kernel alone runs what it ran in the recording.
+    void applyMeasured(GpuOp& g, const OpRecord& r, const DeviceProfile& p) const
+    {
+        const auto it = m_options.measuredGpuNs.find({r.thread, r.op, r.node});
+        if (it == m_options.measuredGpuNs.end() || it->second <= 0)
+            return;
+        if (g.type != GpuOpType::Kernel) {
+            g.durationNs = it->second;
+            return;
+        }
+        const int occ = occupancy(p, g.threadsPerBlock, g.sharedPerBlock);
+        const uint64_t resident = uint64_t(std::max(1, p.smCount)) * uint64_t(std::max(1, occ));
+        const uint64_t waves = std::max<uint64_t>(1, (uint64_t(g.blocksTotal) + resident - 1) / resident);
+        g.blockNs = std::max<int64_t>(1, it->second / int64_t(waves));
+    }
+
+    int64_t measuredHost(const MeasuredOpKey& key, int64_t modelled) const
+    {
+        const auto it = m_options.measuredHostNs.find(key);
+        return it != m_options.measuredHostNs.end() && it->second > 0 ? it->second : modelled;
     }
 
     // Time one thread block runs. Spin blocks run their duration; problem-size kernels share the device's
@@ -910,6 +940,7 @@ private:
 
     const RunPlan& m_plan;
     const Scenario& m_scenario;
+    const SimulatorOptions& m_options;
     Recording& m_out;
     std::priority_queue<Ev, std::vector<Ev>, std::greater<>> m_queue;
     int64_t m_now = 0;
@@ -988,7 +1019,7 @@ Status SimulatorBackend::simulate(const RunPlan& plan, Recording& out)
 {
     if (m_profiles.empty())
         return Error{{}, {}, "simulator: prepare() was not called"};
-    Simulation sim(plan, m_profiles, out);
+    Simulation sim(plan, m_profiles, m_options, out);
     return sim.run();
 }
 
