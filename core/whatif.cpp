@@ -914,6 +914,10 @@ Result<ReplayResult> replayRecordedRun(const Trace& recorded, const ReplayOption
         r.changed = std::move(t).value();
     }
     r.notes = std::move(applied->notes);
+    if (recorded.info.source == TraceSource::CudaEvents)
+        r.notes.push_back("the recording is timed with CUDA events: a span starts when its stream reached the op, so "
+                          "an op that waited there for SMs or a copy engine carries that wait as its own time "
+                          "(docs/TRACE.md, Timing); CUPTI recordings measure the ops themselves");
     if (measured.skippedSpans > 0)
         r.notes.push_back(std::to_string(measured.skippedSpans)
                           + " recorded spans were left out of the measurements (an uncertain start under event "
