@@ -516,8 +516,13 @@ QString CompareView::summary() const
     const QString a = badge(QStringLiteral("A"), kColorA), b = badge(QStringLiteral("B"), kColorB);
     const double ratioBA = c.makespanRatio;
     QString text;
-    if (!m_notice.isEmpty())
-        text = m_notice.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")) + QStringLiteral("<br>");
+    if (!m_notice.isEmpty()) {
+        // The first line (the replay's error) in bold: it says how far to trust what follows.
+        const QStringList lines = m_notice.split(QLatin1Char('\n'));
+        text = QStringLiteral("<b>") + lines.first().toHtmlEscaped() + QStringLiteral("</b><br>");
+        for (qsizetype i = 1; i < lines.size(); ++i)
+            text += lines[i].toHtmlEscaped() + QStringLiteral("<br>");
+    }
     if (c.a.makespanNs <= 0 || c.b.makespanNs <= 0) {
         text += QStringLiteral("%1 and %2: one of the runs has no GPU operations.").arg(a, b);
     } else if (std::abs(ratioBA - 1.0) < 0.005) {

@@ -11,6 +11,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QComboBox>
+#include <QDir>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTest>
@@ -24,6 +25,14 @@ namespace {
 QString h200(const char* name)
 {
     return QStringLiteral(STREAMSCOPE_SOURCE_DIR "/tests/data/h200/") + QString::fromUtf8(name);
+}
+
+// With STREAMSCOPE_SCREENSHOT_DIR set, as tst_compare does: a picture of the window for the docs.
+void saveScreenshot(QWidget* w, const QString& name)
+{
+    const QString dir = qEnvironmentVariable("STREAMSCOPE_SCREENSHOT_DIR");
+    if (!dir.isEmpty())
+        w->grab().save(QDir(dir).filePath(name));
 }
 
 bool openTrace(MainWindow& w, const QString& path)
@@ -111,11 +120,13 @@ private Q_SLOTS:
         const QString summary = view->summary();
         const qsizetype error = summary.indexOf(QStringLiteral("replay of the unchanged run"));
         const qsizetype takes = summary.indexOf(QStringLiteral(" takes "));
-        QVERIFY2(error == 0 && takes > error, qPrintable(summary));
+        QVERIFY2(error >= 0 && error < 10 && takes > error, qPrintable(summary));
         QVERIFY(summary.contains(QStringLiteral("faster")));
         QVERIFY(view->comparison());
         QVERIFY(view->comparison()->b.makespanNs < view->comparison()->a.makespanNs);
         QVERIFY(!view->metricRow(QStringLiteral("Makespan")).isEmpty());
+        view->resize(1400, 900);
+        saveScreenshot(view, QStringLiteral("whatif.png"));
 
         // Another comparison drops the notice.
         view->setTraces(w->currentTrace()->trace, QStringLiteral("a"), w->currentTrace()->trace, QStringLiteral("b"));
