@@ -609,6 +609,16 @@ private:
         g.blockNs = std::max<int64_t>(1, it->second / int64_t(waves));
     }
 
+    // Replay: the time the recorded GPU left between this op and the previous one in its stream, where it was queued.
+    int64_t streamGap(uint32_t g, RecordRef rec, int64_t modelled) const
+    {
+        if (m_options.measuredStreamGapNs.empty() || m_ops[g].type == GpuOpType::Marker)
+            return modelled;
+        const OpRecord& r = m_out.records[rec.hostThread][rec.index];
+        const auto it = m_options.measuredStreamGapNs.find({r.thread, r.op, r.node});
+        return it != m_options.measuredStreamGapNs.end() ? std::max<int64_t>(0, it->second) : modelled;
+    }
+
     int64_t measuredHost(const MeasuredOpKey& key, int64_t modelled) const
     {
         const auto it = m_options.measuredHostNs.find(key);
@@ -687,7 +697,7 @@ private:
         const bool real = m_ops[g].type != GpuOpType::Marker;
         m_ops[g].readyTime = std::max(m_ops[g].readyTime, launchTime);
         if (st.lastOp != kNone)
-            addDep(st.lastOp, g, gapBefore(m_ops[g], st.lastOp));
+            addDep(st.lastOp, g, streamGap(g, rec, gapBefore(m_ops[g], st.lastOp)));
         // The legacy default stream waits for earlier work in every blocking stream of its device, and later
         // work in blocking streams waits for it. Non-blocking streams are exempt.
         if (st.kind == StreamKind::LegacyDefault) {

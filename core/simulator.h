@@ -32,6 +32,9 @@ struct SimulatorOptions {
     std::map<MeasuredOpKey, int64_t> measuredHostNs;
     // The host time before an op's call, after the thread's previous call returned (outside CUDA calls).
     std::map<MeasuredOpKey, int64_t> measuredHostGapNs;
+    // The time between a GPU op and the previous one in its stream, where the op was queued behind it (instead of the
+    // profile's kernel_overhead_ns or graph_node_overhead_ns).
+    std::map<MeasuredOpKey, int64_t> measuredStreamGapNs;
 };
 
 class SimulatorBackend final : public Backend {

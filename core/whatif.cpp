@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -434,9 +435,46 @@ struct PerIteration {
 };
 
 struct Samples {
-    std::map<MeasuredOpKey, PerIteration> gpu, host, gap;
+    std::map<MeasuredOpKey, PerIteration> gpu, host, gap, streamGap;
+    std::vector<MeasuredOpKey> gpuKeyOf; // per span: the op of a measured GPU span; thread -1 for the others
     size_t spans = 0, skipped = 0;
 };
+
+constexpr MeasuredOpKey kNoOp{-1, -1, -1};
+
+// The time the GPU left between an op and the previous one in its stream, where the op was queued behind it: its
+// launch call had returned before that op ended (graph nodes after the first: always), and no event or implicit
+// dependency of the op ended later than that op.
+void collectStreamGaps(const Trace& trace, Samples& out)
+{
+    const auto& sp = trace.spans;
+    std::vector<int64_t> launchEnd(sp.size(), -1);
+    std::vector<int64_t> otherDepEnd(sp.size(), std::numeric_limits<int64_t>::min());
+    for (const Flow& f : trace.flows) {
+        if (f.from >= sp.size() || f.to >= sp.size())
+            continue;
+        if (f.kind == FlowKind::Launch)
+            launchEnd[f.to] = sp.end[f.from];
+        else if (f.kind == FlowKind::Event || f.kind == FlowKind::Implicit)
+            otherDepEnd[f.to] = std::max(otherDepEnd[f.to], sp.end[f.from]);
+    }
+    for (uint32_t track = 0; track < trace.tracks.size() && trace.finalized(); ++track) {
+        if (trace.tracks[track].kind != TrackKind::Stream)
+            continue;
+        uint32_t prev = kNoSpan;
+        for (uint32_t i = trace.trackBegin(track); i < trace.trackEnd(track); ++i) {
+            if (!isGpuSpan(sp.kind[i]))
+                continue;
+            const MeasuredOpKey& key = out.gpuKeyOf[i];
+            const bool graphNode = key.node > 0;
+            if (prev != kNoSpan && key.thread >= 0 && sp.iteration[i] == sp.iteration[prev]
+                && sp.start[i] >= sp.end[prev] && otherDepEnd[i] <= sp.end[prev]
+                && (graphNode || (launchEnd[i] >= 0 && launchEnd[i] <= sp.end[prev])))
+                out.streamGap[key].add(sp.iteration[i], sp.start[i] - sp.end[prev]);
+            prev = i;
+        }
+    }
+}
 
 Samples collectSamples(const Trace& trace, const Scenario& scenario, bool hostToo)
 {
@@ -446,7 +484,9 @@ Samples collectSamples(const Trace& trace, const Scenario& scenario, bool hostTo
         int64_t start;
         int64_t duration;
         int iteration;
+        uint32_t span;
     };
+    out.gpuKeyOf.assign(trace.spans.size(), kNoOp);
     std::map<std::pair<int, int>, std::vector<GraphSpan>> graphs;
     const auto& sp = trace.spans;
     std::map<int, std::vector<int64_t>> gpuEnds; // per device, sorted: what a malloc or free waited for
@@ -475,7 +515,7 @@ Samples collectSamples(const Trace& trace, const Scenario& scenario, bool hostTo
                 continue;
             }
             if (op.kind == OpKind::Graph) {
-                graphs[{t, o}].push_back({sp.track[i], sp.start[i], d, sp.iteration[i]});
+                graphs[{t, o}].push_back({sp.track[i], sp.start[i], d, sp.iteration[i], uint32_t(i)});
                 continue;
             }
             if (!isGpuOp(op.kind) || op.kind == OpKind::Graph) {
@@ -483,6 +523,7 @@ Samples collectSamples(const Trace& trace, const Scenario& scenario, bool hostTo
                 continue;
             }
             out.gpu[{t, o, -1}].add(sp.iteration[i], d);
+            out.gpuKeyOf[i] = {t, o, -1};
             ++out.spans;
             continue;
         }
@@ -533,10 +574,15 @@ Samples collectSamples(const Trace& trace, const Scenario& scenario, bool hostTo
         std::sort(spans.begin(), spans.end(), [](const GraphSpan& a, const GraphSpan& b) {
             return a.track != b.track ? a.track < b.track : a.start < b.start;
         });
-        for (size_t k = 0; k < spans.size(); ++k)
-            out.gpu[{key.first, key.second, nodes[k % nodes.size()]}].add(spans[k].iteration, spans[k].duration);
+        for (size_t k = 0; k < spans.size(); ++k) {
+            const MeasuredOpKey node{key.first, key.second, nodes[k % nodes.size()]};
+            out.gpu[node].add(spans[k].iteration, spans[k].duration);
+            out.gpuKeyOf[spans[k].span] = node;
+        }
         out.spans += spans.size();
     }
+    if (hostToo)
+        collectStreamGaps(trace, out);
     return out;
 }
 
@@ -551,6 +597,20 @@ std::map<MeasuredOpKey, int64_t> medians(const std::map<MeasuredOpKey, PerIterat
             means.push_back(sn.first / std::max<int64_t>(1, sn.second));
         if (const int64_t m = median(std::move(means)); m > 0)
             out[key] = m;
+    }
+    return out;
+}
+
+// The same, keeping zero (back-to-back ops in a stream: no gap is a measurement too).
+std::map<MeasuredOpKey, int64_t> mediansWithZero(const std::map<MeasuredOpKey, PerIteration>& samples)
+{
+    std::map<MeasuredOpKey, int64_t> out;
+    for (const auto& [key, per] : samples) {
+        std::vector<int64_t> means;
+        for (const auto& [iteration, sn] : per.sums)
+            means.push_back(sn.first / std::max<int64_t>(1, sn.second));
+        if (!means.empty())
+            out[key] = median(std::move(means));
     }
     return out;
 }
@@ -820,6 +880,7 @@ MeasuredDurations measureDurations(const Trace& trace, const Scenario& scenario)
     m.gpuNs = medians(samples.gpu);
     m.hostNs = medians(samples.host);
     m.hostGapNs = medians(samples.gap);
+    m.streamGapNs = mediansWithZero(samples.streamGap);
     m.spans = samples.spans;
     m.skippedSpans = samples.skipped;
     return m;
@@ -857,6 +918,7 @@ Result<ReplayResult> replayRecordedRun(const Trace& recorded, const ReplayOption
     base.measuredGpuNs = measured.gpuNs;
     base.measuredHostNs = measured.hostNs;
     base.measuredHostGapNs = measured.hostGapNs;
+    base.measuredStreamGapNs = measured.streamGapNs;
 
     ReplayResult r;
     r.settings = options.settings;
@@ -904,6 +966,7 @@ Result<ReplayResult> replayRecordedRun(const Trace& recorded, const ReplayOption
     changedOptions.measuredGpuNs = carry(base.measuredGpuNs, *scenario, applied->scenario, applied->modelled);
     changedOptions.measuredHostNs = carry(base.measuredHostNs, *scenario, applied->scenario, applied->modelled);
     changedOptions.measuredHostGapNs = carry(base.measuredHostGapNs, *scenario, applied->scenario, {});
+    changedOptions.measuredStreamGapNs = carry(base.measuredStreamGapNs, *scenario, applied->scenario, {});
     countMeasured(applied->scenario, changedOptions, r);
     if (options.settings.empty()) {
         r.changed = unchanged;

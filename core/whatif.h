@@ -99,6 +99,8 @@ struct MeasuredDurations {
     std::map<MeasuredOpKey, int64_t> gpuNs;
     std::map<MeasuredOpKey, int64_t> hostNs;
     std::map<MeasuredOpKey, int64_t> hostGapNs; // host time before the op's call, after the previous call returned
+    std::map<MeasuredOpKey, int64_t> streamGapNs; // GPU time between the op and the previous one in its stream,
+                                                  // where the op was queued behind it
     size_t spans = 0;          // spans the medians were taken over
     size_t skippedSpans = 0;   // spans of ops left out: uncertain start, not matched to a scenario op
 };
