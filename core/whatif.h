@@ -22,6 +22,9 @@ namespace streamscope {
 
 // ---- what-if sweeps ---------------------------------------------------------------------------------------------
 
+// The most streams a sweep or a replay deals a scenario's work to.
+inline constexpr int kMaxSweepStreams = 4096;
+
 enum class SweepKnob : uint8_t {
     Streams,    // "streams": the scenario rewritten with N streams, its work dealt round-robin
     Chunks,     // "chunks": a thread's repeat set to N
