@@ -75,6 +75,8 @@ private Q_SLOTS:
         dialog.accept();
         QVERIFY(dialog.result() != QDialog::Accepted);
         QVERIFY2(dialog.errorText().contains(QStringLiteral("--set connections")), qPrintable(dialog.errorText()));
+        dialog.show();
+        saveScreenshot(&dialog, QStringLiteral("whatif-dialog.png"));
         dialog.setSetting(QStringLiteral("connections"), QStringLiteral("32"));
         dialog.accept();
         QCOMPARE(dialog.result(), int(QDialog::Accepted));
