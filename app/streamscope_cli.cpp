@@ -12,6 +12,7 @@
 #include "simulator.h"
 #include "trace_import.h"
 #include "trace_json.h"
+#include "whatif.h"
 
 #ifdef STREAMSCOPE_HAVE_CUDA
 #include "calibrate.h"
@@ -667,6 +668,56 @@ int cmdSweep(const SweepArgs& args)
     return kExitOk;
 }
 
+// ---- replay ----------------------------------------------------------------------------------------------------
+
+struct ReplayArgs {
+    std::string trace;
+    std::vector<std::string> sets;
+    std::string output;
+    std::string profile;
+    bool json = false;
+};
+
+// A GPU recording replayed on the simulator with the durations it measured, with settings changed: the replay's
+// error on the unchanged run first, then the changed run against the recording.
+int cmdReplay(const ReplayArgs& args, const std::string& command)
+{
+    ss::ReplayOptions options;
+    for (const std::string& s : args.sets) {
+        auto set = ss::parseReplaySetting(s);
+        if (!set)
+            return fail(set.error(), kExitBadInput);
+        options.settings.push_back(std::move(set).value());
+    }
+    if (!args.profile.empty()) {
+        auto profile = ss::findDeviceProfile(args.profile);
+        if (!profile)
+            return fail(profile.error(), exitCodeOf(profile.errorClass()));
+        options.simulator.profile = std::move(profile).value();
+    }
+    auto trace = ss::importTraceFile(args.trace);
+    if (!trace)
+        return fail(trace.error(), exitCodeOf(trace.errorClass()));
+    auto replay = ss::replayRecordedRun(*trace, options, args.trace);
+    if (!replay)
+        return fail(replay.error(), exitCodeOf(replay.errorClass()));
+    if (args.json) {
+        std::cout << ss::replayToJson(*replay) << '\n';
+    } else {
+        std::cout << "trace: " << args.trace << '\n';
+        printScenarioLine(trace->info);
+        std::cout << "setting: " << ss::replaySettingsText(replay->settings) << '\n';
+        std::cout << ss::replayReport(*replay, "recorded");
+    }
+    if (!args.output.empty()) {
+        replay->changed.info.command = command;
+        if (ss::Status saved = ss::saveTextFileAtomic(args.output, ss::traceToJson(replay->changed)); !saved)
+            return fail(saved.error(), exitCodeOf(saved.errorClass()));
+        std::cerr << "replayed trace written to " << args.output << '\n';
+    }
+    return kExitOk;
+}
+
 int runMain(int argc, char** argv)
 {
     CLI::App app{"StreamScope: see what CUDA streams do. Runs scenarios and lessons on a GPU or the simulator, "
@@ -738,6 +789,21 @@ int runMain(int argc, char** argv)
     sweepCmd->add_flag("--json", sweep.json, "Print one JSON object");
     sweepCmd->add_option("--timing", sweep.timing, timingHelp)->check(timingCheck);
 
+    ReplayArgs replay;
+    CLI::App* replayCmd = app.add_subcommand(
+        "replay", "Simulate a GPU recording with the durations it measured, with one setting changed, beside the "
+                  "recording (the replay's error on the unchanged run first)");
+    replayCmd->add_option("trace", replay.trace, "A trace StreamScope recorded on a GPU (its scenario is embedded)")
+        ->required();
+    std::string setHelp = "Change a setting (repeatable):";
+    for (const auto& k : ss::replayKeys())
+        setHelp += " " + k.key + "=" + k.values + ";";
+    setHelp.pop_back();
+    replayCmd->add_option("--set", replay.sets, setHelp)->expected(1)->take_all();
+    replayCmd->add_option("-o,--output", replay.output, "Write the replayed (changed) trace here");
+    replayCmd->add_option("--profile", replay.profile, "Simulator device profile for what is modelled");
+    replayCmd->add_flag("--json", replay.json, "Print one JSON object");
+
     CalibrateArgs calibrate;
     CLI::App* calibrateCmd = app.add_subcommand(
         "calibrate", "Measure a simulator device profile on this machine's GPU (progress on stderr)");
@@ -791,6 +857,8 @@ int runMain(int argc, char** argv)
         return cmdCalibrate(calibrate, commandLine(argc, argv));
     if (*sweepCmd)
         return cmdSweep(sweep);
+    if (*replayCmd)
+        return cmdReplay(replay, commandLine(argc, argv));
     if (*convertCmd)
         return cmdConvert(convertIn, convertOut, convertTo);
     return kExitBadInput;

@@ -1,7 +1,7 @@
 // Analysis of a trace, shared by the CLI and the GUI: metrics per run, device, stream and host thread (busy time,
 // idle gaps, the concurrency profile, overlap between streams, copy/compute overlap, speedup over the same work
-// serialized, launch rates), the critical path through the dependency graph, the comparison of two traces and
-// what-if sweeps of a scenario on the simulator. The diagnostics (why work did not overlap) are in diagnostics.h.
+// serialized, launch rates), the critical path through the dependency graph and the comparison of two traces. The
+// what-if sweeps of a scenario are in whatif.h, the diagnostics (why work did not overlap) are in diagnostics.h.
 // See docs/ANALYSIS.md.
 //
 // Span indices in the results refer to the trace as given; the trace must be finalized (the runner and the trace
@@ -276,49 +276,5 @@ struct TraceComparison {
 TraceComparison compareTraces(const Trace& a, const Trace& b, const AnalysisOptions& options = {});
 std::string comparisonToJson(const TraceComparison& c, const ReportOptions& options = {});
 std::string comparisonReport(const TraceComparison& c, const std::string& nameA = "A", const std::string& nameB = "B");
-
-// ---- what-if sweeps ---------------------------------------------------------------------------------------------
-
-enum class SweepKnob : uint8_t {
-    Streams,    // "streams": the scenario rewritten with N streams, its work dealt round-robin
-    Chunks,     // "chunks": a thread's repeat set to N
-    KernelSize, // "kernel-size": kernel durations and problem sizes scaled by a factor
-};
-std::string_view toString(SweepKnob);
-std::optional<SweepKnob> sweepKnobFromString(std::string_view);
-// The values a GUI or CLI sweeps by default: streams 1..16, chunks 1, 2, 4, 8, 16, kernel size 0.25 .. 4.
-std::vector<double> defaultSweepValues(SweepKnob knob);
-
-struct SweepSpec {
-    SweepKnob knob = SweepKnob::Streams;
-    std::vector<double> values;   // empty: defaultSweepValues(knob)
-    int thread = -1;              // Chunks, KernelSize: the scenario thread to change; -1: every thread
-    bool keepTotalWork = true;    // Chunks: scale each op's duration/size/bytes by oldRepeat / N
-};
-
-// The scenario rewritten for one value of the knob (validated; variants dropped, and expectations dropped when
-// streams are rewritten). Rules: docs/ANALYSIS.md.
-Result<Scenario> sweepScenario(const Scenario& scenario, SweepKnob knob, double value, int thread = -1,
-                               bool keepTotalWork = true);
-// One rewritten scenario per value.
-Result<std::vector<Scenario>> sweepScenarios(const Scenario& scenario, const SweepSpec& spec);
-
-struct SweepPoint {
-    double value = 0;
-    int64_t makespanNs = 0;
-    double speedup = 0;           // over the same work serialized (gpu work / makespan)
-    double relativeSpeedup = 0;   // first point's makespan / this makespan
-    int maxConcurrency = 0;
-    int64_t gpuWorkNs = 0;
-    std::string error;            // set when this value could not be rewritten or simulated
-};
-
-// Sets each point's relativeSpeedup: the makespan of the first point that ran over its own (0 for failed points).
-void setRelativeSpeedups(std::vector<SweepPoint>& points);
-
-// Rewrites and simulates the scenario for each value.
-std::vector<SweepPoint> runSweep(const Scenario& scenario, const SweepSpec& spec,
-                                 const SimulatorOptions& simulator = {}, const std::atomic<bool>* cancel = nullptr);
-std::string sweepToJson(const SweepSpec& spec, const std::vector<SweepPoint>& points, int indent = 2);
 
 } // namespace streamscope

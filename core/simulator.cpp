@@ -152,8 +152,9 @@ int64_t nsFor(double amount, double perSecond)
 
 class Simulation {
 public:
-    Simulation(const RunPlan& plan, const std::vector<DeviceProfile>& profiles, Recording& out)
-        : m_plan(plan), m_scenario(*plan.scenario), m_out(out)
+    Simulation(const RunPlan& plan, const std::vector<DeviceProfile>& profiles, const SimulatorOptions& options,
+               Recording& out)
+        : m_plan(plan), m_scenario(*plan.scenario), m_options(options), m_out(out)
     {
         m_devices.resize(profiles.size());
         for (size_t d = 0; d < profiles.size(); ++d) {
@@ -329,11 +330,15 @@ private:
         r.iteration = a.iteration;
         r.task = a.task;
         r.stream = po.stream;
+        const MeasuredOpKey key{ph.thread, int(opIndex), -1};
+        // Replay: the host time the recorded thread spent before this call, outside CUDA calls.
+        if (const auto gap = m_options.measuredHostGapNs.find(key); gap != m_options.measuredHostGapNs.end())
+            a.now += std::max<int64_t>(0, gap->second);
         r.apiStart = a.now;
         const RecordRef self{uint32_t(h), recIndex};
         bool blocked = false;
 
-        auto simpleCall = [&](int64_t cost) { records[recIndex].apiEnd = a.now + cost; };
+        auto simpleCall = [&](int64_t cost) { records[recIndex].apiEnd = a.now + measuredHost(key, cost); };
 
         switch (op.kind) {
         case OpKind::Kernel:
@@ -440,7 +445,7 @@ private:
                 if (last != kNone && m_ops[last].state != OpState::Done)
                     pending.push_back(last);
             }
-            const int64_t extra = isSync ? 0 : prof.mallocApiNs;
+            const int64_t extra = isSync ? 0 : measuredHost(key, prof.mallocApiNs);
             if (!pending.empty())
                 blocked = waitFor(pending, h, recIndex, prof.eventSyncWakeNs, extra);
             else
@@ -596,8 +601,44 @@ private:
             g.type = GpuOpType::Marker;
             break;
         }
+        if (g.type != GpuOpType::Marker)
+            applyMeasured(g, m_out.records[rec.hostThread][rec.index], p);
         m_ops.push_back(g);
         return uint32_t(m_ops.size() - 1);
+    }
+
+    // Replay: a measured duration replaces the model's. A kernel's blocks take it per wave of the whole device, so
+    // that the kernel alone runs what it ran in the recording.
+    void applyMeasured(GpuOp& g, const OpRecord& r, const DeviceProfile& p) const
+    {
+        const auto it = m_options.measuredGpuNs.find({r.thread, r.op, r.node});
+        if (it == m_options.measuredGpuNs.end() || it->second <= 0)
+            return;
+        if (g.type != GpuOpType::Kernel) {
+            g.durationNs = it->second;
+            g.duplexRate = 1.0; // a measured copy already ran at what sharing the link left it
+            return;
+        }
+        const int occ = occupancy(p, g.threadsPerBlock, g.sharedPerBlock);
+        const uint64_t resident = uint64_t(std::max(1, p.smCount)) * uint64_t(std::max(1, occ));
+        const uint64_t waves = std::max<uint64_t>(1, (uint64_t(g.blocksTotal) + resident - 1) / resident);
+        g.blockNs = std::max<int64_t>(1, it->second / int64_t(waves));
+    }
+
+    // Replay: the time the recorded GPU left between this op and the previous one in its stream, where it was queued.
+    int64_t streamGap(uint32_t g, RecordRef rec, int64_t modelled) const
+    {
+        if (m_options.measuredStreamGapNs.empty() || m_ops[g].type == GpuOpType::Marker)
+            return modelled;
+        const OpRecord& r = m_out.records[rec.hostThread][rec.index];
+        const auto it = m_options.measuredStreamGapNs.find({r.thread, r.op, r.node});
+        return it != m_options.measuredStreamGapNs.end() ? std::max<int64_t>(0, it->second) : modelled;
+    }
+
+    int64_t measuredHost(const MeasuredOpKey& key, int64_t modelled) const
+    {
+        const auto it = m_options.measuredHostNs.find(key);
+        return it != m_options.measuredHostNs.end() && it->second > 0 ? it->second : modelled;
     }
 
     // Time one thread block runs. Spin blocks run their duration; problem-size kernels share the device's
@@ -672,7 +713,7 @@ private:
         const bool real = m_ops[g].type != GpuOpType::Marker;
         m_ops[g].readyTime = std::max(m_ops[g].readyTime, launchTime);
         if (st.lastOp != kNone)
-            addDep(st.lastOp, g, gapBefore(m_ops[g], st.lastOp));
+            addDep(st.lastOp, g, streamGap(g, rec, gapBefore(m_ops[g], st.lastOp)));
         // The legacy default stream waits for earlier work in every blocking stream of its device, and later
         // work in blocking streams waits for it. Non-blocking streams are exempt.
         if (st.kind == StreamKind::LegacyDefault) {
@@ -1004,6 +1045,7 @@ private:
 
     const RunPlan& m_plan;
     const Scenario& m_scenario;
+    const SimulatorOptions& m_options;
     Recording& m_out;
     std::priority_queue<Ev, std::vector<Ev>, std::greater<>> m_queue;
     int64_t m_now = 0;
@@ -1082,7 +1124,7 @@ Status SimulatorBackend::simulate(const RunPlan& plan, Recording& out)
 {
     if (m_profiles.empty())
         return Error{{}, {}, "simulator: prepare() was not called"};
-    Simulation sim(plan, m_profiles, out);
+    Simulation sim(plan, m_profiles, m_options, out);
     return sim.run();
 }
 

@@ -11,11 +11,30 @@
 
 namespace streamscope {
 
+// A scenario op as a recorded run names it: scenario thread, op index in that thread, graph node (-1: the op itself).
+struct MeasuredOpKey {
+    int thread = 0;
+    int op = 0;
+    int node = -1;
+    auto operator<=>(const MeasuredOpKey&) const = default;
+};
+
 struct SimulatorOptions {
     // Overrides every device's profile (the CLI's --profile); otherwise each device's scenario profile, else h200.
     std::optional<DeviceProfile> profile;
     // Profiles by device index, taking precedence over the scenario's names.
     std::map<int, DeviceProfile> deviceProfiles;
+    // Durations measured in a recorded run (the replay, whatif.h), used instead of the model's for the ops named:
+    // a GPU op's span (a kernel's blocks then take that time per wave of the whole device), and the host time of a
+    // call that does not wait (a launch, an event record or wait, host work), and the cost of cudaMalloc/cudaFree
+    // after the implicit synchronization. Ops not named are modelled.
+    std::map<MeasuredOpKey, int64_t> measuredGpuNs;
+    std::map<MeasuredOpKey, int64_t> measuredHostNs;
+    // The host time before an op's call, after the thread's previous call returned (outside CUDA calls).
+    std::map<MeasuredOpKey, int64_t> measuredHostGapNs;
+    // The time between a GPU op and the previous one in its stream, where the op was queued behind it (instead of the
+    // profile's kernel_overhead_ns or graph_node_overhead_ns).
+    std::map<MeasuredOpKey, int64_t> measuredStreamGapNs;
 };
 
 class SimulatorBackend final : public Backend {

@@ -229,6 +229,7 @@ std::vector<ComparisonRow> comparisonRows(const TraceComparison& c)
 struct CompareView::Loaded {
     std::shared_ptr<const Trace> a, b;
     QString nameA, nameB;
+    QString notice; // stated before the summary (plain text; lines)
     TraceComparison comparison;
 
     static Loaded of(Trace ta, const QString& nameA, Trace tb, const QString& nameB)
@@ -471,6 +472,7 @@ void CompareView::showLoaded(Loaded loaded)
     m_busy = false;
     m_nameA = loaded.nameA;
     m_nameB = loaded.nameB;
+    m_notice = loaded.notice;
     const QString& nameA = m_nameA;
     const QString& nameB = m_nameB;
     std::shared_ptr<const Trace> a = std::move(loaded.a), b = std::move(loaded.b);
@@ -514,16 +516,23 @@ QString CompareView::summary() const
     const QString a = badge(QStringLiteral("A"), kColorA), b = badge(QStringLiteral("B"), kColorB);
     const double ratioBA = c.makespanRatio;
     QString text;
+    if (!m_notice.isEmpty()) {
+        // The first line (the replay's error) in bold: it says how far to trust what follows.
+        const QStringList lines = m_notice.split(QLatin1Char('\n'));
+        text = QStringLiteral("<b>") + lines.first().toHtmlEscaped() + QStringLiteral("</b><br>");
+        for (qsizetype i = 1; i < lines.size(); ++i)
+            text += lines[i].toHtmlEscaped() + QStringLiteral("<br>");
+    }
     if (c.a.makespanNs <= 0 || c.b.makespanNs <= 0) {
-        text = QStringLiteral("%1 and %2: one of the runs has no GPU operations.").arg(a, b);
+        text += QStringLiteral("%1 and %2: one of the runs has no GPU operations.").arg(a, b);
     } else if (std::abs(ratioBA - 1.0) < 0.005) {
-        text = QStringLiteral("%1 and %2 take the same time: <b>%3</b>.").arg(a, b, duration(c.b.makespanNs));
+        text += QStringLiteral("%1 and %2 take the same time: <b>%3</b>.").arg(a, b, duration(c.b.makespanNs));
     } else if (ratioBA > 1.0) {
-        text = QStringLiteral("%1 takes <b>%2</b>, <b>%3 as long</b> as %4 (%5): %6.")
+        text += QStringLiteral("%1 takes <b>%2</b>, <b>%3 as long</b> as %4 (%5): %6.")
                    .arg(b, duration(c.b.makespanNs), ratio(ratioBA), a, duration(c.a.makespanNs),
                         signedDuration(c.makespanDeltaNs));
     } else {
-        text = QStringLiteral("%1 takes <b>%2</b>, <b>%3 faster</b> than %4 (%5): %6.")
+        text += QStringLiteral("%1 takes <b>%2</b>, <b>%3 faster</b> than %4 (%5): %6.")
                    .arg(b, duration(c.b.makespanNs), ratio(c.speedupOfB), a, duration(c.a.makespanNs),
                         signedDuration(c.makespanDeltaNs));
     }
@@ -756,6 +765,36 @@ void CompareView::compareWithFile(std::shared_ptr<const Trace> a, const QString&
         l.comparison = compareTraces(*l.a, *l.b);
         return l;
     });
+}
+
+void CompareView::compareWithReplay(std::shared_ptr<const Trace> recorded, const QString& nameA,
+                                    std::vector<ReplaySetting> settings)
+{
+    const QString nameB = QStringLiteral("replay: ") + qs(replaySettingsText(settings));
+    start(QStringLiteral("Replaying the recording with %1…").arg(qs(replaySettingsText(settings))),
+          [recorded, nameA, nameB, settings = std::move(settings)]() -> Result<Loaded> {
+              ReplayOptions options;
+              options.settings = settings;
+              auto r = replayRecordedRun(*recorded, options, nameA.toStdString());
+              if (!r)
+                  return Result<Loaded>(r.error(), r.errorClass());
+              Loaded l;
+              l.a = recorded;
+              l.nameA = nameA + QStringLiteral(" (recorded)");
+              l.b = std::make_shared<const Trace>(std::move(r->changed));
+              l.nameB = nameB;
+              QString notice = qs(replayErrorLine(*r)) + QStringLiteral(".");
+              notice += QStringLiteral("\nMeasured: %1 of %2 GPU ops, %3 of %4 host calls; the rest modelled.")
+                            .arg(r->gpuOpsMeasured)
+                            .arg(r->gpuOps)
+                            .arg(r->hostCallsMeasured)
+                            .arg(r->hostCalls);
+              for (const std::string& n : r->notes)
+                  notice += QStringLiteral("\n") + qs(n) + QStringLiteral(".");
+              l.notice = notice;
+              l.comparison = std::move(r->comparison);
+              return l;
+          });
 }
 
 } // namespace streamscope

@@ -4,14 +4,16 @@
 // work serialized, concurrency, copy/compute overlap, idle time, busy time per stream, overlap per stream pair)
 // with A, B and the change, and the concurrency histograms of both runs in one chart.
 //
-// The runs come from the simulator (a scenario against one of its variants, or against another scenario) or from
-// files (any scenario or trace the app opens); loading and simulating happen on a worker thread, and
-// comparisonShown or failed tells when it is done.
+// The runs come from the simulator (a scenario against one of its variants, or against another scenario), from
+// files (any scenario or trace the app opens), or from the replay of a GPU recording with a setting changed (the
+// recording against the replay, the replay's error on the unchanged run stated first, above the summary); loading
+// and simulating happen on a worker thread, and comparisonShown or failed tells when it is done.
 #pragma once
 
 #include "analysis.h"
 #include "scenario.h"
 #include "trace.h"
+#include "whatif.h"
 
 #include <QString>
 #include <QStringList>
@@ -68,7 +70,14 @@ public:
     void compareWithFile(std::shared_ptr<const Trace> a, const QString& nameA, const QString& path,
                          const QString& profileId = {});
 
+    // A GPU recording (A) against its replay with `settings` changed (B), core replayRecordedRun: the notice states
+    // the replay's error on the unchanged run, then how the measured durations were carried over.
+    void compareWithReplay(std::shared_ptr<const Trace> recorded, const QString& nameA,
+                           std::vector<ReplaySetting> settings);
+
     bool isBusy() const { return m_busy; }
+    // What the comparison shown says first (the replay's error); empty for other comparisons.
+    QString notice() const { return m_notice; }
     QString nameA() const { return m_nameA; }
     QString nameB() const { return m_nameB; }
     const std::optional<TraceComparison>& comparison() const { return m_comparison; }
@@ -109,6 +118,7 @@ private:
     QCustomPlot* m_histogram = nullptr;
     QSplitter* m_splitter = nullptr;
     QString m_nameA, m_nameB;
+    QString m_notice;
     std::optional<TraceComparison> m_comparison;
     bool m_syncing = false;
     bool m_busy = false;

@@ -6,6 +6,7 @@
 #include "analysis_panel.h"
 #include "calibrate_dialog.h"
 #include "compare_view.h"
+#include "whatif_dialog.h"
 #include "format.h"
 #include "image_export.h"
 #include "lesson_gallery.h"
@@ -1276,6 +1277,7 @@ void MainWindow::showTrace(std::shared_ptr<const AnalyzedTrace> trace, const QSt
     m_concurrency->setVisibleTimeRange(m_timeline->visibleTimeRange().first, m_timeline->visibleTimeRange().second);
     updateCriticalPath();
     updateTimingNotice();
+    updateWhatIfAction();
     if ((!m_screenshotPath.isEmpty() || m_quitAfterScreenshot) && !m_screenshotScheduled) {
         m_screenshotScheduled = true;
         // Let the docks settle and the timeline replot first.
@@ -1485,7 +1487,62 @@ void MainWindow::createCompareActions()
     file->setObjectName(QStringLiteral("compare-file"));
     file->setStatusTip(QStringLiteral("Show the trace on the timeline above a trace or scenario from a file, on one "
                                       "time scale, and what changed"));
+    // A GPU recording replayed with the durations it measured and one setting changed (whatif_dialog.h).
+    m_whatIfAction = m_analysisMenu->addAction(QStringLiteral("What &if…"), this, [this] {
+        if (!m_trace || !m_trace->trace)
+            return;
+        auto scenario = recordedScenario(*m_trace->trace);
+        if (!scenario) {
+            showError(qs(scenario.error().toString()));
+            return;
+        }
+        WhatIfDialog dialog(*scenario, documentTitle(), this);
+        if (dialog.exec() == QDialog::Accepted)
+            replayWhatIf({dialog.setting()});
+    });
+    m_whatIfAction->setObjectName(QStringLiteral("what-if"));
+    m_analysisMenu->setToolTipsVisible(true); // the reason What if… is disabled
+    updateWhatIfAction();
     m_analysisMenu->addSeparator();
+}
+
+void MainWindow::updateWhatIfAction()
+{
+    if (!m_whatIfAction)
+        return;
+    QString why;
+    if (!m_trace || !m_trace->trace) {
+        why = QStringLiteral("Open a trace recorded on a GPU by StreamScope to replay it with a setting changed");
+    } else if (auto scenario = recordedScenario(*m_trace->trace); !scenario) {
+        why = QStringLiteral("What if… replays a GPU recording of StreamScope's with its scenario embedded; this "
+                             "trace: ")
+            + qs(scenario.error().message);
+    }
+    m_whatIfAction->setEnabled(why.isEmpty());
+    const QString tip = why.isEmpty() ? QStringLiteral("Replay the recording on the simulator with the durations it "
+                                                       "measured and one setting changed, beside the recording")
+                                      : why;
+    m_whatIfAction->setToolTip(tip);
+    m_whatIfAction->setStatusTip(tip);
+}
+
+CompareView* MainWindow::replayWhatIf(const std::vector<ReplaySetting>& settings)
+{
+    if (!m_trace || !m_trace->trace)
+        return nullptr;
+    if (auto scenario = recordedScenario(*m_trace->trace); !scenario) {
+        showError(qs(scenario.error().toString()));
+        return nullptr;
+    }
+    if (!m_compareView) {
+        m_compareView = new CompareView(this);
+        m_compareView->setWindowFlag(Qt::Window);
+    }
+    m_compareView->compareWithReplay(m_trace->trace, documentTitle(), settings);
+    m_compareView->show();
+    m_compareView->raise();
+    m_compareView->activateWindow();
+    return m_compareView;
 }
 
 CompareView* MainWindow::compareView() const

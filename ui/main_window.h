@@ -9,6 +9,7 @@
 #include "document_loader.h"
 #include "run_controller.h"
 #include "trace_import.h"
+#include "whatif.h"
 
 #include <QMainWindow>
 #include <QSize>
@@ -16,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <vector>
 
 class QAction;
 class QCheckBox;
@@ -124,6 +126,11 @@ public:
     CompareView* compareWithVariant(const QString& variant);
     CompareView* compareWithFile(const QString& path);
     CompareView* compareView() const;
+    // Analysis ▸ What if…: the GPU recording shown (A) against its replay with `settings` changed (B), in the compare
+    // window; the replay runs on a worker thread. Nullptr (with the reason shown) when the trace shown is not a GPU
+    // recording with its scenario embedded.
+    CompareView* replayWhatIf(const std::vector<ReplaySetting>& settings);
+    QAction* whatIfAction() const { return m_whatIfAction; }
 
     // ---- parts (for tests)
     ScenarioModel* scenarioModel() const { return m_model; }
@@ -177,6 +184,8 @@ private:
     void updateTitle();
     // Run, Save and Compare with Variant: enabled when there is a scenario to run or save, else why not.
     void updateScenarioActions();
+    // What if…: enabled for a GPU recording with its scenario embedded, else the tooltip says why not.
+    void updateWhatIfAction();
     void updateGpuChoice();
     // Profile for the simulator, timing for the GPU: each enabled for its backend.
     void updateBackendControls();
@@ -238,6 +247,7 @@ private:
     QAction* m_saveAction = nullptr;
     QAction* m_saveAsAction = nullptr;
     QAction* m_compareVariantAction = nullptr;
+    QAction* m_whatIfAction = nullptr;
     QAction* m_exportAction = nullptr;
     QAction* m_saveTraceAction = nullptr;
     QTimer* m_liveTimer = nullptr;

@@ -13,6 +13,7 @@
 #include "run_controller.h"
 #include "scenario.h"
 #include "timeline_plottable.h" // includes QCustomPlot (see there)
+#include "whatif.h"
 
 #include <QElapsedTimer>
 #include <QHash>

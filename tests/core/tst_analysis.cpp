@@ -11,6 +11,7 @@
 #include "trace_formats.h"
 #include "trace_json.h"
 #include "trace_spec.h"
+#include "whatif.h"
 
 #include <QTest>
 

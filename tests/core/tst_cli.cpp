@@ -597,6 +597,48 @@ private Q_SLOTS:
         QVERIFY2(r.code == 2, qPrintable(r.describe()));
         QVERIFY2(r.err.contains(QStringLiteral("junk.txt")), qPrintable(r.describe()));
     }
+    // replay: the replay's error on the unchanged run first, then the changed run against the recording; -o writes
+    // the replayed trace; bad keys, values and traces are exit 2 with the key or the reason named.
+    void replay()
+    {
+        const QString h200 = QStringLiteral(STREAMSCOPE_SOURCE_DIR "/tests/data/h200/");
+        const QString trace = h200 + QStringLiteral("variants/11-hardware-queues--connections-8.json");
+        const QString out = path("replayed.json");
+        const auto r = runCli({QStringLiteral("replay"), trace, QStringLiteral("--set"), QStringLiteral("connections=32"),
+                               QStringLiteral("-o"), out});
+        QVERIFY2(r.code == 0, qPrintable(r.describe()));
+        const qsizetype error = r.out.indexOf(QStringLiteral("replay of the unchanged run: makespan "));
+        const qsizetype compared = r.out.indexOf(QStringLiteral("recorded -> replay (connections=32)"));
+        QVERIFY2(error >= 0 && compared > error, qPrintable(r.describe()));
+        QVERIFY2(r.out.contains(QStringLiteral("against the untimed run's")), qPrintable(r.out));
+        QVERIFY2(r.out.contains(QStringLiteral("faster")), qPrintable(r.out));
+        QVERIFY2(r.err.contains(QStringLiteral("replayed trace written to")), qPrintable(r.describe()));
+        const auto analyzed = runCli({QStringLiteral("analyze"), out, QStringLiteral("--json")});
+        QVERIFY2(analyzed.code == 0, qPrintable(analyzed.describe()));
+        QVERIFY(analyzed.out.contains(QStringLiteral("\"source\": \"simulator\"")));
+
+        const auto json = runCli({QStringLiteral("replay"), trace, QStringLiteral("--set"), QStringLiteral("pinned=true"),
+                                  QStringLiteral("--set"), QStringLiteral("priorities=off"), QStringLiteral("--json")});
+        QVERIFY2(json.code == 0, qPrintable(json.describe()));
+        const QJsonObject root = QJsonDocument::fromJson(json.out.toUtf8()).object();
+        QVERIFY(root.value(QStringLiteral("replay_error")).toObject().value(QStringLiteral("makespan_error")).isDouble());
+        QCOMPARE(root.value(QStringLiteral("settings")).toArray().size(), 2);
+
+        auto expectBadInput = [this](const QStringList& args, const QString& message) {
+            const auto bad = runCli(args);
+            QVERIFY2(bad.code == 2, qPrintable(bad.describe()));
+            QVERIFY2(bad.err.contains(message), qPrintable(bad.describe()));
+        };
+        expectBadInput({QStringLiteral("replay"), trace, QStringLiteral("--set"), QStringLiteral("warps=4")},
+                       QStringLiteral("error: --set warps: unknown key"));
+        expectBadInput({QStringLiteral("replay"), trace, QStringLiteral("--set"), QStringLiteral("connections=0")},
+                       QStringLiteral("error: --set connections: CUDA_DEVICE_MAX_CONNECTIONS must be an integer"));
+        expectBadInput({QStringLiteral("replay"), trace, QStringLiteral("--set"), QStringLiteral("priority.x=-1")},
+                       QStringLiteral("--set priority.x: no stream \"x\""));
+        const QString simulated = makeTrace("replay-simulated.json", m_passing);
+        expectBadInput({QStringLiteral("replay"), simulated}, QStringLiteral("not recorded on a GPU"));
+        expectBadInput({QStringLiteral("replay"), path("no-such-trace.json")}, QStringLiteral("no-such-trace.json"));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestCli)

@@ -12,6 +12,7 @@
 #include "sweep_view.h"
 
 #include "analysis.h"
+#include "whatif.h"
 
 #include <QAction>
 #include <QComboBox>
