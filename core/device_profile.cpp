@@ -22,7 +22,7 @@ namespace {
 using json = nlohmann::ordered_json;
 
 struct Field {
-    enum Type { Int, Int64, Double, Gbps, Tflops, String } type;
+    enum Type { Int, Int64, Double, Gbps, Tflops, String, Bool } type;
     std::function<void*(DeviceProfile&)> target;
 };
 
@@ -39,6 +39,9 @@ const std::vector<std::pair<std::string, Field>>& fields()
         {"shared_bytes_per_sm", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.sharedBytesPerSm; }}},
         {"copy_engines", {Field::Int, [](DeviceProfile& p) -> void* { return &p.copyEngines; }}},
         {"hardware_queues", {Field::Int, [](DeviceProfile& p) -> void* { return &p.hardwareQueues; }}},
+        {"work_queues", {Field::String, [](DeviceProfile& p) -> void* { return &p.workQueues; }}},
+        {"batched_kernel_completion",
+         {Field::Bool, [](DeviceProfile& p) -> void* { return &p.batchedKernelCompletion; }}},
         {"priority_lowest", {Field::Int, [](DeviceProfile& p) -> void* { return &p.priorityLowest; }}},
         {"priority_highest", {Field::Int, [](DeviceProfile& p) -> void* { return &p.priorityHighest; }}},
         {"h2d_pinned_gbps", {Field::Gbps, [](DeviceProfile& p) -> void* { return &p.h2dPinnedBps; }}},
@@ -315,6 +318,12 @@ Result<DeviceProfile> parseDeviceProfile(const std::string& text, const std::str
             *static_cast<std::string*>(target) = value.get<std::string>();
             continue;
         }
+        if (type == Field::Bool) {
+            if (!value.is_boolean())
+                return Error{file, "/" + key, "expected true or false"};
+            *static_cast<bool*>(target) = value.get<bool>();
+            continue;
+        }
         if (!value.is_number())
             return Error{file, "/" + key, "expected a number"};
         const double v = value.get<double>();
@@ -348,9 +357,14 @@ Result<DeviceProfile> parseDeviceProfile(const std::string& text, const std::str
             *static_cast<double*>(target) = v * 1e12;
             break;
         case Field::String:
+        case Field::Bool:
             break;
         }
     }
+    if (p.workQueues != "connections" && p.workQueues != "engines")
+        return Error{file, "/work_queues",
+                     "expected \"connections\" (a hardware queue per connection) or \"engines\" (a queue per engine), "
+                     "got \"" + p.workQueues + "\""};
     if (p.smCount < 1 || p.maxThreadsPerSm < 32 || p.maxBlocksPerSm < 1)
         return Error{file, "/sm_count", "a device needs at least one SM, 32 threads and one block per SM"};
     if (p.copyEngines < 1)
@@ -393,6 +407,9 @@ std::string deviceProfileToJson(const DeviceProfile& profile)
             break;
         case Field::Tflops:
             doc[key] = *static_cast<double*>(v) / 1e12;
+            break;
+        case Field::Bool:
+            doc[key] = *static_cast<bool*>(v);
             break;
         }
     }

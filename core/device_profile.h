@@ -52,6 +52,14 @@ struct DeviceProfile {
     int64_t sharedBytesPerSm = 228 * 1024;
     int copyEngines = 3;          // async copy engines; >= 2: H2D and D2H run in parallel
     int hardwareQueues = 8;       // default CUDA_DEVICE_MAX_CONNECTIONS
+    // How streams reach the device's work queues. "connections" (Kepler and later): each stream is bound to one of
+    // the hardware queues (CUDA_DEVICE_MAX_CONNECTIONS), all its ops in it. "engines" (Fermi and older): one compute
+    // queue (kernels, memsets, host functions, event markers) and one queue per copy engine, each shared by every
+    // stream in issue order.
+    std::string workQueues = "connections";
+    // Fermi's concurrent kernels: kernels issued back to back on a device (no other op issued between them) signal
+    // their completion to other work when the last of them has ended.
+    bool batchedKernelCompletion = false;
     int priorityLowest = 0;       // cudaDeviceGetStreamPriorityRange
     int priorityHighest = -5;
 

@@ -70,6 +70,18 @@ struct GpuOp {
     double rate = 1.0;
     int64_t progressAt = 0;
     double duplexRate = 1.0; // pinned H2D/D2H: duplex bandwidth / one-way bandwidth; else 1
+    uint32_t hwQueue = 0;    // the work queue it was issued to
+    // batched_kernel_completion: the kernels issued back to back with it (kNone: not batched); its completion is
+    // signalled to other work once the batch has no kernel running or waiting
+    uint32_t batch = kNone;
+    bool signalled = false;
+};
+
+// Kernels issued back to back on a device whose completions are signalled together (batched_kernel_completion):
+// when the last of them ends. A kernel issued after that, or after another op, starts a new batch.
+struct KernelBatch {
+    uint32_t open = 0;                // members not ended yet
+    std::vector<uint32_t> ended;      // members ended, their completion not yet signalled
 };
 
 struct Link {
@@ -123,6 +135,10 @@ struct DeviceState {
     uint32_t hostFuncLastOp = kNone;
     uint32_t legacyStream = kNone;
     std::vector<uint32_t> streams;      // planned streams on this device
+    uint32_t queueBase = 0;             // its first work queue in m_hwQueues
+    bool engineQueues = false;          // work_queues "engines": a compute queue and one per copy engine
+    uint32_t openBatch = kNone;         // batched_kernel_completion: the batch the next kernel issued joins while
+                                        // it has a kernel running or waiting
 };
 
 struct HostAgent {
@@ -172,6 +188,13 @@ public:
         uint32_t queuesPerDevice = 1;
         for (int c : plan.deviceConnections)
             queuesPerDevice = std::max<uint32_t>(queuesPerDevice, uint32_t(c));
+        for (size_t d = 0; d < profiles.size(); ++d) {
+            m_devices[d].engineQueues = profiles[d].workQueues == "engines";
+            if (m_devices[d].engineQueues) // the compute queue, then one per copy engine
+                queuesPerDevice = std::max<uint32_t>(queuesPerDevice, uint32_t(1 + m_devices[d].engineQueue.size()));
+        }
+        for (size_t d = 0; d < profiles.size(); ++d)
+            m_devices[d].queueBase = uint32_t(d) * queuesPerDevice;
         m_hwQueues.resize(profiles.size() * queuesPerDevice);
         m_streams.resize(plan.streams.size());
         for (size_t s = 0; s < plan.streams.size(); ++s) {
@@ -743,7 +766,25 @@ private:
             st.lastReal = rec;
         }
         st.lastOp = g;
-        m_hwQueues[st.hwQueue].push_back(g);
+        // The queue: the stream's hardware queue, or with engine queues its engine's (copies: their copy engine's,
+        // everything else: the compute queue).
+        auto& op = m_ops[g];
+        op.hwQueue = dev.engineQueues ? dev.queueBase + (op.type == GpuOpType::Copy ? 1 + uint32_t(op.engine) : 0)
+                                      : st.hwQueue;
+        m_hwQueues[op.hwQueue].push_back(g);
+        if (dev.profile->batchedKernelCompletion && real) {
+            // Kernels issued back to back join one batch; any other op issued to the device ends it.
+            if (op.type == GpuOpType::Kernel) {
+                if (dev.openBatch == kNone || m_batchesOfKernels[dev.openBatch].open == 0) {
+                    dev.openBatch = uint32_t(m_batchesOfKernels.size());
+                    m_batchesOfKernels.emplace_back();
+                }
+                op.batch = dev.openBatch;
+                ++m_batchesOfKernels[op.batch].open;
+            } else {
+                dev.openBatch = kNone;
+            }
+        }
         ++m_outstanding;
         if (m_ops[g].pendingDeps == 0)
             schedule(m_ops[g].readyTime, EvType::OpReady, g);
@@ -776,7 +817,7 @@ private:
         m_ops[g].readyAt = m_now;
         // An op leaves its hardware queue only from the head: an op still waiting blocks everything behind it
         // in the same queue (false dependencies between streams sharing a queue).
-        auto& q = m_hwQueues[m_streams[size_t(m_ops[g].stream)].hwQueue];
+        auto& q = m_hwQueues[m_ops[g].hwQueue];
         while (!q.empty() && m_ops[q.front()].state == OpState::Ready) {
             const uint32_t head = q.front();
             q.pop_front();
@@ -1020,6 +1061,27 @@ private:
         op.end = m_now;
         if (op.start < 0)
             op.start = m_now;
+        record(g);
+        if (op.batch == kNone) {
+            signal(g);
+            return;
+        }
+        // A batched kernel: later kernels of its batch may start now (they are issued behind it), the rest of the
+        // world hears of it when no kernel of the batch is left running or waiting.
+        KernelBatch& b = m_batchesOfKernels[op.batch];
+        b.ended.push_back(g);
+        releaseDependents(g, /*sameBatchOnly=*/true);
+        if (--b.open == 0) {
+            const std::vector<uint32_t> members = std::move(b.ended);
+            b.ended.clear();
+            for (uint32_t m : members)
+                signal(m);
+        }
+    }
+
+    void record(uint32_t g)
+    {
+        auto& op = m_ops[g];
         if (op.hasRecord) {
             auto& r = m_out.records[op.rec.hostThread][op.rec.index];
             r.gpuStart = op.start;
@@ -1029,14 +1091,35 @@ private:
                 r.gpuWaitHolder = m_ops[op.waitHolder].rec;
             }
         }
+    }
+
+    // Releases the ops waiting for g (with sameBatchOnly: only the kernels of g's batch; each link once).
+    void releaseDependents(uint32_t g, bool sameBatchOnly)
+    {
+        auto& op = m_ops[g];
         for (uint32_t l = op.dependents; l != kNone; l = m_links[l].next) {
+            if (m_links[l].gap < 0)
+                continue; // released already
             auto& d = m_ops[m_links[l].target];
+            if (sameBatchOnly && (d.batch == kNone || d.batch != op.batch))
+                continue;
             d.readyTime = std::max(d.readyTime, m_now + m_links[l].gap);
+            m_links[l].gap = -1;
             if (--d.pendingDeps == 0) {
                 d.releasedBy = g;
                 schedule(d.readyTime, EvType::OpReady, m_links[l].target);
             }
         }
+    }
+
+    // Tells the rest of the work that g ended: its dependents, host threads waiting for it, the iteration.
+    void signal(uint32_t g)
+    {
+        auto& op = m_ops[g];
+        if (op.signalled)
+            return;
+        op.signalled = true;
+        releaseDependents(g, false);
         for (uint32_t l = op.waiters; l != kNone; l = m_links[l].next)
             wake(m_links[l].target);
         --m_outstanding;
@@ -1054,6 +1137,7 @@ private:
 
     std::vector<DeviceState> m_devices;
     std::vector<std::deque<uint32_t>> m_hwQueues;
+    std::vector<KernelBatch> m_batchesOfKernels;
     std::vector<StreamState> m_streams;
     std::vector<EventState> m_events;
     std::vector<GpuOp> m_ops;

@@ -27,6 +27,8 @@ ss::DeviceProfile calibratedProfile()
     p.h2dPinnedDuplexBps = 50.43e9;
     p.d2hPinnedDuplexBps = 50.57e9;
     p.memsetBps = 4283.73e9;
+    p.workQueues = "engines"; // not the default, so that the round trip shows it
+    p.batchedKernelCompletion = true;
     p.fp32Flops = 10.67e12;
     p.launchApiNs = 3789;
     p.launchApiRoundRobinNs = 3929;
@@ -88,6 +90,8 @@ private Q_SLOTS:
         QCOMPARE(p->memsetBps, 900e9);
         QCOMPARE(p->graphLaunchApiPerNodeNs, int64_t(0));
         QCOMPARE(p->hostFuncSpacingNs, int64_t(6700));
+        QCOMPARE(p->workQueues, std::string("connections"));
+        QVERIFY(!p->batchedKernelCompletion);
         QVERIFY(p->calibration.empty());
         // A profile with no calibration writes none.
         QVERIFY(ss::deviceProfileToJson(*p).find("\"calibration\"") == std::string::npos);
@@ -108,6 +112,8 @@ private Q_SLOTS:
         QCOMPARE(b->graphLaunchApiPerNodeNs, a.graphLaunchApiPerNodeNs);
         QCOMPARE(b->hostFuncSpacingNs, a.hostFuncSpacingNs);
         QCOMPARE(b->minKernelNs, a.minKernelNs);
+        QCOMPARE(b->workQueues, a.workQueues);
+        QCOMPARE(b->batchedKernelCompletion, a.batchedKernelCompletion);
         for (auto [x, y] : {std::pair{b->h2dPinnedBps, a.h2dPinnedBps}, {b->h2dPinnedDuplexBps, a.h2dPinnedDuplexBps},
                             {b->d2hPinnedDuplexBps, a.d2hPinnedDuplexBps}, {b->memsetBps, a.memsetBps},
                             {b->fp32Flops, a.fp32Flops}, {b->dramBps, a.dramBps}})
@@ -155,6 +161,10 @@ private Q_SLOTS:
         QTest::newRow("version 2^32+1") << "version" << "4294967297" << "/version" << "unsupported version";
         QTest::newRow("device 2^40") << "calibration/device" << "1099511627776" << "/calibration/device" << "device index";
         QTest::newRow("name not a string") << "name" << "7" << "/name" << "expected a string";
+        QTest::newRow("unknown work queues") << "work_queues" << "\"per-warp\"" << "/work_queues"
+                                             << "expected \"connections\"";
+        QTest::newRow("batched not a boolean") << "batched_kernel_completion" << "1" << "/batched_kernel_completion"
+                                               << "expected true or false";
         QTest::newRow("calibration not an object") << "calibration" << "3" << "/calibration" << "expected an object";
         QTest::newRow("calibration unknown field") << "calibration/colour" << "\"red\"" << "/calibration/colour"
                                                    << "unknown field";

@@ -407,6 +407,117 @@ private slots:
                  int64_t(1'000'000));
     }
 
+    // work_queues "engines" (Fermi and older): one compute queue and one per copy engine, shared by every stream in
+    // issue order. A copy waiting for its kernel holds back another stream's copy behind it on the same engine, and a
+    // kernel waiting for its copy holds back another stream's kernel; with a queue per stream neither waits.
+    void engineQueuesAreSharedByEveryStream()
+    {
+        auto b = Builder()
+                     .stream("s1")
+                     .stream("s2")
+                     .thread("main")
+                     .copy("in 1", "s1", CopyKind::H2D, 4 << 20)
+                     .spin("k1", "s1", 200)
+                     .copy("out 1", "s1", CopyKind::D2H, 4 << 20)
+                     .copy("in 2", "s2", CopyKind::H2D, 4 << 20)
+                     .spin("k2", "s2", 200);
+        const auto engines = simulateWith(b.build(), [](DeviceProfile& p) {
+            p.copyEngines = 1;
+            p.workQueues = "engines";
+        });
+        // One copy engine: in 2 is queued behind out 1, which waits for k1.
+        QVERIFY(startOf(engines, span(engines, "in 2")) >= endOf(engines, span(engines, "out 1")));
+        QVERIFY(startOf(engines, span(engines, "k2")) >= endOf(engines, span(engines, "k1")));
+        const auto streams = simulateWith(b.build(), [](DeviceProfile& p) { p.copyEngines = 1; });
+        // A hardware queue per stream: in 2 goes right after in 1 on the engine, k2 beside k1.
+        QVERIFY(startOf(streams, span(streams, "in 2")) < startOf(streams, span(streams, "k1")));
+        QVERIFY(overlaps(streams, span(streams, "k1"), span(streams, "k2")));
+        // Two copy engines and engine queues: the copy out no longer holds back the copy in.
+        const auto two = simulateWith(b.build(), [](DeviceProfile& p) {
+            p.copyEngines = 2;
+            p.workQueues = "engines";
+        });
+        QVERIFY(startOf(two, span(two, "in 2")) < startOf(two, span(two, "k1")));
+        QCOMPARE(q(std::string(toString(engines.spans.waitOf(size_t(span(engines, "in 2")))))), "copy-engine"_q);
+    }
+
+    // batched_kernel_completion (Fermi): kernels issued back to back signal their completion when the last of them
+    // ends, so a copy waiting for the first waits for all of them; a kernel issued after another op starts a batch.
+    void batchedKernelCompletion()
+    {
+        auto b = Builder()
+                     .stream("s1")
+                     .stream("s2")
+                     .thread("main")
+                     .spin("short", "s1", 50, 1)
+                     .spin("long", "s2", 400, 1)
+                     .copy("out", "s1", CopyKind::D2H, 1 << 20);
+        const auto batched = simulateWith(b.build(), [](DeviceProfile& p) { p.batchedKernelCompletion = true; });
+        const auto plain = simulateWith(b.build(), [](DeviceProfile&) {});
+        const int outB = span(batched, "out"), outP = span(plain, "out");
+        QVERIFY(startOf(batched, outB) >= endOf(batched, span(batched, "long")));
+        QVERIFY(startOf(plain, outP) < endOf(plain, span(plain, "long")));
+        QVERIFY(startOf(plain, outP) >= endOf(plain, span(plain, "short")));
+        // The kernels still ran side by side: only the signal waits.
+        QVERIFY(overlaps(batched, span(batched, "short"), span(batched, "long")));
+        // A copy between the kernels: two batches, the copy after "short" no longer waits for "long".
+        const auto split = simulateWith(Builder()
+                                            .stream("s1")
+                                            .stream("s2")
+                                            .thread("main")
+                                            .spin("short", "s1", 50, 1)
+                                            .copy("out", "s1", CopyKind::D2H, 1 << 20)
+                                            .spin("long", "s2", 400, 1)
+                                            .build(),
+                                        [](DeviceProfile& p) { p.batchedKernelCompletion = true; });
+        QVERIFY(startOf(split, span(split, "out")) < endOf(split, span(split, "long")));
+    }
+
+    // The published ordering of "How to Overlap Data Transfers in CUDA C/C++" (tests/data/overlap-transfers/README.md):
+    // one copy engine: V2 fastest, V1 no faster than sequential; two copy engines and one compute queue (Fermi): V1
+    // fastest, V2 between; Hyper-Q: V1 and V2 alike, both faster than sequential.
+    void overlapDataTransfersOrdering()
+    {
+        const std::string dir = STREAMSCOPE_SOURCE_DIR "/tests/data/overlap-transfers/";
+        auto makespan = [&](const char* variant, const char* profileName) -> int64_t {
+            auto sc = loadScenarioFile(dir + variant + ".json");
+            auto profile = loadDeviceProfile(dir + profileName + ".json");
+            if (!sc || !profile) {
+                qWarning("%s", (!sc ? sc.error().toString() : profile.error().toString()).c_str());
+                return -1;
+            }
+            SimulatorOptions opt;
+            opt.profile = *profile;
+            SimulatorBackend sim(opt);
+            auto out = runScenario(sc->scenario, sim);
+            if (!out.status)
+                return -1;
+            int64_t lo = INT64_MAX, hi = 0;
+            for (uint32_t i = 0; i < out.trace.spanCount(); ++i)
+                if (isGpuSpan(out.trace.spans.kind[i])) {
+                    lo = std::min(lo, out.trace.spans.start[i]);
+                    hi = std::max(hi, out.trace.spans.end[i]);
+                }
+            return hi - lo;
+        };
+        struct Row {
+            const char* profile;
+            int64_t seq, v1, v2;
+        };
+        std::vector<Row> rows;
+        for (const char* p : {"one-copy-engine", "two-copy-engines", "hyper-q"})
+            rows.push_back({p, makespan("sequential", p), makespan("v1", p), makespan("v2", p)});
+        for (const Row& r : rows) {
+            QVERIFY2(r.seq > 0 && r.v1 > 0 && r.v2 > 0, r.profile);
+            qInfo("%s: sequential %.1f us, V1 %.1f us, V2 %.1f us", r.profile, double(r.seq) / 1e3,
+                  double(r.v1) / 1e3, double(r.v2) / 1e3);
+        }
+        QVERIFY(rows[0].v2 < rows[0].seq && rows[0].seq <= rows[0].v1);
+        QVERIFY(rows[1].v1 < rows[1].v2 && rows[1].v2 < rows[1].seq);
+        QVERIFY(std::abs(rows[2].v1 - rows[2].v2) * 50 < rows[2].v1); // within 2 %
+        QVERIFY(rows[2].v1 < rows[2].seq);
+    }
+
     void peerCopyOccupiesBothDevices()
     {
         Op p2p;
