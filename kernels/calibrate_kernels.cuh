@@ -1,5 +1,5 @@
-// Kernels of the calibration microbenchmarks (calibrate.cpp) beyond the kernel library: a kernel that tells the
-// host it ran by writing to mapped pinned memory. Plain host header, like kernel_library.cuh.
+// Kernels of the calibration microbenchmarks (calibrate_benchmarks.cpp) beyond the kernel library: a kernel that
+// tells the host it ran by writing to mapped pinned memory. Plain host header, like kernel_library.cuh.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,0 +1,204 @@
+// The calibration's Calibrator (calibrate.h), shared by the two files that implement it: the helpers they both use
+// (host clock, CUDA failures as exceptions, medians, how a figure is rounded and printed) and the class, which runs
+// every microbenchmark with a warm-up and `repeats` repeats, stores each figure with its repeats, spread and method,
+// and holds the streams, mapped flag and problem sizes the microbenchmarks share. Internal to kernels/:
+//   calibrate.cpp             calibrateDevice; Calibrator::run (set-up, the order of the measurements, the
+//                             provenance), deviceProperties, deriveFields (the profile fields from the figures)
+//   calibrate_benchmarks.cpp  the microbenchmarks: hostCosts, graphs, gpuSpacing, latencies, copies,
+//                             kernelThroughput, cuptiSplit
+#pragma once
+
+#include "calibrate.h"
+
+#include "kernel_library.cuh"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace streamscope::calibrate {
+
+using kernels::Kernel;
+
+inline int64_t nowNs()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+struct CudaFailure {
+    std::string message;
+};
+
+inline void check(cudaError_t e, const char* what)
+{
+    if (e != cudaSuccess)
+        throw CudaFailure{std::string(what) + ": " + cudaGetErrorString(e)};
+}
+
+struct Cancelled {};
+
+inline double median(std::vector<double> v)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+inline std::string formatValue(double v, const std::string& unit)
+{
+    char buf[64];
+    if (unit == "ns") {
+        const double a = std::fabs(v);
+        if (a < 1e3)
+            std::snprintf(buf, sizeof buf, "%.0f ns", v);
+        else if (a < 1e6)
+            std::snprintf(buf, sizeof buf, "%.2f \u00b5s", v / 1e3);
+        else
+            std::snprintf(buf, sizeof buf, "%.3f ms", v / 1e6);
+    } else if (unit == "count") {
+        std::snprintf(buf, sizeof buf, "%.0f", v);
+    } else {
+        std::snprintf(buf, sizeof buf, "%.2f %s", v, unit.c_str());
+    }
+    return buf;
+}
+
+inline double roundTo(double v, const std::string& unit)
+{
+    if (unit == "ns" || unit == "count")
+        return std::round(v);
+    return std::round(v * 100) / 100;
+}
+
+class Calibrator {
+public:
+    explicit Calibrator(const CalibrationOptions& o) : m_opt(o), m_repeats(std::max(1, o.repeats)) {}
+
+    DeviceProfile run();
+
+private:
+    // Runs `one` once unmeasured (warm-up), then `repeats` times; each call returns one repeat's value.
+    std::vector<double> repeat(const std::function<double()>& one)
+    {
+        if (m_opt.cancel && m_opt.cancel->load())
+            throw Cancelled{};
+        (void)one();
+        std::vector<double> v;
+        for (int r = 0; r < m_repeats; ++r)
+            v.push_back(one());
+        return v;
+    }
+
+    // Stores a figure and prints its progress line.
+    double figure(const std::string& key, const std::string& label, const std::string& unit,
+                  std::vector<double> values, const std::string& method)
+    {
+        for (double& x : values)
+            x = roundTo(x, unit);
+        CalibrationFigure f;
+        f.key = key;
+        f.unit = unit;
+        f.repeats = values;
+        f.median = roundTo(median(values), unit);
+        const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+        f.spread = roundTo(*hi - *lo, unit);
+        f.method = method;
+        if (m_opt.progress) {
+            std::string line = label + ": " + formatValue(f.median, unit);
+            if (values.size() > 1)
+                line += " (" + std::to_string(values.size()) + " repeats, spread " + formatValue(f.spread, unit) + ")";
+            m_opt.progress(line);
+        }
+        m_cal.figures.push_back(f);
+        return f.median;
+    }
+
+    double measured(const std::string& key, const std::string& label, const std::string& unit,
+                    const std::function<double()>& one, const std::string& method)
+    {
+        return figure(key, label, unit, repeat(one), method);
+    }
+
+    // Per-repeat values of a figure already stored.
+    const std::vector<double>& repeatsOf(const std::string& key) const { return m_cal.figure(key)->repeats; }
+    std::vector<double> derived(const std::string& key, const std::function<double(double)>& f) const
+    {
+        std::vector<double> v;
+        for (double x : repeatsOf(key))
+            v.push_back(f(x));
+        return v;
+    }
+
+    void sync() { check(cudaStreamSynchronize(m_s), "cudaStreamSynchronize"); }
+    void launchEmpty(cudaStream_t s)
+    {
+        kernels::LaunchArgs a;
+        a.kernel = Kernel::Empty;
+        a.stream = s;
+        check(kernels::launch(a), "cudaLaunchKernel (empty)");
+    }
+    void launchSpin(cudaStream_t s, uint64_t ns)
+    {
+        kernels::LaunchArgs a;
+        a.kernel = Kernel::Spin;
+        a.block = dim3(32, 1, 1);
+        a.spinNs = ns;
+        a.stream = s;
+        check(kernels::launch(a), "cudaLaunchKernel (spin)");
+    }
+    // Host time of `body` from a synchronized device to the next stream sync.
+    int64_t untimed(const std::function<void()>& body)
+    {
+        check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        const int64_t t0 = nowNs();
+        body();
+        check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        return nowNs() - t0;
+    }
+    // Polls the mapped flag until it reads `value`; returns when it did (host clock).
+    int64_t waitFlag(uint32_t value)
+    {
+        while (*m_flag != value) {
+        }
+        return nowNs();
+    }
+
+    void deviceProperties(DeviceProfile& p);
+    void hostCosts();
+    void graphs();
+    void gpuSpacing();
+    void latencies();
+    void copies(DeviceProfile& p);
+    void kernelThroughput();
+    void cuptiSplit();
+    void deriveFields(DeviceProfile& p);
+
+    CalibrationOptions m_opt;
+    int m_repeats;
+    int m_calls = 1000;        // calls per repeat for host costs
+    DeviceCalibration m_cal;
+    int m_sms = 0;
+    int m_deviceCount = 1;
+    cudaStream_t m_s = nullptr;
+    cudaStream_t m_s2 = nullptr;
+    std::vector<cudaStream_t> m_rr;
+    volatile uint32_t* m_flag = nullptr;
+    uint32_t m_flagValue = 0;
+    std::string m_cuptiNote;
+    int64_t m_fmaIterations = 0;
+    double m_fmaThreads = 0;
+    double m_triadN = 0;
+    double m_matmulN = 0;
+};
+
+} // namespace streamscope::calibrate
