@@ -258,18 +258,28 @@ void EventReader::event()
     ++m_p;
     m_scratchUsed = 0;
     Event ev;
+    // A field the reader uses, named twice in one event, is an error (JSON readers differ on which one wins).
+    uint32_t seen = 0;
+    auto once = [&](uint32_t bit, const char* name) {
+        if (seen & bit)
+            fail(m_p, std::string("duplicate key \"") + name + "\" in an event");
+        seen |= bit;
+    };
     members(
         [&](std::string_view key) {
             skipWs();
             switch (key.size()) {
             case 2:
                 if (is(key, "ph")) {
+                    once(1u << 0, "ph");
                     const std::string_view ph = stringValue();
                     ev.ph = ph.size() == 1 ? ph[0] : '?';
                 } else if (is(key, "ts")) {
+                    once(1u << 1, "ts");
                     ev.ts = timeValue("\"ts\"");
                     ev.hasTs = true;
                 } else if (is(key, "id")) {
+                    once(1u << 2, "id");
                     const Id id = idValue();
                     ev.hasId = id.present;
                     ev.id = flowId(id);
@@ -281,11 +291,14 @@ void EventReader::event()
                 break;
             case 3:
                 if (is(key, "dur")) {
+                    once(1u << 3, "dur");
                     ev.dur = timeValue("\"dur\"");
                     ev.hasDur = true;
                 } else if (is(key, "pid")) {
+                    once(1u << 4, "pid");
                     ev.pid = idValue();
                 } else if (is(key, "tid")) {
+                    once(1u << 5, "tid");
                     ev.tid = idValue();
                 } else if (is(key, "cat")) {
                     ev.cat = stringValue();
@@ -294,12 +307,15 @@ void EventReader::event()
                 }
                 break;
             case 4:
-                if (is(key, "name"))
+                if (is(key, "name")) {
+                    once(1u << 6, "name");
                     ev.name = stringValue();
-                else if (is(key, "args"))
+                } else if (is(key, "args")) {
+                    once(1u << 7, "args");
                     args(ev);
-                else
+                } else {
                     skipValue(1);
+                }
                 break;
             case 7:
                 if (is(key, "bind_id")) {

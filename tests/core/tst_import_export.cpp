@@ -1304,6 +1304,10 @@ private slots:
                                  << QStringLiteral("byte 35") << QStringLiteral("\"ts\" must be a number");
         QTest::newRow("event type") << QByteArray(R"({"traceEvents": [1, 2]})") << QStringLiteral("byte 17")
                                     << QStringLiteral("an event must be a JSON object");
+        QTest::newRow("duplicate ts") << QByteArray(R"({"traceEvents": [{"ph": "X", "ts": 1, "dur": 2, "ts": 5}]})")
+                                      << QStringLiteral("byte 54") << QStringLiteral("duplicate key \"ts\" in an event");
+        QTest::newRow("duplicate pid") << QByteArray(R"({"traceEvents": [{"pid": 1, "ph": "X", "pid": 2}]})")
+                                       << QStringLiteral("byte 46") << QStringLiteral("duplicate key \"pid\"");
         QTest::newRow("events type") << QByteArray(R"({"traceEvents": {}})") << QStringLiteral("byte 16")
                                      << QStringLiteral("\"traceEvents\" must be an array");
         QTest::newRow("no events") << QByteArray(R"({"traceEvents2": [], "otherData": {}, "x": 1})") << QString()
