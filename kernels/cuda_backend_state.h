@@ -391,6 +391,8 @@ private:
     // iterations, while no host thread runs.
     bool m_opEvents = false;
     bool m_cuptiOn = false;
+    bool m_cuptiDetached = false;        // CUPTI was detached before the untimed iterations
+    std::string m_cuptiDetachError;     // why it could not be
     bool m_cuptiByOrder = false;        // CUPTI records matched by their place in their stream (no API callbacks)
     std::vector<uint32_t> m_laneCuptiStream; // CUPTI's id of each lane's stream (matching by order)
     bool m_cuptiTiming = false;    // the run's GPU spans come from CUPTI (stays set through the untimed iteration)

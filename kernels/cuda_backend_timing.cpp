@@ -42,6 +42,8 @@ void CudaBackend::resolveTiming(RunInfo& info)
     m_opEvents = false;
     m_cuptiOn = false;
     m_cuptiByOrder = false;
+    m_cuptiDetached = false;
+    m_cuptiDetachError.clear();
     m_laneCuptiStream.clear();
     m_cuptiTiming = false;
     m_untimedNow = false;
@@ -503,6 +505,11 @@ void CudaBackend::storeTimingSettings()
         }
     }
     if (m_cuptiTiming) {
+        setSetting(info, "untimed_cupti",
+                   m_cuptiDetached ? "detached (cuptiFinalize) before the untimed iterations"
+                   : m_cuptiDetachError.empty()
+                       ? "attached, recording disabled"
+                       : "attached, recording disabled (" + m_cuptiDetachError + ")");
         setSetting(info, "cupti_matching",
                    m_cuptiByOrder ? "by stream order (no API callbacks: every stream is issued by one host thread)"
                                   : "by correlation id (API callbacks on the issuing calls)");
@@ -541,7 +548,12 @@ bool CudaBackend::beginUntimedIteration()
     m_depsBeforeUntimed = m_deps.size();
     m_opEvents = false;
     if (m_cuptiOn) {
+        // The timed iterations' records are read now, and CUPTI detached: the untimed iterations run with no CUPTI
+        // in the process, as the same work would without StreamScope.
         CuptiTracer::instance().disable();
+        collectCupti();
+        m_cuptiDetachError = CuptiTracer::instance().detach();
+        m_cuptiDetached = m_cuptiDetachError.empty();
         instantiateUntimedGraphs();
     }
     m_cuptiOn = false;

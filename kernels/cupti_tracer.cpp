@@ -238,6 +238,25 @@ void CuptiTracer::disable()
     m_enabled = false;
 }
 
+std::string CuptiTracer::detach()
+{
+    if (!m_attached)
+        return {};
+    disable();
+    const CUptiResult r = cuptiFinalize();
+    g_subscriber = nullptr;
+    m_attached = false;
+    m_hostClock = false;
+    {
+        std::lock_guard lock(g_bufferMutex);
+        for (auto [buffer, valid] : g_completed)
+            if (buffer)
+                g_freeBuffers.push_back(buffer); // records after the last take() belong to no timed iteration
+        g_completed.clear();
+    }
+    return r == CUPTI_SUCCESS ? std::string() : resultText("cuptiFinalize", r);
+}
+
 std::string CuptiTracer::setApiCallbacks(bool on)
 {
     if (!m_attached)
@@ -325,6 +344,7 @@ std::string CuptiTracer::attach() { return "no CUPTI in this build (the CUDA too
 std::string CuptiTracer::enable(bool) { return attach(); }
 void CuptiTracer::disable() {}
 std::string CuptiTracer::setApiCallbacks(bool) { return attach(); }
+std::string CuptiTracer::detach() { return {}; }
 uint32_t CuptiTracer::streamId(void*) { return 0; }
 void CuptiTracer::resetCorrelationIds() {}
 CorrelationIds CuptiTracer::lastCorrelationIds() { return {}; }
