@@ -482,7 +482,7 @@ private slots:
         QTest::newRow("sim 08: copy engine") << "08"_q << QString() << QString() << "h2d 2"_q << "h2d 1"_q
                                              << "copy-engine"_q;
         QTest::newRow("h200 08: copy engine") << QString() << QString() << rec("08-copy-compute-pipeline.json")
-                                              << "d2h 1"_q << "d2h 0"_q << "copy-engine"_q;
+                                              << "h2d 2"_q << "h2d 1"_q << "copy-engine"_q;
         QTest::newRow("sim 15: host-function thread") << "15"_q << QString() << QString() << "callback 1"_q
                                                       << "callback 0"_q << "host-func-thread"_q;
         QTest::newRow("h200 15: host-function thread") << QString() << QString() << rec("15-host-functions.json")
