@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""The simulator on scenarios that no model rule or profile figure was fitted to: each scenario of
+tests/data/h200/heldout/scenarios simulated with the shipped profile, against its run on the H200
+(tests/data/h200/heldout/NAME.json: the untimed makespan, settings.untimed_makespan_ns). Prints a Markdown table and
+a summary line (docs/ACCURACY.md).
+
+    tools/heldout_accuracy.py [path/to/streamscope-cli] [--profile PROFILE]   (default: build/app/streamscope-cli)
+"""
+import glob
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+args = [a for a in sys.argv[1:]]
+profile = []
+if "--profile" in args:
+    i = args.index("--profile")
+    profile = ["--profile", args[i + 1]]
+    del args[i:i + 2]
+CLI = args[0] if args else os.path.join(ROOT, "build", "app", "streamscope-cli")
+DIR = os.path.join(ROOT, "tests", "data", "h200", "heldout")
+
+
+def main():
+    rows, errors = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for scenario in sorted(glob.glob(os.path.join(DIR, "scenarios", "*.json"))):
+            name = os.path.basename(scenario)[:-5]
+            recorded = json.load(open(os.path.join(DIR, name + ".json")))
+            settings = recorded["info"].get("settings", {})
+            untimed = float(settings["untimed_makespan_ns"])
+            out = os.path.join(tmp, name + ".json")
+            r = subprocess.run([CLI, "run", scenario, "--backend", "sim", "-o", out, *profile], capture_output=True,
+                               text=True)
+            if r.returncode != 0:
+                sys.exit(f"{name}: {r.stderr.strip()}")
+            a = subprocess.run([CLI, "analyze", "--json", out], capture_output=True, text=True)
+            sim = json.loads(a.stdout)["metrics"]["host_makespan_ns"]
+            e = (sim / untimed - 1) * 100
+            errors.append(abs(e))
+            title = json.load(open(scenario)).get("title", name)
+            rows.append(f"| {name} | {title} | {untimed / 1e3:.1f} | {sim / 1e3:.1f} | {e:+.1f} % |")
+    print("| case | what | H200 untimed (µs) | simulated (µs) | error |")
+    print("|---|---|---:|---:|---:|")
+    print("\n".join(rows))
+    print()
+    print(f"{len(errors)} held-out cases: {sum(e <= 5 for e in errors)} within 5 %, {sum(e <= 10 for e in errors)} "
+          f"within 10 %, median |error| {statistics.median(errors):.1f} %")
+
+
+if __name__ == "__main__":
+    main()
