@@ -70,6 +70,7 @@ struct GpuOp {
     double rate = 1.0;
     int64_t progressAt = 0;
     double duplexRate = 1.0; // pinned H2D/D2H: duplex bandwidth / one-way bandwidth; else 1
+    bool dramBound = false;  // memsets and device-to-device copies: they share the device memory's bandwidth
     uint32_t hwQueue = 0;    // the work queue it was issued to
     // batched_kernel_completion: the kernels issued back to back with it (kNone: not batched); its completion is
     // signalled to other work once the batch has no kernel running or waiting
@@ -131,6 +132,7 @@ struct DeviceState {
     std::vector<std::deque<uint32_t>> engineQueue; // copies waiting for each engine, in issue order (FIFO)
     std::vector<uint32_t> engineRunning;          // the copy each engine runs now, or kNone
     std::vector<uint32_t> engineLastOp; // the copy that holds or last held each engine
+    std::vector<uint32_t> dramRunning;  // memsets and device-to-device copies running now
     int64_t hostFuncBusyUntil = 0;
     uint32_t hostFuncLastOp = kNone;
     uint32_t legacyStream = kNone;
@@ -233,6 +235,8 @@ public:
             case EvType::OpDone:
                 if (m_ops[ev.a].type == GpuOpType::Copy)
                     copyDone(ev.a);
+                else if (m_ops[ev.a].type == GpuOpType::Memset && m_ops[ev.a].dramBound)
+                    memsetDone(ev.a);
                 else
                     complete(ev.a);
                 break;
@@ -600,6 +604,7 @@ private:
             case CopyKind::D2D:
                 bw = p.d2dBps;
                 g.engine = std::min(2, engines - 1);
+                g.dramBound = true;
                 break;
             case CopyKind::P2P:
                 // A peer copy leaves through the source's outgoing engine and arrives through the destination's
@@ -614,6 +619,7 @@ private:
         }
         case OpKind::Memset:
             g.type = GpuOpType::Memset;
+            g.dramBound = true;
             g.durationNs = std::max(p.minKernelNs, nsFor(double(op.bytes), p.memsetBps));
             break;
         case OpKind::HostFunc:
@@ -639,7 +645,8 @@ private:
             return;
         if (g.type != GpuOpType::Kernel) {
             g.durationNs = it->second;
-            g.duplexRate = 1.0; // a measured copy already ran at what sharing the link left it
+            g.duplexRate = 1.0; // a measured copy or memset already ran at what sharing left it
+            g.dramBound = false;
             return;
         }
         const int occ = occupancy(p, g.threadsPerBlock, g.sharedPerBlock);
@@ -875,7 +882,15 @@ private:
         case GpuOpType::Memset:
             op.start = m_now;
             op.end = m_now + op.durationNs;
-            schedule(op.end, EvType::OpDone, g);
+            if (!op.dramBound) {
+                schedule(op.end, EvType::OpDone, g);
+                return;
+            }
+            op.workLeftNs = double(op.durationNs);
+            op.progressAt = m_now;
+            op.rate = 0; // set below
+            dev.dramRunning.push_back(g);
+            setCopyRates(dev);
             return;
         case GpuOpType::HostFunc: {
             // One driver thread per device runs host functions: they serialize across streams. Asleep, it wakes up
@@ -1007,6 +1022,8 @@ private:
                     op.workLeftNs = double(op.durationNs);
                     op.progressAt = m_now;
                     op.rate = 0; // set below
+                    if (op.dramBound)
+                        src.dramRunning.push_back(g);
                     started = true;
                 }
         }
@@ -1015,29 +1032,45 @@ private:
     }
 
     // Pinned copies in both directions at once share the link: each runs at its duplex bandwidth while the other
-    // runs. A copy whose rate changes gets its end moved (the event at the old end is then ignored).
+    // runs. Memsets and device-to-device copies each saturate the device memory: k of them at once run at 1/k of
+    // their own rate. An op whose rate changes gets its end moved (the event at the old end is then ignored).
     void setCopyRates(DeviceState& dev)
     {
-        if (dev.engineRunning.empty())
-            return;
-        const uint32_t h2d = dev.engineRunning[0];
+        const uint32_t h2d = dev.engineRunning.empty() ? kNone : dev.engineRunning[0];
         const uint32_t d2h = dev.engineRunning.size() >= 2 ? dev.engineRunning[1] : kNone;
         const bool duplex = h2d != kNone && d2h != kNone && m_ops[h2d].duplexRate < 1.0 && m_ops[d2h].duplexRate < 1.0;
-        for (uint32_t g : dev.engineRunning) {
-            if (g == kNone)
-                continue;
+        const double dramShare = dev.dramRunning.empty() ? 1.0 : 1.0 / double(dev.dramRunning.size());
+        auto setRate = [&](uint32_t g) {
             auto& op = m_ops[g];
-            if (op.device != int(&dev - m_devices.data()))
-                continue; // a peer copy's rate is its source's business
-            const double rate = duplex && (g == h2d || g == d2h) ? op.duplexRate : 1.0;
+            double rate = duplex && (g == h2d || g == d2h) ? op.duplexRate : 1.0;
+            if (op.dramBound)
+                rate *= dramShare;
             if (rate == op.rate)
-                continue;
+                return;
             op.workLeftNs = std::max(0.0, op.workLeftNs - double(m_now - op.progressAt) * op.rate);
             op.progressAt = m_now;
             op.rate = rate;
             op.end = m_now + int64_t(std::ceil(op.workLeftNs / rate));
             schedule(op.end, EvType::OpDone, g);
-        }
+        };
+        for (uint32_t g : dev.engineRunning)
+            if (g != kNone && m_ops[g].device == int(&dev - m_devices.data())) // a peer copy: its source's business
+                setRate(g);
+        for (uint32_t g : dev.dramRunning)
+            if (m_ops[g].type == GpuOpType::Memset)
+                setRate(g); // (device-to-device copies are among engineRunning)
+    }
+
+    // A memset's end that shares the device memory: only the event at its current end counts.
+    void memsetDone(uint32_t g)
+    {
+        auto& op = m_ops[g];
+        if (op.state == OpState::Done || op.end != m_now)
+            return;
+        auto& dev = m_devices[size_t(op.device)];
+        std::erase(dev.dramRunning, g);
+        complete(g);
+        setCopyRates(dev);
     }
 
     // A copy's end: only the event at its current end counts (a rate change moved it).
@@ -1050,6 +1083,8 @@ private:
         dev.engineRunning[size_t(op.engine)] = kNone;
         if (DeviceState* dst = copyDestination(op))
             dst->engineRunning[0] = kNone;
+        if (op.dramBound)
+            std::erase(dev.dramRunning, g);
         complete(g);
         pumpCopies();
     }

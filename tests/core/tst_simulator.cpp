@@ -518,6 +518,42 @@ private slots:
         QVERIFY(rows[2].v1 < rows[2].seq);
     }
 
+    // Memsets and device-to-device copies each saturate the device memory: side by side in two streams they take as
+    // long as one after the other; with a kernel that touches no memory beside them nothing is shared.
+    void memsetsAndDeviceCopiesShareMemoryBandwidth()
+    {
+        auto figures = [](DeviceProfile& p) {
+            p.copyLatencyNs = 0;
+            p.memsetBps = 4e12;
+            p.d2dBps = 2e12;
+            p.minKernelNs = 0;
+        };
+        Op set;
+        set.kind = OpKind::Memset;
+        set.stream = "a";
+        set.bytes = 400'000'000; // 100 µs alone at 4 TB/s
+        set.name = "set";
+        const auto t = simulateWith(Builder()
+                                        .stream("a")
+                                        .stream("b")
+                                        .thread("main")
+                                        .op(set)
+                                        .copy("copy", "b", CopyKind::D2D, 200'000'000) // 100 µs alone at 2 TB/s
+                                        .build(),
+                                    figures);
+        const int m = span(t, "set"), c = span(t, "copy");
+        QVERIFY(m >= 0 && c >= 0 && overlaps(t, m, c));
+        const int64_t lag = startOf(t, c) - startOf(t, m);
+        QVERIFY(lag >= 0 && lag < 20 * us);
+        // Side by side each gets half: the memset's 100 µs of work takes 200 µs less the lag it ran alone.
+        QVERIFY2(std::abs((endOf(t, m) - startOf(t, m)) - (200 * us - lag)) <= 2, qPrintable(QString::number(lag)));
+        QVERIFY2(std::abs(std::max(endOf(t, m), endOf(t, c)) - startOf(t, m) - 200 * us) <= 2, "together as one after the other");
+        // Beside a spin kernel a memset runs at its own rate.
+        const auto spin = simulateWith(
+            Builder().stream("a").stream("b").thread("main").op(set).spin("k", "b", 300).build(), figures);
+        QCOMPARE(endOf(spin, span(spin, "set")) - startOf(spin, span(spin, "set")), 100 * us);
+    }
+
     void peerCopyOccupiesBothDevices()
     {
         Op p2p;
