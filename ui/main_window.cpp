@@ -22,6 +22,7 @@
 #include "span_inspector.h"
 #include "span_table_model.h"
 #include "sweep_view.h"
+#include "text_file.h"
 #include "timeline_plottable.h"
 #include "timeline_view.h"
 #include "timing_text.h"
@@ -58,7 +59,6 @@
 #include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QSaveFile>
 #include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QStandardPaths>
@@ -99,16 +99,12 @@ QDockWidget* makeDock(const QString& title, const QString& objectName, QWidget* 
     return dock;
 }
 
-// Writes text atomically: QSaveFile renames over the old file only once everything is written.
+// Saves text as every StreamScope file is saved (saveTextFileAtomic: a temporary file renamed over the old one); the
+// error names the file.
 bool writeFileAtomically(const QString& path, const std::string& text, QString* error)
 {
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly)) {
-        *error = QStringLiteral("Cannot write %1: %2").arg(path, file.errorString());
-        return false;
-    }
-    if (file.write(text.data(), qint64(text.size())) != qint64(text.size()) || !file.commit()) {
-        *error = QStringLiteral("Cannot write %1: %2").arg(path, file.errorString());
+    if (Status saved = saveTextFileAtomic(path.toStdString(), text); !saved) {
+        *error = qs(saved.error().toString());
         return false;
     }
     return true;
