@@ -72,6 +72,31 @@ std::vector<double> defaultSweepValues(SweepKnob knob)
     return {};
 }
 
+void scaleKernelWork(Op& op, double f, int spinDecimals)
+{
+    if (op.kind != OpKind::Kernel)
+        return;
+    const auto scaledSize = [&](double work) {
+        if (op.size > 0)
+            op.size = std::max<int64_t>(1, std::llround(double(op.size) * work));
+    };
+    switch (op.kernel) {
+    case KernelKind::Spin:
+        op.durationUs *= f;
+        if (spinDecimals >= 0) {
+            const double scale = std::pow(10.0, spinDecimals);
+            op.durationUs = std::max(1.0 / scale, std::round(op.durationUs * scale) / scale);
+        }
+        break;
+    case KernelKind::Empty: break;
+    case KernelKind::Matmul: scaledSize(std::cbrt(f)); break;   // n^3 work
+    case KernelKind::Transpose: scaledSize(std::sqrt(f)); break; // n^2 work
+    case KernelKind::Fma:
+    case KernelKind::Triad:
+    case KernelKind::Reduce: scaledSize(f); break;
+    }
+}
+
 namespace {
 
 constexpr int64_t kMaxUnrolledOps = 100000;
@@ -89,23 +114,14 @@ bool usesStream(OpKind k)
     return startsChain(k) || k == OpKind::Record || k == OpKind::Wait || k == OpKind::StreamSync;
 }
 
-// Scales the work of one op (graph nodes included) by `f`: durations and copy sizes linearly, problem sizes so
-// that the kernel's work scales by f (matmul n^3, transpose n^2).
+// Scales the work of one op (graph nodes included) by `f`: kernels by scaleKernelWork, copy sizes and host
+// durations linearly.
 void scaleOp(Op& op, double f, bool kernelsOnly)
 {
     for (auto& node : op.ops)
         scaleOp(node, f, kernelsOnly);
     if (op.kind == OpKind::Kernel) {
-        op.durationUs *= f;
-        if (op.size > 0) {
-            double s = double(op.size);
-            switch (op.kernel) {
-            case KernelKind::Matmul: s *= std::cbrt(f); break;
-            case KernelKind::Transpose: s *= std::sqrt(f); break;
-            default: s *= f; break;
-            }
-            op.size = std::max<int64_t>(1, std::llround(s));
-        }
+        scaleKernelWork(op, f);
         return;
     }
     if (kernelsOnly)

@@ -1,6 +1,7 @@
 #include "quick_settings.h"
 
 #include "unique_name.h"
+#include "whatif.h"
 
 #include <algorithm>
 #include <cctype>
@@ -20,6 +21,9 @@ bool isCreatedStream(StreamKind kind)
 }
 
 namespace {
+
+// The kernel knob rounds spin durations to 0.01 µs, the step the property editor shows.
+constexpr int kSpinDecimals = 2;
 
 // Calls f on every op of a thread, graph nodes included.
 void forEachOp(std::vector<Op>& ops, const std::function<void(Op&)>& f)
@@ -310,30 +314,6 @@ bool isHostCopy(const Op& op)
     return op.kind == OpKind::Memcpy && (op.copy == CopyKind::H2D || op.copy == CopyKind::D2H);
 }
 
-void scaleKernel(Op& op, double f)
-{
-    if (op.kind != OpKind::Kernel)
-        return;
-    switch (op.kernel) {
-    case KernelKind::Spin:
-        op.durationUs = std::max(0.01, std::round(op.durationUs * f * 100.0) / 100.0);
-        break;
-    case KernelKind::Empty:
-        break;
-    case KernelKind::Matmul: // n^3 work
-        op.size = std::max<int64_t>(1, std::llround(double(op.size) * std::cbrt(f)));
-        break;
-    case KernelKind::Transpose: // n^2 work
-        op.size = std::max<int64_t>(1, std::llround(double(op.size) * std::sqrt(f)));
-        break;
-    case KernelKind::Fma:
-    case KernelKind::Triad:
-    case KernelKind::Reduce:
-        op.size = std::max<int64_t>(1, std::llround(double(op.size) * f));
-        break;
-    }
-}
-
 // Points every op using a stream of `from` at `to` and drops the streams in `from`.
 void mergeStreams(Scenario& s, const std::set<std::string>& from, const std::string& to)
 {
@@ -450,7 +430,7 @@ Scenario applyQuickSettings(const Scenario& base, const QuickSettings& baseSetti
 
     if (wanted.kernelScale != baseSettings.kernelScale && wanted.kernelScale > 0 && baseSettings.kernelScale > 0) {
         const double f = wanted.kernelScale / baseSettings.kernelScale;
-        forEachOp(s, [&](Op& op) { scaleKernel(op, f); });
+        forEachOp(s, [&](Op& op) { scaleKernelWork(op, f, kSpinDecimals); });
     }
 
     if (wanted.streamMode != baseSettings.streamMode)
