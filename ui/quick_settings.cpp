@@ -251,6 +251,37 @@ void renumberChunk(std::vector<Op>& chunk, long long from, long long to)
     });
 }
 
+// The streams-per-thread knob: chunk j of the thread goes to stream j mod n of its own streams, which keep their
+// names; missing streams are created like its last one, right after it. Not the streams sweep
+// (dealChainsToNewStreams, core/whatif.cpp), which replaces every ordinary stream and deals chains across threads.
+void spreadChunksOverStreams(Scenario& s, ThreadChunks& split, const std::vector<std::string>& oldStreams, int streams)
+{
+    const size_t n = size_t(streams);
+    std::vector<std::string> target(oldStreams.begin(), oldStreams.begin() + std::min(n, oldStreams.size()));
+    if (target.size() < n) {
+        const StreamSpec* like = findStream(s, oldStreams.back());
+        StreamSpec spec = like ? *like : StreamSpec{};
+        std::set<std::string> taken = streamNames(s);
+        // New streams go right after the thread's last one, so related rows stay together.
+        auto insertAt = std::find_if(s.streams.begin(), s.streams.end(),
+                                     [&](const StreamSpec& st) { return st.name == oldStreams.back(); });
+        size_t pos = insertAt == s.streams.end() ? s.streams.size() : size_t(insertAt - s.streams.begin()) + 1;
+        std::string last = oldStreams.back();
+        while (target.size() < n) {
+            spec.name = uniqueName(last, taken, "-");
+            taken.insert(spec.name);
+            last = spec.name;
+            target.push_back(spec.name);
+            s.streams.insert(s.streams.begin() + std::ptrdiff_t(pos++), spec);
+        }
+    }
+    for (size_t j = 0; j < split.chunks.size(); ++j) {
+        const std::string& to = target[j % n];
+        setChunkStream(split.chunks[j], split.chunkStream[j], to);
+        split.chunkStream[j] = to;
+    }
+}
+
 void reshapeThread(Scenario& s, size_t threadIndex, int chunks, bool chunksChanged, int streams, bool streamsChanged)
 {
     ThreadSpec& t = s.threads[threadIndex];
@@ -275,32 +306,8 @@ void reshapeThread(Scenario& s, size_t threadIndex, int chunks, bool chunksChang
         split.chunkStream = std::move(newStreams);
     }
 
-    if (streamsChanged && streams >= 1) {
-        const size_t n = size_t(streams);
-        std::vector<std::string> target(oldStreams.begin(), oldStreams.begin() + std::min(n, oldStreams.size()));
-        if (target.size() < n) {
-            const StreamSpec* like = findStream(s, oldStreams.back());
-            StreamSpec spec = like ? *like : StreamSpec{};
-            std::set<std::string> taken = streamNames(s);
-            // New streams go right after the thread's last one, so related rows stay together.
-            auto insertAt = std::find_if(s.streams.begin(), s.streams.end(),
-                                         [&](const StreamSpec& st) { return st.name == oldStreams.back(); });
-            size_t pos = insertAt == s.streams.end() ? s.streams.size() : size_t(insertAt - s.streams.begin()) + 1;
-            std::string last = oldStreams.back();
-            while (target.size() < n) {
-                spec.name = uniqueName(last, taken, "-");
-                taken.insert(spec.name);
-                last = spec.name;
-                target.push_back(spec.name);
-                s.streams.insert(s.streams.begin() + std::ptrdiff_t(pos++), spec);
-            }
-        }
-        for (size_t j = 0; j < split.chunks.size(); ++j) {
-            const std::string& to = target[j % n];
-            setChunkStream(split.chunks[j], split.chunkStream[j], to);
-            split.chunkStream[j] = to;
-        }
-    }
+    if (streamsChanged && streams >= 1)
+        spreadChunksOverStreams(s, split, oldStreams, streams);
 
     s.threads[threadIndex].ops = split.join();
     if (streamsChanged && streams >= 1 && size_t(streams) < oldStreams.size())
