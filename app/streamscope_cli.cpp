@@ -4,6 +4,7 @@
 #include "analysis.h"
 #include "device_profile.h"
 #include "diagnostics.h"
+#include "duration_format.h"
 #include "expect.h"
 #include "metrics.h"
 #include "resources.h"
@@ -73,19 +74,10 @@ bool cudaBuiltIn()
 #endif
 }
 
+// The command line's tables: ASCII, µs with two decimals.
 std::string formatDuration(int64_t ns)
 {
-    char buf[64];
-    const double a = std::fabs(double(ns));
-    if (a < 1e3)
-        std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(ns));
-    else if (a < 1e6)
-        std::snprintf(buf, sizeof buf, "%.2f us", double(ns) / 1e3);
-    else if (a < 1e9)
-        std::snprintf(buf, sizeof buf, "%.3f ms", double(ns) / 1e6);
-    else
-        std::snprintf(buf, sizeof buf, "%.3f s", double(ns) / 1e9);
-    return buf;
+    return ss::formatDuration(double(ns), {ss::DurationPrecision::Table, true});
 }
 
 std::string formatNumber(double v, const char* fmt)

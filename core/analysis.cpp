@@ -415,21 +415,6 @@ std::vector<ConcurrencyStep> concurrencySteps(const Trace& trace, int device)
 
 // ---- JSON and text ----------------------------------------------------------------------------------------------
 
-std::string formatDuration(int64_t ns)
-{
-    char buf[64];
-    const double a = std::fabs(double(ns));
-    if (a < 1e3)
-        std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(ns));
-    else if (a < 1e6)
-        std::snprintf(buf, sizeof buf, "%.1f \u00B5s", double(ns) / 1e3);
-    else if (a < 1e9)
-        std::snprintf(buf, sizeof buf, "%.3f ms", double(ns) / 1e6);
-    else
-        std::snprintf(buf, sizeof buf, "%.3f s", double(ns) / 1e9);
-    return buf;
-}
-
 namespace {
 
 double finite(double v) { return std::isfinite(v) ? v : 0.0; }

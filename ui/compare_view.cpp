@@ -301,18 +301,11 @@ protected:
     }
 };
 
-// "4.04 ms": three significant digits, for labels on narrow bars.
+// "4.04 ms": three significant digits, for labels on narrow bars (bar lengths are never negative).
 QString shortDuration(int64_t ns)
 {
-    const double a = double(ns);
-    auto three = [](double v) { return QString::number(v, 'f', v >= 100 ? 0 : v >= 10 ? 1 : 2); };
-    if (a < 1e3)
-        return QString::number(ns) + QStringLiteral(" ns");
-    if (a < 1e6)
-        return three(a / 1e3) + QStringLiteral(" µs");
-    if (a < 1e9)
-        return three(a / 1e6) + QStringLiteral(" ms");
-    return three(a / 1e9) + QStringLiteral(" s");
+    const DurationParts p = durationParts(double(ns), {DurationPrecision::Significant});
+    return QString::number(p.value, 'f', p.decimals) + QLatin1Char(' ') + QString::fromUtf8(p.unit);
 }
 
 } // namespace
