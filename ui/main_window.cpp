@@ -28,6 +28,7 @@
 #include "timing_text.h"
 #include "trace_import.h"
 #include "trace_json.h"
+#include "worker.h"
 
 #include <QAction>
 #include <QActionGroup>
@@ -894,28 +895,19 @@ bool MainWindow::openPath(const QString& pathOrLesson, const QString& variant)
 {
     if (!maybeSave())
         return false;
-    const quint64 generation = ++m_openGeneration;
+    ++m_openGeneration;
     m_statusText->setText(QStringLiteral("Opening %1…").arg(pathOrLesson));
     // Files are read and parsed off the GUI thread (traces can be large); the newest request wins.
-    QPointer<MainWindow> self(this);
-    QThread* worker = QThread::create([self, pathOrLesson, variant, generation] {
-        auto loaded = std::make_shared<Result<LoadedDocument>>(loadDocument(pathOrLesson, variant));
-        QMetaObject::invokeMethod(
-            qApp,
-            [self, loaded, generation] {
-                if (!self || generation != self->m_openGeneration)
-                    return;
-                if (!*loaded) {
-                    self->showError(qs(loaded->error().toString()));
-                    self->m_statusText->setText(QStringLiteral("Could not open the file."));
-                    return;
-                }
-                self->applyDocument(std::move(loaded->value()));
-            },
-            Qt::QueuedConnection);
-    });
-    connect(worker, &QThread::finished, worker, &QObject::deleteLater);
-    worker->start();
+    runOffGuiThread(
+        this, &MainWindow::m_openGeneration, [pathOrLesson, variant] { return loadDocument(pathOrLesson, variant); },
+        [](MainWindow& w, Result<LoadedDocument> loaded) {
+            if (!loaded) {
+                w.showError(qs(loaded.error().toString()));
+                w.m_statusText->setText(QStringLiteral("Could not open the file."));
+                return;
+            }
+            w.applyDocument(std::move(loaded.value()));
+        });
     return true;
 }
 
