@@ -141,11 +141,12 @@ bool isLaunchName(std::string_view name)
 
 // ---- metrics ----------------------------------------------------------------------------------------------------
 
-TraceAnalysis analyzeTrace(const Trace& input, const AnalysisOptions& options)
+namespace {
+
+// The GPU side per device and for the run: busy and idle time, gaps, the concurrency profile, copy/compute overlap,
+// speedup (and the count of API calls, on the way over every span).
+void analyzeDevices(const Trace& trace, const AnalysisOptions& options, TraceAnalysis& a)
 {
-    Trace storage;
-    const Trace& trace = finalizedView(input, storage);
-    TraceAnalysis a;
     TraceMetrics& m = a.metrics;
     const auto& s = trace.spans;
     const size_t n = s.size();
@@ -267,8 +268,13 @@ TraceAnalysis analyzeTrace(const Trace& input, const AnalysisOptions& options)
     m.copyComputeOverlapNs = a.copyComputeOverlapNs;
     const auto [rangeFirst, rangeLast] = workTimeRange(trace); // not the ranges (CPU ops) around the work
     m.hostMakespanNs = rangeLast - rangeFirst;
+}
 
-    // Streams.
+// Per stream: busy time, gaps, utilization of its device; and the overlap of every pair of streams.
+void analyzeStreams(const Trace& trace, const AnalysisOptions& options, TraceAnalysis& a)
+{
+    TraceMetrics& m = a.metrics;
+    const auto& s = trace.spans;
     std::vector<std::vector<Interval>> busyOf;
     for (uint32_t t = 0; t < trace.tracks.size(); ++t) {
         const Track& track = trace.tracks[t];
@@ -324,9 +330,14 @@ TraceAnalysis analyzeTrace(const Trace& input, const AnalysisOptions& options)
             }
         }
     }
+}
 
-    // Host threads. A launch is an API call that is the source of a launch flow; traces without launch flows
-    // (imported ones) are counted by the API's name.
+// Per host thread: API calls, launches and their rate, time blocked in syncs. A launch is an API call that is the
+// source of a launch flow; traces without launch flows (imported ones) are counted by the API's name.
+void analyzeHostThreads(const Trace& trace, TraceAnalysis& a)
+{
+    const auto& s = trace.spans;
+    const size_t n = s.size();
     std::vector<uint8_t> launches(n, 0);
     bool anyLaunchFlow = false;
     for (const auto& fl : trace.flows)
@@ -381,6 +392,18 @@ TraceAnalysis analyzeTrace(const Trace& input, const AnalysisOptions& options)
     }
     if (hostFirst != kMaxTime)
         a.launchesPerSecond = ratio(double(allLaunches) * 1e9, double(hostLast - hostFirst));
+}
+
+} // namespace
+
+TraceAnalysis analyzeTrace(const Trace& input, const AnalysisOptions& options)
+{
+    Trace storage;
+    const Trace& trace = finalizedView(input, storage);
+    TraceAnalysis a;
+    analyzeDevices(trace, options, a);
+    analyzeStreams(trace, options, a);
+    analyzeHostThreads(trace, a);
     return a;
 }
 
