@@ -12,7 +12,6 @@
 #include "metrics.h"
 #include "result.h"
 #include "scenario.h"
-#include "simulator.h"
 #include "trace.h"
 
 #include <array>
