@@ -98,6 +98,26 @@ MainWindow::MainWindow(QWidget* parent)
     setObjectName(QStringLiteral("StreamScopeMainWindow"));
     setAcceptDrops(true);
     setDockNestingEnabled(true);
+    createPrompts();
+    createCentre();
+    createDocks();
+    createActions();
+    createToolbars();
+
+    connectEditing();
+    connectRuns();
+    connectSelection();
+
+    readSettings();
+    updateGpuChoice();
+    updateTitle();
+    updateLesson();
+    rebuildRecentMenu();
+}
+
+// The questions the window asks (recover an autosave, save unsaved changes); tests replace them.
+void MainWindow::createPrompts()
+{
     m_recoverPrompt = [this](const QString& what) {
         QMessageBox box(QMessageBox::Question, QStringLiteral("Recover unsaved changes"),
                         QStringLiteral("StreamScope did not close normally. %1 has changes that were not saved. "
@@ -121,7 +141,11 @@ MainWindow::MainWindow(QWidget* parent)
                : answer == QMessageBox::Discard ? UnsavedChoice::Discard
                                                 : UnsavedChoice::Cancel;
     };
+}
 
+// The centre (the message bar over the timeline and the concurrency plot), the timing notices and the status bar.
+void MainWindow::createCentre()
+{
     // Centre: a message bar (run and file errors) over the timeline.
     m_messageBar = new QFrame;
     m_messageBar->setObjectName(QStringLiteral("messageBar"));
@@ -178,11 +202,11 @@ MainWindow::MainWindow(QWidget* parent)
     m_progressDelay->setSingleShot(true);
     m_progressDelay->setInterval(150);
     connect(m_progressDelay, &QTimer::timeout, this, [this] { m_progress->setVisible(m_runner->isRunning()); });
+}
 
-    createDocks();
-    createActions();
-    createToolbars();
-
+// What an edit sets off: the live simulation, the autosave, the title and the lesson panel.
+void MainWindow::connectEditing()
+{
     // Live simulation: every edit (and undo/redo) re-simulates, coalesced per event-loop turn.
     m_liveTimer->setSingleShot(true);
     m_liveTimer->setInterval(0);
@@ -200,8 +224,11 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_model->undoStack(), &QUndoStack::indexChanged, m_autosaveTimer, qOverload<>(&QTimer::start));
     connect(m_model->undoStack(), &QUndoStack::cleanChanged, m_autosaveTimer, qOverload<>(&QTimer::start));
     connect(m_model, &ScenarioModel::scenarioChanged, this, &MainWindow::updateLesson);
+}
 
-    // Runs.
+// What a run's end, failure, cancel and progress show.
+void MainWindow::connectRuns()
+{
     connect(m_runner, &RunController::finished, this,
             [this](std::shared_ptr<const AnalyzedTrace> trace, RunBackend b, double ms) {
                 clearError();
@@ -244,8 +271,11 @@ MainWindow::MainWindow(QWidget* parent)
         }
     });
     connect(m_runner, &RunController::gpuStatusChanged, this, &MainWindow::updateGpuChoice);
+}
 
-    // Selection: timeline ⇄ span table ⇄ inspector.
+// Selection: timeline ⇄ span table ⇄ inspector; the editor's and the gallery's requests.
+void MainWindow::connectSelection()
+{
     connect(m_timeline, &TimelineView::spanSelected, this, [this](int span) {
         m_inspector->showSpan(span);
         selectSpanInTable(span);
@@ -272,12 +302,6 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_editor, &ScenarioEditor::editCopyRequested, this, &MainWindow::editScenarioCopy);
     connect(m_gallery, &LessonGallery::openRequested, this,
             [this](const QString& id, const QString& variant) { openPath(id, variant); });
-
-    readSettings();
-    updateGpuChoice();
-    updateTitle();
-    updateLesson();
-    rebuildRecentMenu();
 }
 
 MainWindow::~MainWindow()
