@@ -173,150 +173,201 @@ void Simulation::hostStep(int h)
         }
     }
     const size_t opIndex = a.opIndex++;
-    const Op& op = th.ops[opIndex];
-    const PlannedOp po = m_plan.plannedOp(h, int(opIndex), a.iteration, a.task);
-    const DeviceProfile& prof = *m_devices[size_t(ph.device)].profile;
+    const HostCall c = beginCall(h, th.ops[opIndex], int(opIndex));
 
+    CallEnd end = CallEnd::Returned;
+    switch (c.op.kind) {
+    case OpKind::Kernel:
+    case OpKind::Memcpy:
+    case OpKind::Memset:
+    case OpKind::HostFunc: end = issueStreamWork(c); break;
+    case OpKind::Graph: end = launchGraph(c); break;
+    case OpKind::Record: recordEvent(c); break;
+    case OpKind::Wait: waitEvent(c); break;
+    case OpKind::StreamSync: end = syncStream(c); break;
+    case OpKind::EventSync: end = syncEvent(c); break;
+    case OpKind::DeviceSync:
+    case OpKind::Malloc:
+    case OpKind::Free: end = syncDevice(c); break;
+    case OpKind::HostWork:
+        callRecord(c).apiKind = SpanKind::HostWork;
+        endCall(c, int64_t(std::llround(c.op.durationUs * 1000.0)));
+        break;
+    }
+    if (end == CallEnd::Abandoned)
+        return;
+    if (end == CallEnd::Returned) {
+        a.now = m_out.records[size_t(h)][c.recIndex].apiEnd;
+        schedule(a.now, EvType::HostStep, uint32_t(h));
+    }
+}
+
+// The API call's record, started when the host thread reaches the op (after the host time a replay measured
+// before it).
+Simulation::HostCall Simulation::beginCall(int h, const Op& op, int opIndex)
+{
+    auto& a = m_agents[size_t(h)];
+    const auto& ph = m_plan.hostThreads[size_t(h)];
+    const PlannedOp po = m_plan.plannedOp(h, opIndex, a.iteration, a.task);
     auto& records = m_out.records[size_t(h)];
     const auto recIndex = uint32_t(records.size());
     records.push_back({});
     OpRecord& r = records.back();
     r.thread = ph.thread;
-    r.op = int(opIndex);
+    r.op = opIndex;
     r.iteration = a.iteration;
     r.task = a.task;
     r.stream = po.stream;
-    const MeasuredOpKey key{ph.thread, int(opIndex), -1};
+    const MeasuredOpKey key{ph.thread, opIndex, -1};
     // Replay: the host time the recorded thread spent before this call, outside CUDA calls.
     if (const auto gap = m_options.measuredHostGapNs.find(key); gap != m_options.measuredHostGapNs.end())
         a.now += std::max<int64_t>(0, gap->second);
     r.apiStart = a.now;
-    const RecordRef self{uint32_t(h), recIndex};
-    bool blocked = false;
+    return HostCall{h, op, opIndex, po, *m_devices[size_t(ph.device)].profile, recIndex,
+                    RecordRef{uint32_t(h), recIndex}, key};
+}
 
-    auto simpleCall = [&](int64_t cost) { records[recIndex].apiEnd = a.now + measuredHost(key, cost); };
+OpRecord& Simulation::callRecord(const HostCall& c)
+{
+    return m_out.records[size_t(c.h)][c.recIndex];
+}
 
-    switch (op.kind) {
-    case OpKind::Kernel:
-    case OpKind::Memcpy:
-    case OpKind::Memset:
-    case OpKind::HostFunc: {
-        // A launch into another stream than the thread's previous one costs the host more (round-robin).
-        const bool switched = a.lastLaunchStream >= 0 && a.lastLaunchStream != po.stream;
-        const int64_t cost = op.kind == OpKind::Kernel ? (switched ? prof.launchApiRoundRobinNs : prof.launchApiNs)
-            : op.kind == OpKind::HostFunc             ? prof.hostFuncApiNs
-                                                      : prof.copyApiNs;
-        if (op.kind == OpKind::Kernel)
-            a.lastLaunchStream = po.stream;
-        simpleCall(cost);
-        const uint32_t g = makeGpuOp(op, po.stream, self, false);
+// The call returns after `cost` (or the host time a replay measured for it).
+void Simulation::endCall(const HostCall& c, int64_t cost)
+{
+    callRecord(c).apiEnd = m_agents[size_t(c.h)].now + measuredHost(c.key, cost);
+}
+
+// A kernel launch, copy, memset or host function: the API call, then the work queued in its stream.
+Simulation::CallEnd Simulation::issueStreamWork(const HostCall& c)
+{
+    const Op& op = c.op;
+    const DeviceProfile& prof = c.prof;
+    auto& a = m_agents[size_t(c.h)];
+    // A launch into another stream than the thread's previous one costs the host more (round-robin).
+    const bool switched = a.lastLaunchStream >= 0 && a.lastLaunchStream != c.po.stream;
+    const int64_t cost = op.kind == OpKind::Kernel ? (switched ? prof.launchApiRoundRobinNs : prof.launchApiNs)
+        : op.kind == OpKind::HostFunc             ? prof.hostFuncApiNs
+                                                  : prof.copyApiNs;
+    if (op.kind == OpKind::Kernel)
+        a.lastLaunchStream = c.po.stream;
+    endCall(c, cost);
+    const uint32_t g = makeGpuOp(op, c.po.stream, c.self, false);
+    if (g == kNone)
+        return CallEnd::Abandoned;
+    callRecord(c).gpuKind = gpuSpanKindOf(op);
+    issue(g, c.po.stream, callRecord(c).apiEnd + prof.launchLatencyNs, c.self);
+    if (op.kind == OpKind::Memcpy && !op.pinned && (op.copy == CopyKind::H2D || op.copy == CopyKind::D2H)) {
+        // Pageable memory: the runtime stages the copy and returns only when it is done.
+        if (waitFor({g}, c.h, c.recIndex, 1000, 0))
+            return CallEnd::Blocked;
+    }
+    return CallEnd::Returned;
+}
+
+// A graph launch: one API call, then every node queued in the graph's stream at once.
+Simulation::CallEnd Simulation::launchGraph(const HostCall& c)
+{
+    const Op& op = c.op;
+    const auto& a = m_agents[size_t(c.h)];
+    const auto& ph = m_plan.hostThreads[size_t(c.h)];
+    auto& records = m_out.records[size_t(c.h)];
+    endCall(c, c.prof.graphLaunchApiNs + c.prof.graphLaunchApiPerNodeNs * int64_t(op.ops.size()));
+    const int64_t launch = records[c.recIndex].apiEnd + c.prof.launchLatencyNs;
+    for (size_t n = 0; n < op.ops.size(); ++n) {
+        OpRecord node;
+        node.thread = ph.thread;
+        node.op = c.opIndex;
+        node.node = int(n);
+        node.iteration = a.iteration;
+        node.task = a.task;
+        node.stream = c.po.stream;
+        node.gpuKind = gpuSpanKindOf(op.ops[n]);
+        const RecordRef nodeRef{uint32_t(c.h), uint32_t(records.size())};
+        records.push_back(node);
+        const uint32_t g = makeGpuOp(op.ops[n], c.po.stream, nodeRef, true);
         if (g == kNone)
-            return;
-        records[recIndex].gpuKind = gpuSpanKindOf(op);
-        issue(g, po.stream, records[recIndex].apiEnd + prof.launchLatencyNs, self);
-        if (op.kind == OpKind::Memcpy && !op.pinned && (op.copy == CopyKind::H2D || op.copy == CopyKind::D2H)) {
-            // Pageable memory: the runtime stages the copy and returns only when it is done.
-            blocked = waitFor({g}, h, recIndex, 1000, 0);
-        }
-        break;
+            return CallEnd::Abandoned;
+        issue(g, c.po.stream, launch, nodeRef);
+        if (n == 0)
+            m_out.deps.push_back({c.self, nodeRef, FlowKind::Launch, true, false});
     }
-    case OpKind::Graph: {
-        simpleCall(prof.graphLaunchApiNs + prof.graphLaunchApiPerNodeNs * int64_t(op.ops.size()));
-        const int64_t launch = records[recIndex].apiEnd + prof.launchLatencyNs;
-        for (size_t n = 0; n < op.ops.size(); ++n) {
-            OpRecord node;
-            node.thread = ph.thread;
-            node.op = int(opIndex);
-            node.node = int(n);
-            node.iteration = a.iteration;
-            node.task = a.task;
-            node.stream = po.stream;
-            node.gpuKind = gpuSpanKindOf(op.ops[n]);
-            const RecordRef nodeRef{uint32_t(h), uint32_t(records.size())};
-            records.push_back(node);
-            const uint32_t g = makeGpuOp(op.ops[n], po.stream, nodeRef, true);
-            if (g == kNone)
-                return;
-            issue(g, po.stream, launch, nodeRef);
-            if (n == 0)
-                m_out.deps.push_back({self, nodeRef, FlowKind::Launch, true, false});
-        }
-        break;
+    return CallEnd::Returned;
+}
+
+// cudaEventRecord: a marker in the stream that the event captures (and the last real op, for flows).
+void Simulation::recordEvent(const HostCall& c)
+{
+    endCall(c, c.prof.eventRecordApiNs);
+    auto& st = m_streams[size_t(c.po.stream)];
+    auto& ev = m_events[size_t(c.op.eventIndex)];
+    ev.capturedRealOp = st.lastRealOp;
+    ev.capturedReal = st.lastReal;
+    const uint32_t m = newMarker(c.po.stream);
+    issue(m, c.po.stream, callRecord(c).apiEnd + c.prof.launchLatencyNs, c.self);
+    ev.capturedOp = m;
+}
+
+// cudaStreamWaitEvent: a marker in the stream that depends on the event's marker.
+void Simulation::waitEvent(const HostCall& c)
+{
+    endCall(c, c.prof.streamWaitApiNs);
+    const auto& ev = m_events[size_t(c.op.eventIndex)];
+    const uint32_t m = newMarker(c.po.stream);
+    // Waiting on an event never recorded is a no-op (CUDA semantics).
+    if (ev.capturedOp != kNone)
+        addDep(ev.capturedOp, m, 0);
+    if (ev.capturedRealOp != kNone)
+        m_streams[size_t(c.po.stream)].pendingEventFlows.push_back(ev.capturedReal);
+    issue(m, c.po.stream, callRecord(c).apiEnd + c.prof.launchLatencyNs, c.self);
+}
+
+// cudaStreamSynchronize: blocks until the stream's last op is done.
+Simulation::CallEnd Simulation::syncStream(const HostCall& c)
+{
+    callRecord(c).apiKind = SpanKind::Sync;
+    const auto& st = m_streams[size_t(c.po.stream)];
+    syncFlows({c.po.stream}, c.self, FlowKind::Sync);
+    if (st.lastOp != kNone && m_ops[st.lastOp].state != OpState::Done)
+        return waitFor({st.lastOp}, c.h, c.recIndex, c.prof.eventSyncWakeNs, 0) ? CallEnd::Blocked
+                                                                                : CallEnd::Returned;
+    endCall(c, c.prof.syncApiNs);
+    return CallEnd::Returned;
+}
+
+// cudaEventSynchronize: blocks until the event's marker is reached.
+Simulation::CallEnd Simulation::syncEvent(const HostCall& c)
+{
+    callRecord(c).apiKind = SpanKind::Sync;
+    const auto& ev = m_events[size_t(c.op.eventIndex)];
+    if (ev.capturedRealOp != kNone && m_ops[ev.capturedRealOp].state != OpState::Done)
+        m_out.deps.push_back({ev.capturedReal, c.self, FlowKind::Sync, false, true});
+    if (ev.capturedOp != kNone && m_ops[ev.capturedOp].state != OpState::Done)
+        return waitFor({ev.capturedOp}, c.h, c.recIndex, c.prof.eventSyncWakeNs, 0) ? CallEnd::Blocked
+                                                                                    : CallEnd::Returned;
+    endCall(c, c.prof.syncApiNs);
+    return CallEnd::Returned;
+}
+
+// cudaDeviceSynchronize, and cudaMalloc / cudaFree, which synchronize the device implicitly: block until every
+// stream of the device is done.
+Simulation::CallEnd Simulation::syncDevice(const HostCall& c)
+{
+    const bool isSync = c.op.kind == OpKind::DeviceSync;
+    callRecord(c).apiKind = isSync ? SpanKind::Sync : SpanKind::ApiCall;
+    const auto& dev = m_devices[size_t(m_plan.hostThreads[size_t(c.h)].device)];
+    syncFlows(dev.streams, c.self, isSync ? FlowKind::Sync : FlowKind::Implicit);
+    std::vector<uint32_t> pending;
+    for (uint32_t s : dev.streams) {
+        const uint32_t last = m_streams[s].lastOp;
+        if (last != kNone && m_ops[last].state != OpState::Done)
+            pending.push_back(last);
     }
-    case OpKind::Record: {
-        simpleCall(prof.eventRecordApiNs);
-        auto& st = m_streams[size_t(po.stream)];
-        auto& ev = m_events[size_t(op.eventIndex)];
-        ev.capturedRealOp = st.lastRealOp;
-        ev.capturedReal = st.lastReal;
-        const uint32_t m = newMarker(po.stream);
-        issue(m, po.stream, records[recIndex].apiEnd + prof.launchLatencyNs, self);
-        ev.capturedOp = m;
-        break;
-    }
-    case OpKind::Wait: {
-        simpleCall(prof.streamWaitApiNs);
-        const auto& ev = m_events[size_t(op.eventIndex)];
-        const uint32_t m = newMarker(po.stream);
-        // Waiting on an event never recorded is a no-op (CUDA semantics).
-        if (ev.capturedOp != kNone)
-            addDep(ev.capturedOp, m, 0);
-        if (ev.capturedRealOp != kNone)
-            m_streams[size_t(po.stream)].pendingEventFlows.push_back(ev.capturedReal);
-        issue(m, po.stream, records[recIndex].apiEnd + prof.launchLatencyNs, self);
-        break;
-    }
-    case OpKind::StreamSync: {
-        records[recIndex].apiKind = SpanKind::Sync;
-        const auto& st = m_streams[size_t(po.stream)];
-        syncFlows({po.stream}, self, FlowKind::Sync);
-        if (st.lastOp != kNone && m_ops[st.lastOp].state != OpState::Done)
-            blocked = waitFor({st.lastOp}, h, recIndex, prof.eventSyncWakeNs, 0);
-        else
-            simpleCall(prof.syncApiNs);
-        break;
-    }
-    case OpKind::EventSync: {
-        records[recIndex].apiKind = SpanKind::Sync;
-        const auto& ev = m_events[size_t(op.eventIndex)];
-        if (ev.capturedRealOp != kNone && m_ops[ev.capturedRealOp].state != OpState::Done)
-            m_out.deps.push_back({ev.capturedReal, self, FlowKind::Sync, false, true});
-        if (ev.capturedOp != kNone && m_ops[ev.capturedOp].state != OpState::Done)
-            blocked = waitFor({ev.capturedOp}, h, recIndex, prof.eventSyncWakeNs, 0);
-        else
-            simpleCall(prof.syncApiNs);
-        break;
-    }
-    case OpKind::DeviceSync:
-    case OpKind::Malloc:
-    case OpKind::Free: {
-        const bool isSync = op.kind == OpKind::DeviceSync;
-        records[recIndex].apiKind = isSync ? SpanKind::Sync : SpanKind::ApiCall;
-        const auto& dev = m_devices[size_t(ph.device)];
-        // cudaMalloc and cudaFree synchronize the device implicitly.
-        syncFlows(dev.streams, self, isSync ? FlowKind::Sync : FlowKind::Implicit);
-        std::vector<uint32_t> pending;
-        for (uint32_t s : dev.streams) {
-            const uint32_t last = m_streams[s].lastOp;
-            if (last != kNone && m_ops[last].state != OpState::Done)
-                pending.push_back(last);
-        }
-        const int64_t extra = isSync ? 0 : measuredHost(key, prof.mallocApiNs);
-        if (!pending.empty())
-            blocked = waitFor(pending, h, recIndex, prof.eventSyncWakeNs, extra);
-        else
-            simpleCall(isSync ? prof.syncApiNs : prof.mallocApiNs);
-        break;
-    }
-    case OpKind::HostWork:
-        records[recIndex].apiKind = SpanKind::HostWork;
-        simpleCall(int64_t(std::llround(op.durationUs * 1000.0)));
-        break;
-    }
-    if (!blocked) {
-        a.now = m_out.records[size_t(h)][recIndex].apiEnd;
-        schedule(a.now, EvType::HostStep, uint32_t(h));
-    }
+    const int64_t extra = isSync ? 0 : measuredHost(c.key, c.prof.mallocApiNs);
+    if (!pending.empty())
+        return waitFor(pending, c.h, c.recIndex, c.prof.eventSyncWakeNs, extra) ? CallEnd::Blocked : CallEnd::Returned;
+    endCall(c, isSync ? c.prof.syncApiNs : c.prof.mallocApiNs);
+    return CallEnd::Returned;
 }
 
 // Sync/implicit flows from the last real op of each stream that is still running to a host call.

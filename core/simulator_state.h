@@ -191,6 +191,29 @@ private:
     void threadFinished(int h);
     void maybeEndIteration();
     void hostStep(int h);
+    // One host call being simulated: its op, where the plan puts it, its record and the profile's costs.
+    struct HostCall {
+        int h;
+        const Op& op;
+        int opIndex;
+        PlannedOp po;
+        const DeviceProfile& prof;
+        uint32_t recIndex;
+        RecordRef self;
+        MeasuredOpKey key;
+    };
+    // How a call ends: it returned (the thread goes on), it blocks until woken, or the simulation failed.
+    enum class CallEnd { Returned, Blocked, Abandoned };
+    HostCall beginCall(int h, const Op& op, int opIndex);
+    OpRecord& callRecord(const HostCall& c);
+    void endCall(const HostCall& c, int64_t cost);
+    CallEnd issueStreamWork(const HostCall& c);
+    CallEnd launchGraph(const HostCall& c);
+    void recordEvent(const HostCall& c);
+    void waitEvent(const HostCall& c);
+    CallEnd syncStream(const HostCall& c);
+    CallEnd syncEvent(const HostCall& c);
+    CallEnd syncDevice(const HostCall& c);
     void syncFlows(const std::vector<uint32_t>& streams, RecordRef to, FlowKind kind);
     void syncFlows(std::initializer_list<int> streams, RecordRef to, FlowKind kind);
     bool waitFor(const std::vector<uint32_t>& ops, int h, uint32_t record, int64_t wakeNs, int64_t extraNs);
