@@ -70,4 +70,3 @@ Status SimulatorBackend::finish(Recording&)
 }
 
 } // namespace streamscope
-

@@ -223,8 +223,8 @@ Simulation::HostCall Simulation::beginCall(int h, const Op& op, int opIndex)
     if (const auto gap = m_options.measuredHostGapNs.find(key); gap != m_options.measuredHostGapNs.end())
         a.now += std::max<int64_t>(0, gap->second);
     r.apiStart = a.now;
-    return HostCall{h, op, opIndex, po, *m_devices[size_t(ph.device)].profile, recIndex,
-                    RecordRef{uint32_t(h), recIndex}, key};
+    return HostCall{
+        h, op, opIndex, po, *m_devices[size_t(ph.device)].profile, recIndex, RecordRef{uint32_t(h), recIndex}, key};
 }
 
 OpRecord& Simulation::callRecord(const HostCall& c)
@@ -247,8 +247,8 @@ Simulation::CallEnd Simulation::issueStreamWork(const HostCall& c)
     // A launch into another stream than the thread's previous one costs the host more (round-robin).
     const bool switched = a.lastLaunchStream >= 0 && a.lastLaunchStream != c.po.stream;
     const int64_t cost = op.kind == OpKind::Kernel ? (switched ? prof.launchApiRoundRobinNs : prof.launchApiNs)
-        : op.kind == OpKind::HostFunc             ? prof.hostFuncApiNs
-                                                  : prof.copyApiNs;
+        : op.kind == OpKind::HostFunc              ? prof.hostFuncApiNs
+                                                   : prof.copyApiNs;
     if (op.kind == OpKind::Kernel)
         a.lastLaunchStream = c.po.stream;
     endCall(c, cost);
@@ -329,8 +329,7 @@ Simulation::CallEnd Simulation::syncStream(const HostCall& c)
     const auto& st = m_streams[size_t(c.po.stream)];
     syncFlows({c.po.stream}, c.self, FlowKind::Sync);
     if (st.lastOp != kNone && m_ops[st.lastOp].state != OpState::Done)
-        return waitFor({st.lastOp}, c.h, c.recIndex, c.prof.eventSyncWakeNs, 0) ? CallEnd::Blocked
-                                                                                : CallEnd::Returned;
+        return waitFor({st.lastOp}, c.h, c.recIndex, c.prof.eventSyncWakeNs, 0) ? CallEnd::Blocked : CallEnd::Returned;
     endCall(c, c.prof.syncApiNs);
     return CallEnd::Returned;
 }

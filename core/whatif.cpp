@@ -89,7 +89,7 @@ void scaleKernelWork(Op& op, double f, int spinDecimals)
         }
         break;
     case KernelKind::Empty: break;
-    case KernelKind::Matmul: scaledSize(std::cbrt(f)); break;   // n^3 work
+    case KernelKind::Matmul: scaledSize(std::cbrt(f)); break;    // n^3 work
     case KernelKind::Transpose: scaledSize(std::sqrt(f)); break; // n^2 work
     case KernelKind::Fma:
     case KernelKind::Triad:

@@ -11,7 +11,6 @@
 #include "analysis_panel.h"
 #include "calibrate_dialog.h"
 #include "compare_view.h"
-#include "whatif_dialog.h"
 #include "format.h"
 #include "image_export.h"
 #include "lesson_gallery.h"
@@ -33,6 +32,7 @@
 #include "timing_text.h"
 #include "trace_import.h"
 #include "trace_json.h"
+#include "whatif_dialog.h"
 #include "worker.h"
 
 #include <QAction>
@@ -67,9 +67,9 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QSortFilterProxyModel>
-#include <QStandardPaths>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <QStandardPaths>
 #include <QStatusBar>
 #include <QTableView>
 #include <QThread>
@@ -323,7 +323,6 @@ QuickControls* MainWindow::quickControls() const
     return m_editor->quickControls();
 }
 
-
 // ---- construction ----------------------------------------------------------------------------------------------
 
 void MainWindow::createDocks()
@@ -414,7 +413,6 @@ void MainWindow::createDocks()
     resizeDocks({analysisDock, inspectorDock}, {520, 320}, Qt::Vertical);
     resizeDocks({spansDock}, {250}, Qt::Vertical);
 }
-
 
 // ---- window events ---------------------------------------------------------------------------------------------
 

@@ -13,8 +13,8 @@ inline QDockWidget* makeDock(const QString& title, const QString& objectName, QW
     auto* dock = new QDockWidget(title, parent);
     dock->setObjectName(objectName);
     dock->setWidget(content);
-    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
-                      QDockWidget::DockWidgetClosable);
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable
+                      | QDockWidget::DockWidgetClosable);
     return dock;
 }
 

@@ -179,9 +179,8 @@ void SweepView::startSimulation()
                     point.error = "not simulated";
                 else
                     point = result.front();
-                postToGuiThread(self, [generation, i, point](SweepView& v) {
-                    v.addSimulatedPoint(generation, int(i), point);
-                });
+                postToGuiThread(
+                    self, [generation, i, point](SweepView& v) { v.addSimulatedPoint(generation, int(i), point); });
             }
             return Outcome{};
         },
@@ -193,9 +192,8 @@ void SweepView::startSimulation()
             if (out.ended == Ended::Cancelled)
                 return;
             v.m_lastSimMs = double(v.m_clock.nsecsElapsed()) / 1e6;
-            v.finishSweep(QStringLiteral("Simulated %1 values in %2.")
-                              .arg(v.m_points.size())
-                              .arg(formatNs(v.m_lastSimMs * 1e6)));
+            v.finishSweep(
+                QStringLiteral("Simulated %1 values in %2.").arg(v.m_points.size()).arg(formatNs(v.m_lastSimMs * 1e6)));
         });
 }
 

@@ -38,22 +38,23 @@ void runOffGuiThread(Context* context, quint64 Context::*generation, Work work, 
 {
     const quint64 asked = context->*generation;
     QPointer<Context> self(context);
-    QThread* worker = QThread::create([self, generation, asked, work = std::move(work), done = std::move(done)]() mutable {
-        const auto current = [generation, asked](Context& c) { return c.*generation == asked; };
-        if constexpr (std::is_void_v<std::invoke_result_t<Work&>>) {
-            work();
-            postToGuiThread(self, [current, done = std::move(done)](Context& c) mutable {
-                if (current(c))
-                    done(c);
-            });
-        } else {
-            auto result = std::make_shared<std::invoke_result_t<Work&>>(work());
-            postToGuiThread(self, [current, result, done = std::move(done)](Context& c) mutable {
-                if (current(c))
-                    done(c, std::move(*result));
-            });
-        }
-    });
+    QThread* worker =
+        QThread::create([self, generation, asked, work = std::move(work), done = std::move(done)]() mutable {
+            const auto current = [generation, asked](Context& c) { return c.*generation == asked; };
+            if constexpr (std::is_void_v<std::invoke_result_t<Work&>>) {
+                work();
+                postToGuiThread(self, [current, done = std::move(done)](Context& c) mutable {
+                    if (current(c))
+                        done(c);
+                });
+            } else {
+                auto result = std::make_shared<std::invoke_result_t<Work&>>(work());
+                postToGuiThread(self, [current, result, done = std::move(done)](Context& c) mutable {
+                    if (current(c))
+                        done(c, std::move(*result));
+                });
+            }
+        });
     QObject::connect(worker, &QThread::finished, worker, &QObject::deleteLater);
     worker->start();
 }
