@@ -8,10 +8,10 @@
 // readers finalize). An unfinalized trace is analysed on a finalized copy, and indices then refer to that order.
 #pragma once
 
+#include "duration_format.h" // formatDuration, which the reports write every duration with
 #include "metrics.h"
 #include "result.h"
 #include "scenario.h"
-#include "simulator.h"
 #include "trace.h"
 
 #include <array>
@@ -238,9 +238,6 @@ std::string analysisToJson(const Trace& trace, const TraceAnalysis& analysis, co
 std::string analysisReport(const Trace& trace, const ReportOptions& options = {});
 std::string analysisReport(const Trace& trace, const TraceAnalysis& analysis, const CriticalPath& path,
                            const std::vector<Diagnostic>& diagnostics, const ReportOptions& options = {});
-
-// "850 ns", "12.5 µs", "3.21 ms", "1.234 s".
-std::string formatDuration(int64_t ns);
 
 // ---- comparison of two traces -----------------------------------------------------------------------------------
 

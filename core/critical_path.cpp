@@ -281,19 +281,21 @@ int rank(PathReason r)
 
 } // namespace
 
-CriticalPath criticalPath(const Trace& input)
+namespace {
+
+// A span on the critical path and why it could start: what released it (and, for a resource, what held it).
+struct PathLink {
+    uint32_t span;
+    PathReason reason; // why it could start: what released it
+    Held held;         // reason Resource: what held it
+};
+
+// Where the walk starts: the span that ends last; among equal ends a GPU span, then the one that started last.
+// Ranges (CPU ops, annotations) enclose the work and are none of it.
+uint32_t lastSpan(const Trace& trace)
 {
-    Trace storage;
-    const Trace& trace = finalizedView(input, storage);
-    CriticalPath path;
     const auto& s = trace.spans;
     const size_t n = s.size();
-    if (n == 0)
-        return path;
-    const IncomingFlows incoming(trace);
-
-    // The span that ends last; among equal ends a GPU span, then the one that started last. Ranges (CPU ops,
-    // annotations) enclose the work and are none of it.
     uint32_t cur = 0;
     while (cur + 1 < n && s.kind[cur] == SpanKind::Range)
         ++cur;
@@ -309,7 +311,16 @@ CriticalPath criticalPath(const Trace& input)
         if (gi != gc ? gi : s.start[i] > s.start[cur])
             cur = i;
     }
+    return cur;
+}
 
+// The walk back from `cur`: at each span, the predecessor that ended last (the track's previous span, a flow into
+// it, what a sync without flows waited for), or what held a GPU span that was ready and started later.
+std::vector<PathLink> walkBack(const Trace& trace, uint32_t cur)
+{
+    const auto& s = trace.spans;
+    const size_t n = s.size();
+    const IncomingFlows incoming(trace);
     // Stream tracks per device, for host syncs that carry no sync flows (imported traces).
     std::map<int, std::vector<uint32_t>> streamTracks;
     for (uint32_t t = 0; t < trace.tracks.size(); ++t)
@@ -319,12 +330,7 @@ CriticalPath criticalPath(const Trace& input)
         }
 
     const ResourceHolders resources(trace);
-    struct Link {
-        uint32_t span;
-        PathReason reason; // why it could start: what released it
-        Held held;         // reason Resource: what held it
-    };
-    std::vector<Link> chain; // from the end backwards
+    std::vector<PathLink> chain; // from the end backwards
     for (size_t guard = 0; guard <= n; ++guard) {
         uint32_t best = kNone;
         PathReason bestReason = PathReason::Start;
@@ -402,7 +408,13 @@ CriticalPath criticalPath(const Trace& input)
             break;
         cur = best;
     }
+    return chain;
+}
 
+// The chain, first span first, as the path's segments with their contributions and the idle time between them.
+void addSegments(const Trace& trace, std::vector<PathLink> chain, CriticalPath& path)
+{
+    const auto& s = trace.spans;
     std::reverse(chain.begin(), chain.end());
     // chain[k].reason is why chain[k] could start after chain[k-1]; the first has none.
     path.segments.reserve(chain.size());
@@ -441,6 +453,18 @@ CriticalPath criticalPath(const Trace& input)
     path.startNs = path.segments.front().start;
     path.endNs = path.segments.back().end;
     path.lengthNs = path.endNs - path.startNs;
+}
+
+} // namespace
+
+CriticalPath criticalPath(const Trace& input)
+{
+    Trace storage;
+    const Trace& trace = finalizedView(input, storage);
+    CriticalPath path;
+    if (trace.spans.size() == 0)
+        return path;
+    addSegments(trace, walkBack(trace, lastSpan(trace)), path);
     return path;
 }
 

@@ -72,6 +72,31 @@ std::vector<double> defaultSweepValues(SweepKnob knob)
     return {};
 }
 
+void scaleKernelWork(Op& op, double f, int spinDecimals)
+{
+    if (op.kind != OpKind::Kernel)
+        return;
+    const auto scaledSize = [&](double work) {
+        if (op.size > 0)
+            op.size = std::max<int64_t>(1, std::llround(double(op.size) * work));
+    };
+    switch (op.kernel) {
+    case KernelKind::Spin:
+        op.durationUs *= f;
+        if (spinDecimals >= 0) {
+            const double scale = std::pow(10.0, spinDecimals);
+            op.durationUs = std::max(1.0 / scale, std::round(op.durationUs * scale) / scale);
+        }
+        break;
+    case KernelKind::Empty: break;
+    case KernelKind::Matmul: scaledSize(std::cbrt(f)); break;    // n^3 work
+    case KernelKind::Transpose: scaledSize(std::sqrt(f)); break; // n^2 work
+    case KernelKind::Fma:
+    case KernelKind::Triad:
+    case KernelKind::Reduce: scaledSize(f); break;
+    }
+}
+
 namespace {
 
 constexpr int64_t kMaxUnrolledOps = 100000;
@@ -89,23 +114,14 @@ bool usesStream(OpKind k)
     return startsChain(k) || k == OpKind::Record || k == OpKind::Wait || k == OpKind::StreamSync;
 }
 
-// Scales the work of one op (graph nodes included) by `f`: durations and copy sizes linearly, problem sizes so
-// that the kernel's work scales by f (matmul n^3, transpose n^2).
+// Scales the work of one op (graph nodes included) by `f`: kernels by scaleKernelWork, copy sizes and host
+// durations linearly.
 void scaleOp(Op& op, double f, bool kernelsOnly)
 {
     for (auto& node : op.ops)
         scaleOp(node, f, kernelsOnly);
     if (op.kind == OpKind::Kernel) {
-        op.durationUs *= f;
-        if (op.size > 0) {
-            double s = double(op.size);
-            switch (op.kernel) {
-            case KernelKind::Matmul: s *= std::cbrt(f); break;
-            case KernelKind::Transpose: s *= std::sqrt(f); break;
-            default: s *= f; break;
-            }
-            op.size = std::max<int64_t>(1, std::llround(s));
-        }
+        scaleKernelWork(op, f);
         return;
     }
     if (kernelsOnly)
@@ -116,7 +132,13 @@ void scaleOp(Op& op, double f, bool kernelsOnly)
         op.durationUs *= f;
 }
 
-Result<Scenario> rewriteStreams(const Scenario& in, int n)
+// The streams sweep (and a replay's streams=N): the scenario's ordinary streams replaced by N new ones per device,
+// named s0..s<N-1>, and its chains of stream work (consecutive ops of a thread in one stream) dealt to them
+// round-robin across all threads, repeats unrolled so that they are dealt too. Not the quick controls'
+// streams-per-thread knob (ui/quick_settings.cpp, spreadChunksOverStreams), which keeps each thread's own streams
+// and names, adds or drops streams per thread, and moves whole chunks; the sweep asks "what would N streams do for
+// this work", the knob edits the scenario the user keeps.
+Result<Scenario> dealChainsToNewStreams(const Scenario& in, int n)
 {
     Scenario out = in;
     out.variants.clear();
@@ -209,7 +231,7 @@ Result<Scenario> sweepScenario(const Scenario& scenario, SweepKnob knob, double 
         const long n = std::lround(value);
         if (n < 1 || n > kMaxSweepStreams)
             return Error{{}, {}, "number of streams must be 1.." + std::to_string(kMaxSweepStreams)};
-        return rewriteStreams(scenario, int(n));
+        return dealChainsToNewStreams(scenario, int(n));
     }
     case SweepKnob::Chunks: {
         const long n = std::lround(value);

@@ -35,6 +35,13 @@ std::optional<SweepKnob> sweepKnobFromString(std::string_view);
 // The values a GUI or CLI sweeps by default: streams 1..16, chunks 1, 2, 4, 8, 16, kernel size 0.25 .. 4.
 std::vector<double> defaultSweepValues(SweepKnob knob);
 
+// Scales the work of one kernel by `f`, the rule the kernel-size sweep and the quick controls' kernel knob share:
+// spin kernels' durations linearly, problem sizes so that the work scales by f (matmul n^3 work, transpose n^2,
+// fma/triad/reduce n); empty kernels and other ops are left alone, graph nodes are the caller's to visit.
+// `spinDecimals` >= 0 rounds spin durations to that many decimals of a microsecond (at least one such step), as
+// the quick controls show them; -1 keeps them exact, as the sweep does.
+void scaleKernelWork(Op& op, double f, int spinDecimals = -1);
+
 struct SweepSpec {
     SweepKnob knob = SweepKnob::Streams;
     std::vector<double> values;   // empty: defaultSweepValues(knob)

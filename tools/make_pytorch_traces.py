@@ -11,7 +11,7 @@ Writes, into the directory given:
     copy-pipeline.json          H2D copy -> kernel -> D2H copy per chunk, pinned host memory, two streams
 
 and beside each a NAME.provenance.json: the GPU, driver, torch and CUDA versions, the command, the date, and the
-counts tests/core/tst_import_export.cpp checks the import against (GPU work per device and stream, CUDA API calls,
+counts tests/core/tst_pytorch_trace.cpp checks the import against (GPU work per device and stream, CUDA API calls,
 launch links, stream waits), taken here from the profiler's own events with Python's json module.
 
 Traces are torch.profiler's export_chrome_trace output, unedited. CUDA synchronization records

@@ -6,6 +6,7 @@
 #include "run_controller.h"
 #include "scenario_json.h"
 #include "timeline_view.h"
+#include "worker.h"
 
 #include <QApplication>
 #include <QFileInfo>
@@ -301,18 +302,11 @@ protected:
     }
 };
 
-// "4.04 ms": three significant digits, for labels on narrow bars.
+// "4.04 ms": three significant digits, for labels on narrow bars (bar lengths are never negative).
 QString shortDuration(int64_t ns)
 {
-    const double a = double(ns);
-    auto three = [](double v) { return QString::number(v, 'f', v >= 100 ? 0 : v >= 10 ? 1 : 2); };
-    if (a < 1e3)
-        return QString::number(ns) + QStringLiteral(" ns");
-    if (a < 1e6)
-        return three(a / 1e3) + QStringLiteral(" µs");
-    if (a < 1e9)
-        return three(a / 1e6) + QStringLiteral(" ms");
-    return three(a / 1e9) + QStringLiteral(" s");
+    const DurationParts p = durationParts(double(ns), {DurationPrecision::Significant});
+    return QString::number(p.value, 'f', p.decimals) + QLatin1Char(' ') + QString::fromUtf8(p.unit);
 }
 
 } // namespace
@@ -681,30 +675,19 @@ QStringList CompareView::metricRow(const QString& metric) const
 
 void CompareView::start(const QString& what, std::function<Result<Loaded>()> work)
 {
-    const quint64 generation = ++m_generation;
+    ++m_generation;
     m_busy = true;
     showMessage(what, false);
-    QPointer<CompareView> self(this);
-    QThread* worker = QThread::create([self, generation, work = std::move(work)] {
-        auto result = std::make_shared<Result<Loaded>>(work());
-        QMetaObject::invokeMethod(
-            qApp,
-            [self, generation, result] {
-                if (!self || generation != self->m_generation)
-                    return;
-                self->m_busy = false;
-                if (!*result) {
-                    const QString message = qs(result->error().toString());
-                    self->showMessage(QStringLiteral("Could not compare: ") + message, true);
-                    Q_EMIT self->failed(message);
-                    return;
-                }
-                self->showLoaded(std::move(result->value()));
-            },
-            Qt::QueuedConnection);
+    runOffGuiThread(this, &CompareView::m_generation, std::move(work), [](CompareView& v, Result<Loaded> result) {
+        v.m_busy = false;
+        if (!result) {
+            const QString message = qs(result.error().toString());
+            v.showMessage(QStringLiteral("Could not compare: ") + message, true);
+            Q_EMIT v.failed(message);
+            return;
+        }
+        v.showLoaded(std::move(result.value()));
     });
-    connect(worker, &QThread::finished, worker, &QObject::deleteLater);
-    worker->start();
 }
 
 void CompareView::compareScenarios(std::shared_ptr<const Scenario> a, const QString& nameA,

@@ -24,14 +24,8 @@ QString formatBytes(int64_t bytes)
 
 QString formatNs(double ns)
 {
-    const double a = std::fabs(ns);
-    if (a < 1e3)
-        return QString::number(ns, 'f', 0) + QStringLiteral(" ns");
-    if (a < 1e6)
-        return QString::number(ns / 1e3, 'f', a < 1e4 ? 2 : 1) + QStringLiteral(" µs");
-    if (a < 1e9)
-        return QString::number(ns / 1e6, 'f', a < 1e7 ? 3 : 2) + QStringLiteral(" ms");
-    return QString::number(ns / 1e9, 'f', 3) + QStringLiteral(" s");
+    const DurationParts p = durationParts(ns, {DurationPrecision::Panel});
+    return QString::number(p.value, 'f', p.decimals) + QLatin1Char(' ') + QString::fromUtf8(p.unit);
 }
 
 QString formatSignedNs(double ns)

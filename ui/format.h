@@ -1,6 +1,7 @@
 // Small formatting helpers shared by the panels: sizes, durations, grids.
 #pragma once
 
+#include "duration_format.h" // the one duration rule (durationParts); formatNs is its Panel precision
 #include "scenario.h"
 
 #include <QString>
@@ -22,7 +23,7 @@ inline QString qs(std::string_view s)
 
 // "512 B", "16 MiB", "1.5 GiB"
 QString formatBytes(int64_t bytes);
-// "850 ns", "12.3 µs", "4.56 ms", "1.23 s"
+// "850 ns", "1.23 µs", "12.3 µs", "4.567 ms", "45.67 ms", "1.234 s" (DurationPrecision::Panel)
 QString formatNs(double ns);
 // formatNs with its sign always written: "+1.20 µs", "−12.3 µs" (a true minus sign), "0 ns"
 QString formatSignedNs(double ns);

@@ -1,15 +1,16 @@
 #include "image_export.h"
 
+#include "text_file.h"
 #include "timeline_plottable.h"
 #include "timeline_view.h"
 
+#include <QBuffer>
 #include <QFileInfo>
 #include <QFontInfo>
 #include <QImage>
 #include <QImageWriter>
 #include <QPageSize>
 #include <QPdfWriter>
-#include <QSaveFile>
 #include <QSvgGenerator>
 
 #include <algorithm>
@@ -104,9 +105,9 @@ struct TimelineImageRenderer {
         };
         const auto format = imageFormatForPath(path);
 
-        QSaveFile file(path);
-        if (!file.open(QIODevice::WriteOnly))
-            return fail(path + QStringLiteral(": cannot write: ") + file.errorString());
+        // Drawn into memory, then saved as every StreamScope file is (saveTextFileAtomic: renamed over the old one).
+        QBuffer file;
+        file.open(QIODevice::WriteOnly);
         const int w = size.width(), h = size.height();
         switch (*format) {
         case ImageFormat::Png: {
@@ -155,8 +156,11 @@ struct TimelineImageRenderer {
             break;
         }
         }
-        if (!file.commit())
-            return fail(path + QStringLiteral(": cannot write: ") + file.errorString());
+        file.close();
+        const QByteArray& bytes = file.data();
+        if (Status saved = saveTextFileAtomic(path.toStdString(), std::string(bytes.constData(), size_t(bytes.size())));
+            !saved)
+            return fail(QString::fromStdString(saved.error().toString()));
         return true;
     }
 };

@@ -172,6 +172,12 @@ protected:
 
 private:
     void createActions();
+    // The constructor's parts (main_window.cpp); the menus and toolbars are main_window_actions.cpp's.
+    void createPrompts();
+    void createCentre();
+    void connectEditing();
+    void connectRuns();
+    void connectSelection();
     void createDocks();
     void createToolbars();
     void applyDocument(LoadedDocument doc);

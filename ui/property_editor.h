@@ -58,6 +58,11 @@ private:
     void buildStream();
     void buildThread();
     void buildOp();
+    // The current op (a default one once it is gone), and an edit of it as one undo step named by the field.
+    using OpGetter = std::function<const Op&()>;
+    using OpEditor = std::function<void(const QString& field, const std::function<void(Op&)>& change)>;
+    void buildKernelFields(const Op& op, const OpGetter& get, const OpEditor& edit);
+    void buildCopyFields(const Op& op, const OpGetter& get, const OpEditor& edit);
 
     // Editors bound to a getter and a setter of the current item; the setter runs only on a real change.
     void addText(const QString& key, const QString& label, std::function<QString()> get,

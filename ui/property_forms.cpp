@@ -303,85 +303,8 @@ void PropertyEditor::buildOp()
                   /*editable=*/true);
 
     switch (op.kind) {
-    case OpKind::Kernel: {
-        std::vector<std::pair<QString, QVariant>> kernels;
-        for (KernelKind k : {KernelKind::Spin, KernelKind::Empty, KernelKind::Fma, KernelKind::Triad,
-                             KernelKind::Matmul, KernelKind::Transpose, KernelKind::Reduce})
-            kernels.emplace_back(qs(toString(k)), int(k));
-        addChoice(QStringLiteral("kernel"), QStringLiteral("Kernel"), kernels, [get] { return QVariant(int(get().kernel)); },
-                  [edit](const QVariant& v) {
-                      edit(QStringLiteral("kernel"), [&](Op& o) {
-                          o.kernel = KernelKind(v.toInt());
-                          if (o.kernel == KernelKind::Spin && o.durationUs <= 0)
-                              o.durationUs = 100;
-                          if (isSizeKernel(o.kernel) && o.size <= 0)
-                              o.size = o.kernel == KernelKind::Matmul ? 1024 : o.kernel == KernelKind::Transpose ? 4096 : 1 << 24;
-                      });
-                  });
-        if (op.kernel == KernelKind::Spin)
-            addNumber(QStringLiteral("duration_us"), QStringLiteral("Duration per block"), 0.0, 3.6e9, 2,
-                      [get] { return get().durationUs; },
-                      [edit](double v) { edit(QStringLiteral("duration"), [&](Op& o) { o.durationUs = v; }); },
-                      QStringLiteral(" µs"));
-        if (isSizeKernel(op.kernel)) {
-            addNumber(QStringLiteral("size"), QStringLiteral("Problem size"), 0, 1e15, 0,
-                      [get] { return double(get().size); },
-                      [edit](double v) { edit(QStringLiteral("size"), [&](Op& o) { o.size = int64_t(v); }); });
-            m_fields.back().editor->setToolTip(op.kernel == KernelKind::Matmul      ? QStringLiteral("n of an n×n×n multiply")
-                                               : op.kernel == KernelKind::Transpose ? QStringLiteral("n of an n×n transpose")
-                                               : op.kernel == KernelKind::Fma ? QStringLiteral("FMA iterations per thread")
-                                                                              : QStringLiteral("floats"));
-        }
-        if (hasDerivedGrid(op.kernel)) {
-            auto* fromSize = new QCheckBox(QStringLiteral("derived from the problem size"));
-            connect(fromSize, &QCheckBox::toggled, this, [edit](bool on) {
-                edit(QStringLiteral("grid"), [&](Op& o) {
-                    if (!on)
-                        o.grid = effectiveGrid(o);
-                    o.gridGiven = !on;
-                });
-            });
-            addField(QStringLiteral("grid-auto"), QStringLiteral("Grid"), fromSize, [fromSize, get] {
-                const QSignalBlocker b(fromSize);
-                fromSize->setChecked(!get().gridGiven);
-            });
-        }
-        addDim3(QStringLiteral("grid"), hasDerivedGrid(op.kernel) ? QString() : QStringLiteral("Grid"),
-                [get] { return effectiveGrid(get()); },
-                [edit](Dim3 d) {
-                    edit(QStringLiteral("grid"), [&](Op& o) {
-                        o.grid = d;
-                        o.gridGiven = true;
-                    });
-                });
-        if (hasDerivedGrid(op.kernel) && !op.gridGiven)
-            m_fields.back().editor->setEnabled(false);
-        addDim3(QStringLiteral("block"), QStringLiteral("Block"), [get] { return get().block; },
-                [edit](Dim3 d) { edit(QStringLiteral("block"), [&](Op& o) { o.block = d; }); });
-        addBytes(QStringLiteral("shared_bytes"), QStringLiteral("Shared memory / block"), [get] { return get().sharedBytes; },
-                 [edit](int64_t v) { edit(QStringLiteral("shared memory"), [&](Op& o) { o.sharedBytes = v; }); });
-        break;
-    }
-    case OpKind::Memcpy:
-        addChoice(QStringLiteral("kind"), QStringLiteral("Direction"),
-                  {{QStringLiteral("host → device (H2D)"), int(CopyKind::H2D)},
-                   {QStringLiteral("device → host (D2H)"), int(CopyKind::D2H)},
-                   {QStringLiteral("device → device (D2D)"), int(CopyKind::D2D)},
-                   {QStringLiteral("peer: device → other device"), int(CopyKind::P2P)}},
-                  [get] { return QVariant(int(get().copy)); },
-                  [edit](const QVariant& v) { edit(QStringLiteral("direction"), [&](Op& o) { o.copy = CopyKind(v.toInt()); }); });
-        addBytes(QStringLiteral("bytes"), QStringLiteral("Bytes"), [get] { return get().bytes; },
-                 [edit](int64_t v) { edit(QStringLiteral("bytes"), [&](Op& o) { o.bytes = v; }); });
-        if (op.copy == CopyKind::H2D || op.copy == CopyKind::D2H)
-            addChoice(QStringLiteral("host"), QStringLiteral("Host memory"),
-                      {{QStringLiteral("pinned (cudaMallocHost)"), true}, {QStringLiteral("pageable (malloc)"), false}},
-                      [get] { return QVariant(get().pinned); },
-                      [edit](const QVariant& v) { edit(QStringLiteral("host memory"), [&](Op& o) { o.pinned = v.toBool(); }); });
-        if (op.copy == CopyKind::P2P)
-            addChoice(QStringLiteral("dst_device"), QStringLiteral("Destination"), deviceChoices(),
-                      [get] { return QVariant(get().dstDevice); },
-                      [edit](const QVariant& v) { edit(QStringLiteral("destination"), [&](Op& o) { o.dstDevice = v.toInt(); }); });
-        break;
+    case OpKind::Kernel: buildKernelFields(op, get, edit); break;
+    case OpKind::Memcpy: buildCopyFields(op, get, edit); break;
     case OpKind::Memset:
     case OpKind::Malloc:
     case OpKind::Free:
@@ -402,6 +325,90 @@ void PropertyEditor::buildOp()
         break;
     default: break;
     }
+}
+
+// A kernel's fields: which kernel, its duration or problem size, grid (or derived from the size), block, shared memory.
+void PropertyEditor::buildKernelFields(const Op& op, const OpGetter& get, const OpEditor& edit)
+{
+    std::vector<std::pair<QString, QVariant>> kernels;
+    for (KernelKind k : {KernelKind::Spin, KernelKind::Empty, KernelKind::Fma, KernelKind::Triad,
+                         KernelKind::Matmul, KernelKind::Transpose, KernelKind::Reduce})
+        kernels.emplace_back(qs(toString(k)), int(k));
+    addChoice(QStringLiteral("kernel"), QStringLiteral("Kernel"), kernels, [get] { return QVariant(int(get().kernel)); },
+              [edit](const QVariant& v) {
+                  edit(QStringLiteral("kernel"), [&](Op& o) {
+                      o.kernel = KernelKind(v.toInt());
+                      if (o.kernel == KernelKind::Spin && o.durationUs <= 0)
+                          o.durationUs = 100;
+                      if (isSizeKernel(o.kernel) && o.size <= 0)
+                          o.size = o.kernel == KernelKind::Matmul ? 1024 : o.kernel == KernelKind::Transpose ? 4096 : 1 << 24;
+                  });
+              });
+    if (op.kernel == KernelKind::Spin)
+        addNumber(QStringLiteral("duration_us"), QStringLiteral("Duration per block"), 0.0, 3.6e9, 2,
+                  [get] { return get().durationUs; },
+                  [edit](double v) { edit(QStringLiteral("duration"), [&](Op& o) { o.durationUs = v; }); },
+                  QStringLiteral(" µs"));
+    if (isSizeKernel(op.kernel)) {
+        addNumber(QStringLiteral("size"), QStringLiteral("Problem size"), 0, 1e15, 0,
+                  [get] { return double(get().size); },
+                  [edit](double v) { edit(QStringLiteral("size"), [&](Op& o) { o.size = int64_t(v); }); });
+        m_fields.back().editor->setToolTip(op.kernel == KernelKind::Matmul      ? QStringLiteral("n of an n×n×n multiply")
+                                           : op.kernel == KernelKind::Transpose ? QStringLiteral("n of an n×n transpose")
+                                           : op.kernel == KernelKind::Fma ? QStringLiteral("FMA iterations per thread")
+                                                                          : QStringLiteral("floats"));
+    }
+    if (hasDerivedGrid(op.kernel)) {
+        auto* fromSize = new QCheckBox(QStringLiteral("derived from the problem size"));
+        connect(fromSize, &QCheckBox::toggled, this, [edit](bool on) {
+            edit(QStringLiteral("grid"), [&](Op& o) {
+                if (!on)
+                    o.grid = effectiveGrid(o);
+                o.gridGiven = !on;
+            });
+        });
+        addField(QStringLiteral("grid-auto"), QStringLiteral("Grid"), fromSize, [fromSize, get] {
+            const QSignalBlocker b(fromSize);
+            fromSize->setChecked(!get().gridGiven);
+        });
+    }
+    addDim3(QStringLiteral("grid"), hasDerivedGrid(op.kernel) ? QString() : QStringLiteral("Grid"),
+            [get] { return effectiveGrid(get()); },
+            [edit](Dim3 d) {
+                edit(QStringLiteral("grid"), [&](Op& o) {
+                    o.grid = d;
+                    o.gridGiven = true;
+                });
+            });
+    if (hasDerivedGrid(op.kernel) && !op.gridGiven)
+        m_fields.back().editor->setEnabled(false);
+    addDim3(QStringLiteral("block"), QStringLiteral("Block"), [get] { return get().block; },
+            [edit](Dim3 d) { edit(QStringLiteral("block"), [&](Op& o) { o.block = d; }); });
+    addBytes(QStringLiteral("shared_bytes"), QStringLiteral("Shared memory / block"), [get] { return get().sharedBytes; },
+             [edit](int64_t v) { edit(QStringLiteral("shared memory"), [&](Op& o) { o.sharedBytes = v; }); });
+}
+
+// A copy's fields: direction, bytes, pinned or pageable host memory, the peer device.
+void PropertyEditor::buildCopyFields(const Op& op, const OpGetter& get, const OpEditor& edit)
+{
+    addChoice(QStringLiteral("kind"), QStringLiteral("Direction"),
+              {{QStringLiteral("host → device (H2D)"), int(CopyKind::H2D)},
+               {QStringLiteral("device → host (D2H)"), int(CopyKind::D2H)},
+               {QStringLiteral("device → device (D2D)"), int(CopyKind::D2D)},
+               {QStringLiteral("peer: device → other device"), int(CopyKind::P2P)}},
+              [get] { return QVariant(int(get().copy)); },
+              [edit](const QVariant& v) { edit(QStringLiteral("direction"), [&](Op& o) { o.copy = CopyKind(v.toInt()); }); });
+    addBytes(QStringLiteral("bytes"), QStringLiteral("Bytes"), [get] { return get().bytes; },
+             [edit](int64_t v) { edit(QStringLiteral("bytes"), [&](Op& o) { o.bytes = v; }); });
+    if (op.copy == CopyKind::H2D || op.copy == CopyKind::D2H)
+        addChoice(QStringLiteral("host"), QStringLiteral("Host memory"),
+                  {{QStringLiteral("pinned (cudaMallocHost)"), true}, {QStringLiteral("pageable (malloc)"), false}},
+                  [get] { return QVariant(get().pinned); },
+                  [edit](const QVariant& v) { edit(QStringLiteral("host memory"), [&](Op& o) { o.pinned = v.toBool(); }); });
+    if (op.copy == CopyKind::P2P)
+        addChoice(QStringLiteral("dst_device"), QStringLiteral("Destination"), deviceChoices(),
+                  [get] { return QVariant(get().dstDevice); },
+                  [edit](const QVariant& v) { edit(QStringLiteral("destination"), [&](Op& o) { o.dstDevice = v.toInt(); }); });
 }
 
 } // namespace streamscope

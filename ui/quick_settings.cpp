@@ -1,6 +1,7 @@
 #include "quick_settings.h"
 
 #include "unique_name.h"
+#include "whatif.h"
 
 #include <algorithm>
 #include <cctype>
@@ -20,6 +21,9 @@ bool isCreatedStream(StreamKind kind)
 }
 
 namespace {
+
+// The kernel knob rounds spin durations to 0.01 µs, the step the property editor shows.
+constexpr int kSpinDecimals = 2;
 
 // Calls f on every op of a thread, graph nodes included.
 void forEachOp(std::vector<Op>& ops, const std::function<void(Op&)>& f)
@@ -247,6 +251,37 @@ void renumberChunk(std::vector<Op>& chunk, long long from, long long to)
     });
 }
 
+// The streams-per-thread knob: chunk j of the thread goes to stream j mod n of its own streams, which keep their
+// names; missing streams are created like its last one, right after it. Not the streams sweep
+// (dealChainsToNewStreams, core/whatif.cpp), which replaces every ordinary stream and deals chains across threads.
+void spreadChunksOverStreams(Scenario& s, ThreadChunks& split, const std::vector<std::string>& oldStreams, int streams)
+{
+    const size_t n = size_t(streams);
+    std::vector<std::string> target(oldStreams.begin(), oldStreams.begin() + std::min(n, oldStreams.size()));
+    if (target.size() < n) {
+        const StreamSpec* like = findStream(s, oldStreams.back());
+        StreamSpec spec = like ? *like : StreamSpec{};
+        std::set<std::string> taken = streamNames(s);
+        // New streams go right after the thread's last one, so related rows stay together.
+        auto insertAt = std::find_if(s.streams.begin(), s.streams.end(),
+                                     [&](const StreamSpec& st) { return st.name == oldStreams.back(); });
+        size_t pos = insertAt == s.streams.end() ? s.streams.size() : size_t(insertAt - s.streams.begin()) + 1;
+        std::string last = oldStreams.back();
+        while (target.size() < n) {
+            spec.name = uniqueName(last, taken, "-");
+            taken.insert(spec.name);
+            last = spec.name;
+            target.push_back(spec.name);
+            s.streams.insert(s.streams.begin() + std::ptrdiff_t(pos++), spec);
+        }
+    }
+    for (size_t j = 0; j < split.chunks.size(); ++j) {
+        const std::string& to = target[j % n];
+        setChunkStream(split.chunks[j], split.chunkStream[j], to);
+        split.chunkStream[j] = to;
+    }
+}
+
 void reshapeThread(Scenario& s, size_t threadIndex, int chunks, bool chunksChanged, int streams, bool streamsChanged)
 {
     ThreadSpec& t = s.threads[threadIndex];
@@ -271,32 +306,8 @@ void reshapeThread(Scenario& s, size_t threadIndex, int chunks, bool chunksChang
         split.chunkStream = std::move(newStreams);
     }
 
-    if (streamsChanged && streams >= 1) {
-        const size_t n = size_t(streams);
-        std::vector<std::string> target(oldStreams.begin(), oldStreams.begin() + std::min(n, oldStreams.size()));
-        if (target.size() < n) {
-            const StreamSpec* like = findStream(s, oldStreams.back());
-            StreamSpec spec = like ? *like : StreamSpec{};
-            std::set<std::string> taken = streamNames(s);
-            // New streams go right after the thread's last one, so related rows stay together.
-            auto insertAt = std::find_if(s.streams.begin(), s.streams.end(),
-                                         [&](const StreamSpec& st) { return st.name == oldStreams.back(); });
-            size_t pos = insertAt == s.streams.end() ? s.streams.size() : size_t(insertAt - s.streams.begin()) + 1;
-            std::string last = oldStreams.back();
-            while (target.size() < n) {
-                spec.name = uniqueName(last, taken, "-");
-                taken.insert(spec.name);
-                last = spec.name;
-                target.push_back(spec.name);
-                s.streams.insert(s.streams.begin() + std::ptrdiff_t(pos++), spec);
-            }
-        }
-        for (size_t j = 0; j < split.chunks.size(); ++j) {
-            const std::string& to = target[j % n];
-            setChunkStream(split.chunks[j], split.chunkStream[j], to);
-            split.chunkStream[j] = to;
-        }
-    }
+    if (streamsChanged && streams >= 1)
+        spreadChunksOverStreams(s, split, oldStreams, streams);
 
     s.threads[threadIndex].ops = split.join();
     if (streamsChanged && streams >= 1 && size_t(streams) < oldStreams.size())
@@ -308,30 +319,6 @@ void reshapeThread(Scenario& s, size_t threadIndex, int chunks, bool chunksChang
 bool isHostCopy(const Op& op)
 {
     return op.kind == OpKind::Memcpy && (op.copy == CopyKind::H2D || op.copy == CopyKind::D2H);
-}
-
-void scaleKernel(Op& op, double f)
-{
-    if (op.kind != OpKind::Kernel)
-        return;
-    switch (op.kernel) {
-    case KernelKind::Spin:
-        op.durationUs = std::max(0.01, std::round(op.durationUs * f * 100.0) / 100.0);
-        break;
-    case KernelKind::Empty:
-        break;
-    case KernelKind::Matmul: // n^3 work
-        op.size = std::max<int64_t>(1, std::llround(double(op.size) * std::cbrt(f)));
-        break;
-    case KernelKind::Transpose: // n^2 work
-        op.size = std::max<int64_t>(1, std::llround(double(op.size) * std::sqrt(f)));
-        break;
-    case KernelKind::Fma:
-    case KernelKind::Triad:
-    case KernelKind::Reduce:
-        op.size = std::max<int64_t>(1, std::llround(double(op.size) * f));
-        break;
-    }
 }
 
 // Points every op using a stream of `from` at `to` and drops the streams in `from`.
@@ -450,7 +437,7 @@ Scenario applyQuickSettings(const Scenario& base, const QuickSettings& baseSetti
 
     if (wanted.kernelScale != baseSettings.kernelScale && wanted.kernelScale > 0 && baseSettings.kernelScale > 0) {
         const double f = wanted.kernelScale / baseSettings.kernelScale;
-        forEachOp(s, [&](Op& op) { scaleKernel(op, f); });
+        forEachOp(s, [&](Op& op) { scaleKernelWork(op, f, kSpinDecimals); });
     }
 
     if (wanted.streamMode != baseSettings.streamMode)

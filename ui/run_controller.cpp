@@ -6,6 +6,7 @@
 #include "scenario_json.h"
 #include "simulator.h"
 #include "trace_json.h"
+#include "worker.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -158,38 +159,33 @@ Result<Trace> RunController::simulate(const Scenario& scenario, const QString& p
 
 void RunController::startSimulation(std::shared_ptr<const Scenario> scenario, const QString& variant)
 {
-    const quint64 generation = m_generation;
     auto cancelFlag = std::make_shared<std::atomic<bool>>(false);
     m_simCancel = cancelFlag;
     const QString profile = m_profileId;
-    QPointer<RunController> self(this);
-    QThread* worker = QThread::create([self, scenario, variant, profile, cancelFlag, generation] {
-        auto result = simulate(*scenario, profile, variant, cancelFlag.get());
+    struct Simulated {
         std::shared_ptr<const AnalyzedTrace> analyzed;
         QString error;
-        if (result)
-            analyzed = makeAnalyzedTrace(std::move(result).value());
-        else
-            error = qs(result.error().toString());
-        if (cancelFlag->load())
-            return;
-        // Back on the GUI thread; the controller may be gone by then (QPointer is checked there).
-        QMetaObject::invokeMethod(
-            qApp,
-            [self, analyzed, error, generation] {
-                if (!self || generation != self->m_generation)
-                    return;
-                const double ms = double(self->m_clock.nsecsElapsed()) / 1e6;
-                self->setRunning(false);
-                if (analyzed)
-                    Q_EMIT self->finished(analyzed, RunBackend::Simulator, ms);
-                else
-                    Q_EMIT self->failed(error, -1);
-            },
-            Qt::QueuedConnection);
-    });
-    connect(worker, &QThread::finished, worker, &QObject::deleteLater);
-    worker->start();
+    };
+    // A cancelled run moves the generation on (cancel, or the run that superseded it), so its result is dropped.
+    runOffGuiThread(
+        this, &RunController::m_generation,
+        [scenario, variant, profile, cancelFlag] {
+            Simulated out;
+            auto result = simulate(*scenario, profile, variant, cancelFlag.get());
+            if (result)
+                out.analyzed = makeAnalyzedTrace(std::move(result).value());
+            else
+                out.error = qs(result.error().toString());
+            return out;
+        },
+        [](RunController& c, Simulated out) {
+            const double ms = double(c.m_clock.nsecsElapsed()) / 1e6;
+            c.setRunning(false);
+            if (out.analyzed)
+                Q_EMIT c.finished(out.analyzed, RunBackend::Simulator, ms);
+            else
+                Q_EMIT c.failed(out.error, -1);
+        });
 }
 
 // ---- GPU through streamscope-cli -------------------------------------------------------------------------------
@@ -288,39 +284,36 @@ void RunController::gpuProcessFinished(int exitCode, QProcess::ExitStatus status
     }
     // Read the trace off the GUI thread: real traces can be large.
     Q_EMIT progressMessage(QStringLiteral("Reading the trace…"));
-    const quint64 generation = m_generation;
     const QString tracePath = m_tracePath;
     std::shared_ptr<QTemporaryDir> keep(m_tmp.release());
-    QPointer<RunController> self(this);
-    QThread* worker = QThread::create([self, tracePath, keep, generation, failure, exitCode] {
-        auto trace = loadTraceFile(tracePath.toStdString());
+    struct Read {
         std::shared_ptr<const AnalyzedTrace> analyzed;
         QString error;
-        if (trace)
-            analyzed = makeAnalyzedTrace(std::move(trace).value());
-        else
-            error = qs(trace.error().toString());
-        QMetaObject::invokeMethod(
-            qApp,
-            [self, analyzed, error, generation, failure, exitCode] {
-                if (!self || generation != self->m_generation)
-                    return;
-                const double ms = double(self->m_clock.nsecsElapsed()) / 1e6;
-                self->setRunning(false);
-                if (!failure.isEmpty()) {
-                    if (analyzed)
-                        Q_EMIT self->partialTrace(analyzed, ms);
-                    Q_EMIT self->failed(failure, exitCode);
-                } else if (analyzed) {
-                    Q_EMIT self->finished(analyzed, RunBackend::Gpu, ms);
-                } else {
-                    Q_EMIT self->failed(QStringLiteral("Could not read the GPU trace: ") + error, -1);
-                }
-            },
-            Qt::QueuedConnection);
-    });
-    connect(worker, &QThread::finished, worker, &QObject::deleteLater);
-    worker->start();
+    };
+    runOffGuiThread(
+        this, &RunController::m_generation,
+        [tracePath, keep] {
+            Read out;
+            auto trace = loadTraceFile(tracePath.toStdString());
+            if (trace)
+                out.analyzed = makeAnalyzedTrace(std::move(trace).value());
+            else
+                out.error = qs(trace.error().toString());
+            return out;
+        },
+        [failure, exitCode](RunController& c, Read out) {
+            const double ms = double(c.m_clock.nsecsElapsed()) / 1e6;
+            c.setRunning(false);
+            if (!failure.isEmpty()) {
+                if (out.analyzed)
+                    Q_EMIT c.partialTrace(out.analyzed, ms);
+                Q_EMIT c.failed(failure, exitCode);
+            } else if (out.analyzed) {
+                Q_EMIT c.finished(out.analyzed, RunBackend::Gpu, ms);
+            } else {
+                Q_EMIT c.failed(QStringLiteral("Could not read the GPU trace: ") + out.error, -1);
+            }
+        });
 }
 
 void stopChildProcess(QProcess* p, std::unique_ptr<QTemporaryDir> files)

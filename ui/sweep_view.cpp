@@ -7,7 +7,6 @@
 #include "device_profile.h"
 #include "format.h"
 #include "scenario_json.h"
-#include "simulator.h"
 #include "trace_json.h"
 
 #include <QApplication>
@@ -51,7 +50,36 @@ SweepView::SweepView(QWidget* parent)
 {
     setObjectName(QStringLiteral("sweepView"));
 
-    // ---- controls
+    QWidget* controls = createControls();
+    createPlot();
+    createTable();
+
+    auto* splitter = new QSplitter(Qt::Horizontal);
+    splitter->setChildrenCollapsible(false);
+    splitter->addWidget(m_plot);
+    splitter->addWidget(m_table);
+    splitter->setStretchFactor(0, 3);
+    splitter->setStretchFactor(1, 2);
+
+    auto* layout = new QHBoxLayout(this);
+    layout->setContentsMargins(6, 6, 6, 6);
+    layout->setSpacing(10);
+    layout->addWidget(controls);
+    layout->addWidget(splitter, 1);
+
+    connectControls();
+    updateThreads();
+    updateGpuChoice();
+    rebuildPlot();
+    rebuildTable();
+    updateControls();
+    setMessage(QStringLiteral("Choose a knob and its values, then Run Sweep. Each value is a full run of the "
+                              "scenario with that knob changed."));
+}
+
+// The controls column: knob, values, thread, backend, Follow edits, Run and Cancel, progress and message.
+QWidget* SweepView::createControls()
+{
     m_knobBox = new QComboBox;
     m_knobBox->setObjectName(QStringLiteral("sweepKnob"));
     m_knobBox->addItem(QStringLiteral("Streams"), int(SweepKnob::Streams));
@@ -138,8 +166,12 @@ SweepView::SweepView(QWidget* parent)
     controlsLayout->addWidget(m_progressBar);
     controlsLayout->addWidget(m_messageLabel);
     controlsLayout->addStretch(1);
+    return controls;
+}
 
-    // ---- plot: makespan on the left axis, the two speedups on the right, one column per value
+// The plot: makespan on the left axis, the two speedups on the right, one column per value.
+void SweepView::createPlot()
+{
     m_plot = new QCustomPlot;
     m_plot->setObjectName(QStringLiteral("sweepPlot"));
     m_plot->setMinimumSize(220, 180);
@@ -206,8 +238,11 @@ SweepView::SweepView(QWidget* parent)
             Q_EMIT pointActivated(i);
     });
     m_plot->setToolTip(QString());
+}
 
-    // ---- table: one row per value, in the order swept
+// The table: one row per value, in the order swept.
+void SweepView::createTable()
+{
     m_table = new QTableWidget(0, 6);
     m_table->setObjectName(QStringLiteral("sweepTable"));
     m_table->setHorizontalHeaderLabels({QStringLiteral("Value"), QStringLiteral("Makespan"),
@@ -235,21 +270,12 @@ SweepView::SweepView(QWidget* parent)
         if (row >= 0 && row < int(m_points.size()))
             Q_EMIT pointActivated(row);
     });
+}
 
-    auto* splitter = new QSplitter(Qt::Horizontal);
-    splitter->setChildrenCollapsible(false);
-    splitter->addWidget(m_plot);
-    splitter->addWidget(m_table);
-    splitter->setStretchFactor(0, 3);
-    splitter->setStretchFactor(1, 2);
-
-    auto* layout = new QHBoxLayout(this);
-    layout->setContentsMargins(6, 6, 6, 6);
-    layout->setSpacing(10);
-    layout->addWidget(controls);
-    layout->addWidget(splitter, 1);
-
-    // ---- behaviour
+// What the controls do: a changed knob, thread, backend or value reruns the sweep (after a pause, while typing);
+// the tick shows a GPU sweep's progress.
+void SweepView::connectControls()
+{
     m_valuesEdit->setText(formatValues(defaultSweepValues(SweepKnob::Streams)));
     connect(m_knobBox, &QComboBox::currentIndexChanged, this, &SweepView::onKnobChanged);
     connect(m_threadBox, &QComboBox::activated, this, &SweepView::scheduleRerun);
@@ -279,14 +305,6 @@ SweepView::SweepView(QWidget* parent)
             m_gpuProgress.isEmpty() ? QStringLiteral("starting… ") : m_gpuProgress + QStringLiteral(", ");
         setMessage(QStringLiteral("GPU: %1%2 s").arg(done).arg(double(m_clock.elapsed()) / 1000.0, 0, 'f', 1));
     });
-
-    updateThreads();
-    updateGpuChoice();
-    rebuildPlot();
-    rebuildTable();
-    updateControls();
-    setMessage(QStringLiteral("Choose a knob and its values, then Run Sweep. Each value is a full run of the "
-                              "scenario with that knob changed."));
 }
 
 SweepView::~SweepView()

@@ -135,6 +135,11 @@ protected:
     void showEvent(QShowEvent* event) override;
 
 private:
+    // The constructor's parts.
+    QWidget* createControls();
+    void createPlot();
+    void createTable();
+    void connectControls();
     void startSimulation();
     void startGpu();
     void gpuReadStderr();

@@ -5,7 +5,6 @@
 #include "device_profile.h"
 #include "format.h"
 #include "scenario_json.h"
-#include "simulator.h"
 #include "trace_json.h"
 
 #include <QApplication>

@@ -8,6 +8,7 @@
 #include "scenario_json.h"
 #include "simulator.h"
 #include "trace_json.h"
+#include "worker.h"
 
 #include <QApplication>
 #include <QCheckBox>
@@ -148,52 +149,52 @@ void SweepView::startSimulation()
     const std::shared_ptr<const Scenario> scenario = m_swept;
     QPointer<SweepView> self(this);
     setMessage(QStringLiteral("Simulating…"));
-    QThread* worker = QThread::create([self, scenario, spec, profile, cancelFlag, generation] {
-        auto post = [self](auto fn) { QMetaObject::invokeMethod(qApp, std::move(fn), Qt::QueuedConnection); };
-        SimulatorOptions options;
-        if (!profile.isEmpty()) {
-            auto found = findDeviceProfile(profile.toStdString());
-            if (!found) {
-                const QString message = qs(found.error().toString());
-                post([self, generation, message] {
-                    if (self && generation == self->m_generation)
-                        self->fail(QStringLiteral("Simulator profile: ") + message);
-                });
+    enum class Ended { Done, Cancelled, NoProfile };
+    struct Outcome {
+        Ended ended = Ended::Done;
+        QString message;
+    };
+    runOffGuiThread(
+        this, &SweepView::m_generation,
+        [self, scenario, spec, profile, cancelFlag, generation] {
+            SimulatorOptions options;
+            if (!profile.isEmpty()) {
+                auto found = findDeviceProfile(profile.toStdString());
+                if (!found)
+                    return Outcome{Ended::NoProfile, qs(found.error().toString())};
+                options.profile = std::move(found).value();
+            }
+            // One value at a time, so that the plot fills in as the sweep goes.
+            for (size_t i = 0; i < spec.values.size(); ++i) {
+                if (cancelFlag->load())
+                    return Outcome{Ended::Cancelled, {}};
+                SweepSpec one = spec;
+                one.values = {spec.values[i]};
+                const std::vector<SweepPoint> result = runSweep(*scenario, one, options, cancelFlag.get());
+                if (cancelFlag->load())
+                    return Outcome{Ended::Cancelled, {}};
+                SweepPoint point;
+                point.value = spec.values[i];
+                if (result.empty())
+                    point.error = "not simulated";
+                else
+                    point = result.front();
+                postToGuiThread(
+                    self, [generation, i, point](SweepView& v) { v.addSimulatedPoint(generation, int(i), point); });
+            }
+            return Outcome{};
+        },
+        [](SweepView& v, Outcome out) {
+            if (out.ended == Ended::NoProfile) {
+                v.fail(QStringLiteral("Simulator profile: ") + out.message);
                 return;
             }
-            options.profile = std::move(found).value();
-        }
-        // One value at a time, so that the plot fills in as the sweep goes.
-        for (size_t i = 0; i < spec.values.size(); ++i) {
-            if (cancelFlag->load())
+            if (out.ended == Ended::Cancelled)
                 return;
-            SweepSpec one = spec;
-            one.values = {spec.values[i]};
-            const std::vector<SweepPoint> result = runSweep(*scenario, one, options, cancelFlag.get());
-            if (cancelFlag->load())
-                return;
-            SweepPoint point;
-            point.value = spec.values[i];
-            if (result.empty())
-                point.error = "not simulated";
-            else
-                point = result.front();
-            post([self, generation, i, point] {
-                if (self)
-                    self->addSimulatedPoint(generation, int(i), point);
-            });
-        }
-        post([self, generation] {
-            if (!self || generation != self->m_generation)
-                return;
-            self->m_lastSimMs = double(self->m_clock.nsecsElapsed()) / 1e6;
-            self->finishSweep(QStringLiteral("Simulated %1 values in %2.")
-                                  .arg(self->m_points.size())
-                                  .arg(formatNs(self->m_lastSimMs * 1e6)));
+            v.m_lastSimMs = double(v.m_clock.nsecsElapsed()) / 1e6;
+            v.finishSweep(
+                QStringLiteral("Simulated %1 values in %2.").arg(v.m_points.size()).arg(formatNs(v.m_lastSimMs * 1e6)));
         });
-    });
-    connect(worker, &QThread::finished, worker, &QObject::deleteLater);
-    worker->start();
 }
 
 void SweepView::addSimulatedPoint(quint64 generation, int index, const SweepPoint& point)

@@ -1,6 +1,8 @@
 // The timeline view's input and tooltips: mouse (select, pan, measure, drag the scroll thumb), wheel (zoom, scroll)
 // and keyboard; the tooltip text of a span.
 #include "timeline_view.h"
+
+#include "duration_format.h"
 #include "timeline_view_parts.h"
 
 #include <QHelpEvent>
@@ -18,13 +20,8 @@ using namespace timeline_detail;
 
 QString TimelineView::formatDuration(double ns)
 {
-    const double a = std::abs(ns);
-    if (a < 1e3)
-        return QString::number(ns, 'f', 0) + QStringLiteral(" ns");
-    const TimeUnit u = timeUnitFor(a);
-    const double v = ns / u.scale;
-    const int decimals = std::abs(v) < 10 ? 2 : (std::abs(v) < 100 ? 1 : 0);
-    return QString::number(v, 'f', decimals) + QLatin1Char(' ') + u.suffix;
+    const DurationParts p = durationParts(ns, {DurationPrecision::Significant});
+    return QString::number(p.value, 'f', p.decimals) + QLatin1Char(' ') + QString::fromUtf8(p.unit);
 }
 
 QString TimelineView::spanToolTip(int spanIndex) const

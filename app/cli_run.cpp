@@ -1,0 +1,251 @@
+// streamscope-cli presets, profiles, calibrate and run: the lessons and profiles shipped, a device profile measured,
+// and a scenario run on the GPU or the simulator (which backend, the run's summary, its trace).
+#include "cli.h"
+
+#include "analysis.h"
+#include "device_profile.h"
+#include "diagnostics.h"
+#include "expect.h"
+#include "metrics.h"
+#include "resources.h"
+#include "runner.h"
+#include "scenario_json.h"
+#include "simulator.h"
+#include "trace_import.h"
+#include "trace_json.h"
+
+#ifdef STREAMSCOPE_HAVE_CUDA
+#include "calibrate.h"
+#include "cuda_backend.h"
+#endif
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cli {
+
+// ---- presets, profiles ----------------------------------------------------------------------------------------
+
+int cmdPresets()
+{
+    const auto presets = ss::listPresets();
+    if (presets.empty())
+        std::cerr << "no presets found in " << (std::filesystem::path(ss::resourcesDir()) / "presets").string()
+                  << " (set STREAMSCOPE_RESOURCES to the resources folder)\n";
+    for (const auto& p : presets)
+        std::cout << p.id << "  " << (p.title.empty() ? "(untitled)" : p.title) << '\n';
+    return kExitOk;
+}
+
+int cmdProfiles()
+{
+    const auto ids = ss::builtinProfileIds();
+    if (ids.empty())
+        std::cerr << "no device profiles found in "
+                  << (std::filesystem::path(ss::resourcesDir()) / "profiles").string() << '\n';
+    for (const auto& id : ids) {
+        auto profile = ss::findDeviceProfile(id);
+        if (profile)
+            std::cout << id << "  " << (profile->name.empty() ? "(unnamed)" : profile->name) << '\n';
+        else
+            std::cout << id << "  (unreadable: " << profile.error().toString() << ")\n";
+    }
+    return kExitOk;
+}
+
+// ---- calibrate -------------------------------------------------------------------------------------------------
+
+// Measures a device profile on this machine's GPU; progress lines on stderr, the profile to -o or stdout.
+int cmdCalibrate(const CalibrateArgs& args, const std::string& command)
+{
+#ifdef STREAMSCOPE_HAVE_CUDA
+    ss::CalibrationOptions options;
+    options.device = args.device;
+    options.repeats = args.repeats;
+    options.quick = args.quick;
+    options.command = command;
+    options.toolVersion = STREAMSCOPE_VERSION;
+    options.progress = [](const std::string& line) { std::cerr << line << std::endl; };
+    auto profile = ss::calibrateDevice(options);
+    if (!profile)
+        return fail(profile.error(), kExitRuntime);
+    const std::string text = ss::deviceProfileToJson(*profile);
+    if (auto back = ss::parseDeviceProfile(text, args.output.empty() ? "<calibrated>" : args.output); !back)
+        return fail(back.error(), kExitRuntime);
+    if (args.output.empty()) {
+        std::cout << text;
+        return kExitOk;
+    }
+    if (auto st = ss::saveTextFileAtomic(args.output, text); !st)
+        return fail(st.error(), kExitRuntime);
+    std::cerr << "wrote " << args.output << "; simulate with it: streamscope-cli run SCENARIO --backend sim --profile "
+              << args.output << '\n';
+    return kExitOk;
+#else
+    (void)args;
+    (void)command;
+    return fail("calibrate needs a CUDA build of streamscope-cli (this one was built without CUDA)", kExitRuntime);
+#endif
+}
+
+// ---- run -------------------------------------------------------------------------------------------------------
+
+ChosenBackend chooseBackend(const RunArgs& args, const ss::Scenario& scenario)
+{
+    ChosenBackend chosen;
+    bool useCuda = false;
+    if (args.backend == "cuda" || args.backend == "auto") {
+#ifdef STREAMSCOPE_HAVE_CUDA
+        // CUDA_DEVICE_MAX_CONNECTIONS and friends are read when the first context is created: set them first.
+        ss::applyCudaEnvironment(scenario);
+        const ss::CudaProbe probe = ss::probeCuda();
+        if (probe.usable) {
+            useCuda = true;
+        } else if (args.backend == "cuda") {
+            chosen.exitCode = fail("no usable GPU: " + probe.reason, kExitRuntime);
+            return chosen;
+        } else {
+            std::cerr << "no usable GPU (" << probe.reason << "); using the simulator\n";
+        }
+#else
+        (void)scenario;
+        if (args.timing == "cupti" || args.timing == "both")
+            std::cerr << "note: --timing " << args.timing << " applies to GPU runs only\n";
+        if (args.backend == "cuda") {
+            chosen.exitCode = fail("the CUDA backend is not built into this streamscope-cli "
+                                   "(no CUDA toolkit at build time); use --backend sim",
+                                   kExitRuntime);
+            return chosen;
+        }
+        std::cerr << "no usable GPU (the CUDA backend is not built into this streamscope-cli); using the simulator\n";
+#endif
+    }
+
+    if (useCuda) {
+#ifdef STREAMSCOPE_HAVE_CUDA
+        if (!args.profile.empty())
+            std::cerr << "warning: --profile applies to the simulator only; ignored on the GPU\n";
+        ss::CudaBackendOptions cuda;
+        cuda.timing = args.timing.empty() ? scenario.run.timing : *ss::timingModeFromString(args.timing);
+        cuda.cuptiCapturePath = args.cuptiCapture;
+        if (args.injectFault.starts_with("illegal-address:"))
+            cuda.illegalAddressOp = args.injectFault.substr(std::string_view("illegal-address:").size());
+        chosen.backend = ss::makeCudaBackend(cuda);
+        if (!chosen.backend)
+            chosen.exitCode = fail("could not create the CUDA backend", kExitRuntime);
+#endif
+        return chosen;
+    }
+
+    ss::SimulatorOptions options;
+    if (!args.profile.empty()) {
+        auto profile = ss::findDeviceProfile(args.profile);
+        if (!profile) {
+            chosen.exitCode = fail(profile.error(), exitCodeOf(profile.errorClass()));
+            return chosen;
+        }
+        options.profile = std::move(profile).value();
+    }
+    chosen.backend = std::make_unique<ss::SimulatorBackend>(std::move(options));
+    return chosen;
+}
+
+namespace {
+
+// Which timing a GPU run used, why it fell back, and what timing cost: one or two lines.
+void printTiming(const ss::RunInfo& info)
+{
+    std::string timing;
+    std::string reason;
+    std::string perturbation;
+    for (const auto& [k, v] : info.settings) {
+        if (k == "timing")
+            timing = v;
+        else if (k == "timing_reason")
+            reason = v;
+        else if (k == "timing_perturbation")
+            perturbation = v;
+    }
+    if (timing.empty())
+        return;
+    std::cout << "timing: " << timing;
+    if (!perturbation.empty())
+        std::cout << " (timed/untimed makespan " << perturbation << ")";
+    std::cout << '\n';
+    if (!reason.empty())
+        std::cerr << reason << '\n';
+}
+
+} // namespace
+
+int cmdRun(const RunArgs& args, const std::string& command)
+{
+    auto loaded = loadScenarioArg(args.scenario, args.variant);
+    if (!loaded)
+        return fail(loaded.error(), exitCodeOf(loaded.errorClass()));
+    printWarnings(loaded->warnings);
+    const ss::Scenario& scenario = loaded->scenario;
+
+    if (!args.injectFault.empty()) {
+        const std::string target = args.injectFault.substr(args.injectFault.find(':') + 1);
+        bool found = false;
+        auto visit = [&](const std::vector<ss::Op>& ops, auto& self) -> void {
+            for (const ss::Op& op : ops) {
+                found = found || (op.kind == ss::OpKind::Kernel && ss::displayName(op) == target);
+                self(op.ops, self);
+            }
+        };
+        for (const ss::ThreadSpec& t : scenario.threads)
+            visit(t.ops, visit);
+        if (!found)
+            return fail(args.scenario + ": --inject-fault: no kernel op is named \"" + target + "\"", kExitBadInput);
+    }
+
+    ChosenBackend chosen = chooseBackend(args, scenario);
+    if (chosen.exitCode != kExitOk)
+        return chosen.exitCode;
+
+    ss::RunOptions options;
+    options.variant = args.variant;
+    options.command = command;
+    if (args.progress) {
+        // One line per finished iteration, for the desktop app's progress display.
+        options.progress = [](int done, int total) {
+            std::cerr << "progress: " << done << "/" << total << " iterations" << std::endl;
+        };
+    }
+    ss::RunOutcome outcome = ss::runScenario(scenario, *chosen.backend, options);
+    const ss::Trace& trace = outcome.trace;
+
+    int code = kExitOk;
+    if (!outcome.status) {
+        code = fail(outcome.status.error(), exitCodeOf(outcome.status.errorClass()));
+    } else {
+        printScenarioLine(trace.info);
+        std::cout << "backend: " << chosen.backend->name() << '\n';
+        printTiming(trace.info);
+        printDevices(trace);
+        printMetrics(ss::computeMetrics(trace));
+        if (args.check && !printChecks(trace, scenario.expect))
+            code = kExitCheckFailed;
+    }
+
+    if (!args.output.empty()) {
+        // Also after a failure: the partial trace shows how far the run got.
+        if (ss::Status saved = ss::saveTextFileAtomic(args.output, ss::traceToJson(trace)); !saved) {
+            const bool ranWell = code == kExitOk || code == kExitCheckFailed;
+            return fail(saved.error(), ranWell ? exitCodeOf(saved.errorClass()) : code);
+        }
+        std::cerr << (outcome.status ? "trace written to " : "partial trace written to ") << args.output << '\n';
+    }
+    return code;
+}
+
+} // namespace cli

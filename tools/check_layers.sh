@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The layering of docs/ARCHITECTURE.md, checked on the #include lines (ctest: check_layers, label core):
+#   - core/ includes no Qt and no CUDA header, and nothing of ui/ or kernels/: it builds where neither exists;
+#   - ui/ includes nothing of kernels/: GPU runs go through streamscope-cli in a child process;
+#   - only what-if includes the simulator (core/simulator.h): the rest of core works on traces, whichever backend
+#     made them. The allow-list below names the few places outside what-if that run a scenario on the simulator.
+# Tests and benchmarks (tests/) may include anything. Prints each broken rule as FILE:LINE: why, and exits 1.
+#
+#   tools/check_layers.sh [SOURCE_ROOT]
+set -euo pipefail
+
+ROOT="${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+cd "$ROOT"
+
+# Outside what-if, these include simulator.h, each because it picks the simulator as the backend of a run:
+SIMULATOR_ALLOWED=(
+    'core/simulator*'         # the simulator itself
+    'core/whatif*'            # what-if: sweeps and replays simulate changed scenarios
+    app/cli_run.cpp           # streamscope-cli run --backend sim
+    ui/run_controller.cpp     # RunController::simulate: the app's in-process runs
+    ui/sweep_view_run.cpp     # SimulatorOptions (the chosen profile) for runSweep
+)
+
+failures=0
+fail() {
+    echo "$1: $2"
+    failures=$((failures + 1))
+}
+
+# File names of a folder's headers, one a line.
+headers_of() { find "$1" -maxdepth 1 -type f \( -name '*.h' -o -name '*.cuh' \) -printf '%f\n' | sort -u; }
+mapfile -t CORE_HEADERS < <(headers_of core)
+mapfile -t UI_HEADERS < <(comm -23 <(headers_of ui) <(headers_of core))
+mapfile -t KERNEL_HEADERS < <(comm -23 <(headers_of kernels) <(sort -u <(headers_of core) <(headers_of ui)))
+
+# True when $1 matches one of the glob patterns that follow.
+matches_any() {
+    local name="$1"
+    shift
+    local pattern
+    for pattern in "$@"; do
+        # shellcheck disable=SC2053 # the pattern is a glob on purpose
+        [[ $name == $pattern ]] && return 0
+    done
+    return 1
+}
+
+is_in() {
+    local needle="$1"
+    shift
+    local x
+    for x in "$@"; do
+        [[ $x == "$needle" ]] && return 0
+    done
+    return 1
+}
+
+# Prints FILE:LINE:HEADER:KIND (KIND: q for "quoted", a for <angled>) for every #include of the given files.
+includes_of() {
+    grep -HnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*["<]' "$@" 2>/dev/null \
+        | sed -E 's/^([^:]+):([0-9]+):[[:space:]]*#[[:space:]]*include[[:space:]]*([<"])([^>"]+)[>"].*/\1:\2:\4:\3/' \
+        | sed -E 's/:"$/:q/; s/:<$/:a/'
+}
+
+check_folder() {
+    local folder="$1"
+    local file line header kind base
+    while IFS=: read -r file line header kind; do
+        base="${header##*/}"
+        if [[ $folder == core ]]; then
+            if [[ $kind == a && ($header =~ ^Q || $header =~ ^qt || $header =~ ^Qt) ]]; then
+                fail "$file:$line" "core includes a Qt header <$header>"
+            fi
+            # core's own cupti_records.h is Qt-free and CUDA-free (it matches records, it does not call CUPTI).
+            if { [[ $kind == a ]] || ! is_in "$base" "${CORE_HEADERS[@]}"; } \
+                && [[ $header =~ ^(cuda|cupti|cublas|nvtx|nvml|nvrtc|curand|cufft|thrust/|cub/) || $header == *.cuh ]]; then
+                fail "$file:$line" "core includes a CUDA header ($header)"
+            fi
+            if [[ $header == ../ui/* || $header == ui/* ]] || { [[ $kind == q ]] && is_in "$base" "${UI_HEADERS[@]}"; }; then
+                fail "$file:$line" "core includes a ui/ header ($header)"
+            fi
+        fi
+        if [[ $folder == core || $folder == ui ]]; then
+            if [[ $header == ../kernels/* || $header == kernels/* ]] \
+                || { [[ $kind == q ]] && is_in "$base" "${KERNEL_HEADERS[@]}"; }; then
+                fail "$file:$line" "$folder includes a kernels/ header ($header)"
+            fi
+        fi
+        if [[ $base == simulator.h ]] && ! matches_any "$file" "${SIMULATOR_ALLOWED[@]}"; then
+            fail "$file:$line" "only what-if includes the simulator (core/simulator.h); run scenarios through core/whatif.h or core/runner.h, or add the file to the allow-list of tools/check_layers.sh with the reason"
+        fi
+    done < <(includes_of "$folder"/*.h "$folder"/*.cpp)
+}
+
+for folder in core ui app; do
+    [[ -d $folder ]] && check_folder "$folder"
+done
+
+if ((failures > 0)); then
+    echo "check_layers: $failures include(s) break the layering (docs/ARCHITECTURE.md, \"Layers\")"
+    exit 1
+fi
+echo "check_layers: core, ui and app keep to their layers"
