@@ -59,6 +59,7 @@ const std::vector<std::pair<std::string, Field>>& fields()
         {"compute_saturation", {Field::Double, [](DeviceProfile& p) -> void* { return &p.computeSaturation; }}},
         {"launch_api_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.launchApiNs; }}},
         {"launch_api_round_robin_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.launchApiRoundRobinNs; }}},
+        {"launch_api_concurrent_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.launchApiConcurrentNs; }}},
         {"copy_api_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.copyApiNs; }}},
         {"event_record_api_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.eventRecordApiNs; }}},
         {"stream_wait_api_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.streamWaitApiNs; }}},
@@ -93,6 +94,8 @@ void defaultNewFields(DeviceProfile& p, const json& doc)
 {
     if (!doc.contains("launch_api_round_robin_ns"))
         p.launchApiRoundRobinNs = p.launchApiNs;
+    if (!doc.contains("launch_api_concurrent_ns"))
+        p.launchApiConcurrentNs = p.launchApiNs;
     if (!doc.contains("h2d_pinned_duplex_gbps"))
         p.h2dPinnedDuplexBps = p.h2dPinnedBps;
     if (!doc.contains("d2h_pinned_duplex_gbps"))

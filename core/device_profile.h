@@ -95,6 +95,8 @@ struct DeviceProfile {
     // it (in brackets), so old profiles keep simulating as they did.
     int64_t launchApiRoundRobinNs = 2500;  // host cost of cudaLaunchKernel when each launch goes to another
                                            // stream than the one before (round-robin) [launch_api_ns]
+    int64_t launchApiConcurrentNs = 2500;  // host cost of cudaLaunchKernel while 4 host threads launch at once, each
+                                           // into its own stream [launch_api_ns]
     int64_t graphLaunchApiPerNodeNs = 0;   // host cost of cudaGraphLaunch per node of the graph, on top of
                                            // graph_launch_api_ns [0]
     int64_t hostFuncSpacingNs = 6200;      // from the end of a host function until the next one queued in the same

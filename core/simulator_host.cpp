@@ -234,6 +234,21 @@ OpRecord& Simulation::callRecord(const HostCall& c)
     return m_out.records[size_t(c.h)][c.recIndex];
 }
 
+// A kernel launch's host cost where other host threads of the device are in launch calls too: the driver serializes
+// part of each call. From `alone` (no other thread launching) to launch_api_concurrent_ns (four threads at once), in
+// proportion to the other threads launching, at most three of them.
+int64_t Simulation::launchCost(int h, int64_t alone, const DeviceProfile& prof) const
+{
+    if (prof.launchApiConcurrentNs == prof.launchApiNs)
+        return alone;
+    const int64_t now = m_agents[size_t(h)].now;
+    int others = 0;
+    for (size_t o = 0; o < m_agents.size(); ++o)
+        others += int(o) != h && m_agents[o].launchUntil > now;
+    others = std::min(others, 3);
+    return alone + (prof.launchApiConcurrentNs - prof.launchApiNs) * others / 3;
+}
+
 // The call returns after `cost` (or the host time a replay measured for it).
 void Simulation::endCall(const HostCall& c, int64_t cost)
 {
@@ -248,12 +263,14 @@ Simulation::CallEnd Simulation::issueStreamWork(const HostCall& c)
     auto& a = m_agents[size_t(c.h)];
     // A launch into another stream than the thread's previous one costs the host more (round-robin).
     const bool switched = a.lastLaunchStream >= 0 && a.lastLaunchStream != c.po.stream;
-    const int64_t cost = op.kind == OpKind::Kernel ? (switched ? prof.launchApiRoundRobinNs : prof.launchApiNs)
+    const int64_t cost = op.kind == OpKind::Kernel ? launchCost(c.h, switched ? prof.launchApiRoundRobinNs : prof.launchApiNs, prof)
         : op.kind == OpKind::HostFunc              ? prof.hostFuncApiNs
                                                    : prof.copyApiNs;
     if (op.kind == OpKind::Kernel)
         a.lastLaunchStream = c.po.stream;
     endCall(c, cost);
+    if (op.kind == OpKind::Kernel)
+        a.launchUntil = callRecord(c).apiEnd;
     const uint32_t g = makeGpuOp(op, c.po.stream, c.self, false);
     if (g == kNone)
         return CallEnd::Abandoned;

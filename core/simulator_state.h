@@ -159,6 +159,7 @@ struct HostAgent {
     size_t opIndex = 0;
     bool finished = true;
     int lastLaunchStream = -1; // the stream of its previous kernel launch
+    int64_t launchUntil = -1;  // when its latest kernel launch call returns
 };
 
 inline int occupancy(const DeviceProfile& p, uint32_t threads, uint32_t shared)
@@ -209,6 +210,7 @@ private:
     HostCall beginCall(int h, const Op& op, int opIndex);
     OpRecord& callRecord(const HostCall& c);
     void endCall(const HostCall& c, int64_t cost);
+    int64_t launchCost(int h, int64_t alone, const DeviceProfile& prof) const;
     CallEnd issueStreamWork(const HostCall& c);
     CallEnd launchGraph(const HostCall& c);
     void recordEvent(const HostCall& c);

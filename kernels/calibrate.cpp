@@ -141,6 +141,7 @@ void Calibrator::deriveFields(DeviceProfile& p)
 
     setNs(p.launchApiNs, med("launch_api_ns"));
     setNs(p.launchApiRoundRobinNs, med("launch_api_round_robin_ns"));
+    setNs(p.launchApiConcurrentNs, med("launch_api_concurrent_ns"));
     setNs(p.eventRecordApiNs, med("event_record_api_ns"));
     setNs(p.streamWaitApiNs, med("stream_wait_api_ns"));
     setNs(p.syncApiNs, med("sync_api_ns"));

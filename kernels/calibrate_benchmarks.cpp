@@ -64,6 +64,39 @@ void Calibrator::hostCosts()
         check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
         return double(t) / n;
     }, perCall + " of cudaLaunchKernel (empty kernel), each into the next of 32 non-blocking streams");
+    // Four host threads launching at once, each into its own stream: the driver serializes part of each call.
+    measured("launch_api_concurrent_ns", "launch cost while 4 host threads launch at once", "ns", [&] {
+        constexpr int kThreads = 4;
+        check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        std::atomic<int> ready{0};
+        std::vector<int64_t> elapsed(kThreads, 0);
+        std::vector<cudaError_t> errors(kThreads, cudaSuccess);
+        std::vector<std::thread> threads;
+        for (int t = 0; t < kThreads; ++t)
+            threads.emplace_back([&, t] {
+                // No exceptions here (check() throws): errors are kept and reported on the calling thread.
+                cudaError_t& error = errors[size_t(t)];
+                error = cudaSetDevice(m_opt.device);
+                kernels::LaunchArgs a;
+                a.kernel = Kernel::Empty;
+                a.stream = m_rr[size_t(t)];
+                ready.fetch_add(1);
+                while (ready.load() < kThreads) {
+                }
+                const int64_t t0 = nowNs();
+                for (int i = 0; i < n && error == cudaSuccess; ++i)
+                    error = kernels::launch(a);
+                elapsed[size_t(t)] = nowNs() - t0;
+            });
+        for (auto& th : threads)
+            th.join();
+        for (cudaError_t e : errors)
+            check(e, "cudaLaunchKernel (empty, from 4 host threads)");
+        check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        std::sort(elapsed.begin(), elapsed.end());
+        return double(elapsed[kThreads / 2]) / n;
+    }, perCall + " of cudaLaunchKernel (empty kernel) in each of 4 host threads at once, each into its own "
+                 "non-blocking stream, divided by their number (the median thread)");
 
     cudaEvent_t ev = nullptr;
     check(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "cudaEventCreateWithFlags");

@@ -85,6 +85,7 @@ private Q_SLOTS:
         const auto p = ss::parseDeviceProfile(old, "old.json");
         QVERIFY2(p.ok(), p.ok() ? "" : p.error().toString().c_str());
         QCOMPARE(p->launchApiRoundRobinNs, int64_t(4000));
+        QCOMPARE(p->launchApiConcurrentNs, int64_t(4000));
         QCOMPARE(p->h2dPinnedDuplexBps, 20e9);
         QCOMPARE(p->d2hPinnedDuplexBps, 21e9);
         QCOMPARE(p->memsetBps, 900e9);

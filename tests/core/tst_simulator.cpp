@@ -755,6 +755,52 @@ private slots:
         QCOMPARE(calls, (std::vector<int64_t>{3000, 5000, 3000, 5000}));
     }
 
+    // Launch calls of host threads that launch at the same time cost more (launch_api_concurrent_ns with four
+    // threads at once, in proportion below that); a thread launching alone pays launch_api_ns.
+    void launchesFromSeveralThreadsContend()
+    {
+        auto build = [](int threads) {
+            Builder b;
+            for (int t = 0; t < threads; ++t)
+                b.stream("s" + std::to_string(t));
+            for (int t = 0; t < threads; ++t) {
+                b.thread("t" + std::to_string(t));
+                for (int k = 0; k < 10; ++k)
+                    b.spin("k", "s" + std::to_string(t), 1, 1, 32);
+            }
+            return b.build();
+        };
+        auto figures = [](DeviceProfile& p) {
+            p.launchApiNs = p.launchApiRoundRobinNs = 4000;
+            p.launchApiConcurrentNs = 10000;
+        };
+        auto calls = [](const Trace& t) {
+            std::vector<int64_t> d;
+            for (uint32_t i = 0; i < t.spanCount(); ++i)
+                if (t.spans.kind[i] == SpanKind::ApiCall)
+                    d.push_back(t.duration(i));
+            std::sort(d.begin(), d.end());
+            return d;
+        };
+        const auto alone = calls(simulateWith(build(1), figures));
+        QCOMPARE(alone.front(), int64_t(4000));
+        QCOMPARE(alone.back(), int64_t(4000));
+        const auto four = calls(simulateWith(build(4), figures));
+        QCOMPARE(four.size(), size_t(40));
+        // The first thread to call finds nobody launching; once all four are in, each call costs the full 10 µs.
+        QCOMPARE(four.front(), int64_t(4000));
+        QCOMPARE(four[four.size() / 2], int64_t(10000));
+        QCOMPARE(four.back(), int64_t(10000));
+        // Two threads: 4 + (10 - 4) / 3 = 6 µs while the other launches.
+        const auto two = calls(simulateWith(build(2), figures));
+        QCOMPARE(two[two.size() / 2], int64_t(6000));
+        // A profile without the figure: no contention.
+        const auto plain = calls(simulateWith(build(4), [](DeviceProfile& p) {
+            p.launchApiNs = p.launchApiRoundRobinNs = p.launchApiConcurrentNs = 4000;
+        }));
+        QCOMPARE(plain.back(), int64_t(4000));
+    }
+
     // cudaGraphLaunch costs graph_launch_api_ns plus graph_launch_api_per_node_ns per node; a memset runs at
     // memset_gbps.
     void graphLaunchPerNodeAndMemsetBandwidth()
