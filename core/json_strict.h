@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -117,6 +118,36 @@ BasicJson parseJsonStrict(const std::string& text)
     detail_json::StrictSax<BasicJson> sax(root);
     BasicJson::sax_parse(text, &sax);
     return root;
+}
+
+// The byte offset at which the text first nests deeper than maxDepth containers, if it does (scenarios, profiles and
+// native traces check it before parsing). A linear pass over the text instead of nlohmann's parser callback: that
+// callback's parser rescans the enclosing array after every object it closes (quadratic: a million ops took
+// minutes). Strings are skipped, so brackets in names don't count; on malformed text the parser afterwards reports
+// the syntax error.
+inline std::optional<size_t> nestingTooDeepAt(const std::string& text, int maxDepth)
+{
+    int depth = 0;
+    bool inString = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (inString) {
+            if (c == '\\')
+                ++i;
+            else if (c == '"')
+                inString = false;
+            continue;
+        }
+        if (c == '"') {
+            inString = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > maxDepth)
+                return i;
+        } else if (c == ']' || c == '}') {
+            --depth;
+        }
+    }
+    return std::nullopt;
 }
 
 } // namespace streamscope

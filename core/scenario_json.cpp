@@ -138,31 +138,6 @@ std::string plainMessage(const char* what)
     return std::string(s);
 }
 
-std::optional<size_t> nestingTooDeepAt(const std::string& text, int maxDepth)
-{
-    int depth = 0;
-    bool inString = false;
-    for (size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (inString) {
-            if (c == '\\')
-                ++i;
-            else if (c == '"')
-                inString = false;
-            continue;
-        }
-        if (c == '"') {
-            inString = true;
-        } else if (c == '[' || c == '{') {
-            if (++depth > maxDepth)
-                return i;
-        } else if (c == ']' || c == '}') {
-            --depth;
-        }
-    }
-    return std::nullopt;
-}
-
 std::string positionText(const std::string& text, size_t byte)
 {
     const auto [line, column] = lineAndColumn(text, byte);

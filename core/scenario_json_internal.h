@@ -124,12 +124,6 @@ std::pair<size_t, size_t> lineAndColumn(const std::string& text, size_t byte);
 // keep only the part after the position, which we state ourselves.
 std::string plainMessage(const char* what);
 
-// The byte offset at which the text first nests deeper than maxDepth containers, if it does. A linear pass over
-// the text instead of nlohmann's parser callback: that callback's parser rescans the enclosing array after every
-// object it closes (quadratic: a million ops took minutes). Strings are skipped, so brackets in names don't count;
-// on malformed text the parser afterwards reports the syntax error.
-std::optional<size_t> nestingTooDeepAt(const std::string& text, int maxDepth);
-
 std::string positionText(const std::string& text, size_t byte);
 
 Json parseJsonText(const std::string& text, const std::string& file, int maxDepth);

@@ -4,6 +4,7 @@
 
 #include "file_io.h"
 #include "import_limits.h"
+#include "json_strict.h"
 
 #include <nlohmann/json.hpp>
 
@@ -447,30 +448,6 @@ void readFlows(const Json& j, const std::map<std::string, RawColumn>& raw, Trace
                 [&](size_t i, uint32_t v) { t.flows[i].kind = kinds[v]; });
 }
 
-// Finds nesting deeper than kMaxDepth; returns the byte offset where it happens, or npos.
-size_t tooDeepAt(const std::string& text)
-{
-    int depth = 0;
-    bool inString = false;
-    for (size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (inString) {
-            if (c == '\\')
-                ++i;
-            else if (c == '"')
-                inString = false;
-        } else if (c == '"') {
-            inString = true;
-        } else if (c == '[' || c == '{') {
-            if (++depth > kMaxDepth)
-                return i;
-        } else if (c == ']' || c == '}') {
-            --depth;
-        }
-    }
-    return std::string::npos;
-}
-
 Trace readTrace(const Json& root, const std::map<std::string, RawColumn>& raw)
 {
     if (!root.is_object())
@@ -552,8 +529,8 @@ std::string cleanParseMessage(const std::string& what)
 
 Result<Trace> parseTrace(const std::string& text, const std::string& file)
 {
-    if (const size_t at = tooDeepAt(text); at != std::string::npos)
-        return Error{file, "byte " + std::to_string(at),
+    if (const auto at = nestingTooDeepAt(text, kMaxDepth))
+        return Error{file, "byte " + std::to_string(*at),
                      "JSON nested deeper than " + std::to_string(kMaxDepth) + " levels"};
     TraceSax sax;
     try {
