@@ -102,6 +102,13 @@ struct ReplayArgs {
     bool json = false;
 };
 
+struct MergeArgs {
+    std::vector<std::string> inputs; // trace files, or folders of them
+    std::string output;
+    std::string align = "auto"; // auto, wall-clock
+    bool ranksByOrder = false;
+};
+
 struct ChosenBackend {
     std::unique_ptr<ss::Backend> backend;
     int exitCode = kExitOk; // non-zero: could not create one
@@ -118,6 +125,8 @@ int cmdRun(const RunArgs& args, const std::string& command);
 int cmdAnalyze(const std::vector<std::string>& paths, bool json);
 int cmdCheck(const std::string& path);
 int cmdConvert(const std::string& in, const std::string& out, const std::string& to);
+// Per-rank traces of one job (run under mpirun, srun or torchrun) as one trace on one clock (cli_traces.cpp).
+int cmdMerge(const MergeArgs& args);
 // Makespan and speedup against one knob: instantly on the simulator, or run by run (with progress) on a GPU.
 int cmdSweep(const SweepArgs& args);
 // A GPU recording replayed on the simulator with the durations it measured, with settings changed: the replay's

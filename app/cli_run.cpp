@@ -7,6 +7,7 @@
 #include "diagnostics.h"
 #include "expect.h"
 #include "metrics.h"
+#include "ranks.h"
 #include "resources.h"
 #include "runner.h"
 #include "scenario_json.h"
@@ -187,6 +188,21 @@ void printTiming(const ss::RunInfo& info)
 
 int cmdRun(const RunArgs& args, const std::string& command)
 {
+    // Under mpirun, srun or torchrun: this process is one rank, and writes its own file.
+    auto rank = ss::rankFromEnvironment();
+    if (!rank)
+        return fail(rank.error(), kExitBadInput);
+    std::string output = args.output;
+    std::string host;
+    if (*rank) {
+        host = ss::localHostName();
+        if (!output.empty()) {
+            auto expanded = ss::expandRankPattern(output, **rank, host);
+            if (!expanded)
+                return fail(expanded.error(), kExitBadInput);
+            output = *expanded;
+        }
+    }
     auto loaded = loadScenarioArg(args.scenario, args.variant);
     if (!loaded)
         return fail(loaded.error(), exitCodeOf(loaded.errorClass()));
@@ -222,6 +238,12 @@ int cmdRun(const RunArgs& args, const std::string& command)
         };
     }
     ss::RunOutcome outcome = ss::runScenario(scenario, *chosen.backend, options);
+    if (*rank) {
+        ss::RankClock clock = ss::sampleWallOffset();
+        clock.simulated = outcome.simulatedClock;
+        clock.originNs = outcome.clockOriginNs;
+        ss::addRankSettings(outcome.trace.info, **rank, host, clock);
+    }
     const ss::Trace& trace = outcome.trace;
 
     int code = kExitOk;
@@ -237,13 +259,13 @@ int cmdRun(const RunArgs& args, const std::string& command)
             code = kExitCheckFailed;
     }
 
-    if (!args.output.empty()) {
+    if (!output.empty()) {
         // Also after a failure: the partial trace shows how far the run got.
-        if (ss::Status saved = ss::saveTextFileAtomic(args.output, ss::traceToJson(trace)); !saved) {
+        if (ss::Status saved = ss::saveTextFileAtomic(output, ss::traceToJson(trace)); !saved) {
             const bool ranWell = code == kExitOk || code == kExitCheckFailed;
             return fail(saved.error(), ranWell ? exitCodeOf(saved.errorClass()) : code);
         }
-        std::cerr << (outcome.status ? "trace written to " : "partial trace written to ") << args.output << '\n';
+        std::cerr << (outcome.status ? "trace written to " : "partial trace written to ") << output << '\n';
     }
     return code;
 }

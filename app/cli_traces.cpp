@@ -7,6 +7,8 @@
 #include "diagnostics.h"
 #include "expect.h"
 #include "metrics.h"
+#include "rank_merge.h"
+#include "ranks.h"
 #include "resources.h"
 #include "runner.h"
 #include "scenario_json.h"
@@ -128,6 +130,62 @@ int cmdConvert(const std::string& in, const std::string& out, const std::string&
     if (ss::Status saved = ss::exportTrace(*trace, out, *format); !saved)
         return fail(saved.error(), exitCodeOf(saved.errorClass()));
     std::cerr << "wrote " << out << " (" << trace->spanCount() << " spans, " << trace->flows.size() << " flows)\n";
+    return kExitOk;
+}
+
+int cmdMerge(const MergeArgs& args)
+{
+    namespace fs = std::filesystem;
+    std::vector<std::string> files;
+    for (const std::string& in : args.inputs) {
+        std::error_code ec;
+        if (!fs::is_directory(in, ec)) {
+            files.push_back(in);
+            continue;
+        }
+        // A folder: its traces, in name order (native, Chrome/PyTorch JSON, compressed or not).
+        std::vector<std::string> found;
+        for (const auto& e : fs::directory_iterator(in, ec)) {
+            const std::string name = e.path().filename().string();
+            const bool trace = name.ends_with(".json") || name.ends_with(".json.gz");
+            if (trace && e.is_regular_file(ec))
+                found.push_back(e.path().string());
+        }
+        if (ec)
+            return fail(in + ": " + ec.message(), kExitBadInput);
+        if (found.empty())
+            return fail(in + ": no trace files (*.json, *.json.gz) in this folder", kExitBadInput);
+        std::sort(found.begin(), found.end());
+        files.insert(files.end(), found.begin(), found.end());
+    }
+    if (files.size() > size_t(ss::kMaxRanks))
+        return fail(std::to_string(files.size()) + " traces: at most " + std::to_string(ss::kMaxRanks) +
+                        " ranks are merged",
+                    kExitBadInput);
+    std::vector<ss::RankTrace> ranks;
+    for (const std::string& f : files) {
+        auto t = ss::importTraceFile(f);
+        if (!t)
+            return fail(t.error(), exitCodeOf(t.errorClass()));
+        ranks.push_back({f, std::move(*t)});
+    }
+    ss::MergeOptions options;
+    options.alignWallClock = args.align == "wall-clock";
+    options.ranksByOrder = args.ranksByOrder;
+    auto merged = ss::mergeRankTraces(std::move(ranks), options);
+    if (!merged)
+        return fail(merged.error(), kExitBadInput);
+    std::cout << "merged " << files.size() << " rank trace" << (files.size() == 1 ? "" : "s");
+    if (!merged->trace.info.scenarioId.empty())
+        std::cout << " of " << merged->trace.info.scenarioId;
+    std::cout << ": " << merged->trace.spanCount() << " spans, " << merged->trace.tracks.size() << " rows, "
+              << merged->trace.info.devices.size() << " devices\n";
+    std::cout << "clock alignment: " << merged->alignment << '\n';
+    for (const std::string& note : merged->notes)
+        std::cout << "note: " << note << '\n';
+    if (ss::Status saved = ss::saveTextFileAtomic(args.output, ss::traceToJson(merged->trace)); !saved)
+        return fail(saved.error(), exitCodeOf(saved.errorClass()));
+    std::cerr << "trace written to " << args.output << '\n';
     return kExitOk;
 }
 

@@ -129,6 +129,19 @@ int runMain(int argc, char** argv)
         ->check(CLI::IsMember({"streamscope", "chrome", "perfetto", "csv"}))
         ->capture_default_str();
 
+    MergeArgs merge;
+    CLI::App* mergeCmd = app.add_subcommand(
+        "merge", "Merge the per-rank traces of one job (run under mpirun, srun or torchrun) into one trace");
+    mergeCmd->add_option("traces", merge.inputs, "Per-rank trace files, or folders of them")->required();
+    mergeCmd->add_option("-o,--output", merge.output, "The merged trace")->required();
+    mergeCmd->add_option("--align", merge.align,
+                         "How to align ranks on several hosts: auto (refuse: they share no clock) or wall-clock "
+                         "(each host's system clock; its error is not known)")
+        ->check(CLI::IsMember({"auto", "wall-clock"}))
+        ->capture_default_str();
+    mergeCmd->add_flag("--ranks-by-order", merge.ranksByOrder,
+                       "Traces without a rank (not run under a launcher) get their order on the command line");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -160,6 +173,8 @@ int runMain(int argc, char** argv)
         return cmdReplay(replay, commandLine(argc, argv));
     if (*convertCmd)
         return cmdConvert(convertIn, convertOut, convertTo);
+    if (*mergeCmd)
+        return cmdMerge(merge);
     return kExitBadInput;
 }
 

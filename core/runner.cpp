@@ -177,7 +177,7 @@ private:
 
 } // namespace
 
-Trace buildTrace(const RunPlan& plan, const Recording& rec, RunInfo info)
+Trace buildTrace(const RunPlan& plan, const Recording& rec, RunInfo info, int64_t* originOut)
 {
     const auto& scenario = *plan.scenario;
     const int warmup = std::max(0, scenario.run.warmup);
@@ -216,6 +216,8 @@ Trace buildTrace(const RunPlan& plan, const Recording& rec, RunInfo info)
         }
     if (origin == std::numeric_limits<int64_t>::max())
         origin = 0;
+    if (originOut)
+        *originOut = origin;
     trace.spans.reserve(kept * 2);
 
     constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
@@ -344,7 +346,8 @@ RunOutcome runScenario(const Scenario& scenario, Backend& backend, const RunOpti
     Status fin = backend.finish(rec);
     if (status && !fin)
         status = fin;
-    out.trace = buildTrace(plan, rec, std::move(info));
+    out.trace = buildTrace(plan, rec, std::move(info), &out.clockOriginNs);
+    out.simulatedClock = backend.simulatesHostThreads();
     out.status = std::move(status);
     return out;
 }

@@ -9,6 +9,7 @@
 #include "trace.h"
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -24,12 +25,16 @@ struct RunOptions {
 struct RunOutcome {
     Trace trace;           // finalized; partial when status failed
     Status status;
+    // Where trace time 0 is on the recording clock (the host's steady clock for GPU runs, simulated time for the
+    // simulator), so that per-rank traces can be put on one timeline (ranks.h).
+    int64_t clockOriginNs = 0;
+    bool simulatedClock = false;
 };
 
 RunOutcome runScenario(const Scenario& scenario, Backend& backend, const RunOptions& options = {});
 
 // Builds the trace from a recording (exposed for tests): drops warm-up records, rebases time to the first
-// measured span, adds launch flows and the recorded dependencies.
-Trace buildTrace(const RunPlan& plan, const Recording& rec, RunInfo info);
+// measured span (its time on the recording clock in *origin), adds launch flows and the recorded dependencies.
+Trace buildTrace(const RunPlan& plan, const Recording& rec, RunInfo info, int64_t* origin = nullptr);
 
 } // namespace streamscope

@@ -1,0 +1,34 @@
+// One job from its ranks: `streamscope-cli merge job.*.json -o job.json` (docs/RANKS.md). Each rank's trace keeps its
+// rows under "rank R · ...", its devices become devices of the job (one per rank and GPU), its times move onto one
+// clock. Ranks on one host share that host's steady clock, so their alignment is exact; simulated ranks all start at
+// 0; ranks on different hosts have no common clock, and the merge refuses them unless told to align them by the
+// hosts' system clocks, whose error it cannot know and says so.
+#pragma once
+
+#include "result.h"
+#include "trace.h"
+
+#include <string>
+#include <vector>
+
+namespace streamscope {
+
+struct RankTrace {
+    std::string file; // for messages
+    Trace trace;
+};
+
+struct MergeOptions {
+    bool alignWallClock = false; // ranks on several hosts: align by each host's system clock
+    bool ranksByOrder = false;   // traces without a rank (not run under a launcher): their order is their rank
+};
+
+struct MergeResult {
+    Trace trace;
+    std::vector<std::string> notes; // what the merge did that a user should know (missing ranks, alignment)
+    std::string alignment;          // how the clocks were aligned, and how well: one sentence
+};
+
+Result<MergeResult> mergeRankTraces(std::vector<RankTrace> ranks, const MergeOptions& options = {});
+
+} // namespace streamscope

@@ -1,0 +1,368 @@
+// Per-rank runs and their merge (ranks.h, rank_merge.h): the launchers' environments, the per-rank file names, the
+// clock alignment and what a merged job holds; then streamscope-cli run under the launchers' variables and merge.
+#include "rank_merge.h"
+#include "ranks.h"
+#include "trace_json.h"
+
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <map>
+#include <string>
+
+namespace ss = streamscope;
+
+namespace {
+
+// An environment lookup over a table, as the launchers would set it.
+ss::EnvLookup table(std::map<std::string, std::string> vars)
+{
+    return [vars = std::move(vars)](const char* name) -> const char* {
+        const auto it = vars.find(name);
+        return it == vars.end() ? nullptr : it->second.c_str();
+    };
+}
+
+ss::RankInfo rankOf(const std::map<std::string, std::string>& vars)
+{
+    auto r = ss::rankFromEnvironment(table(vars));
+    if (!r || !*r)
+        return ss::RankInfo{-1, 0, -1, 0, r ? "none" : r.error().toString(), {}};
+    return **r;
+}
+
+// One rank's trace: a host thread that launched a kernel at `at` (its time 0) on its stream, with the rank record.
+ss::Trace rankTrace(int rank, int world, const std::string& host, int64_t origin, bool simulated = false)
+{
+    ss::Trace t;
+    t.info.source = simulated ? ss::TraceSource::Simulator : ss::TraceSource::Cupti;
+    t.info.backend = simulated ? "simulator" : "cuda";
+    t.info.scenarioId = "job";
+    t.info.devices.push_back({0, "NVIDIA H200", {}});
+    const uint32_t thread = t.addTrack({ss::TrackKind::HostThread, "main", 0});
+    ss::Track s;
+    s.name = "s0";
+    s.device = 0;
+    const uint32_t stream = t.addTrack(s);
+    ss::SpanInit api;
+    api.track = thread;
+    api.kind = ss::SpanKind::ApiCall;
+    api.name = "cudaLaunchKernel";
+    api.start = 0;
+    api.end = 5000;
+    const uint32_t a = t.addSpan(api);
+    ss::SpanInit k;
+    k.track = stream;
+    k.kind = ss::SpanKind::Kernel;
+    k.name = "gemm";
+    k.start = 6000;
+    k.end = 106000;
+    const uint32_t b = t.addSpan(k);
+    t.addFlow(a, b, ss::FlowKind::Launch);
+    ss::RankInfo info;
+    info.rank = rank;
+    info.worldSize = world;
+    info.localRank = rank;
+    info.launcher = "Open MPI";
+    ss::RankClock clock;
+    clock.simulated = simulated;
+    clock.originNs = origin;
+    clock.wallOffsetNs = 1'000'000'000;
+    clock.wallOffsetErrorNs = 20;
+    ss::addRankSettings(t.info, info, host, clock);
+    t.finalize();
+    return t;
+}
+
+int64_t kernelStart(const ss::Trace& t, int rank)
+{
+    const std::string name = "rank " + std::to_string(rank) + " · s0";
+    for (uint32_t i = 0; i < t.spanCount(); ++i)
+        if (t.tracks[t.spans.track[i]].name == name)
+            return t.spans.start[i];
+    return -1;
+}
+
+QProcessEnvironment launcherEnvironment(const std::map<QString, QString>& vars)
+{
+    auto env = QProcessEnvironment::systemEnvironment();
+    for (const QString& k : env.keys())
+        if (k.startsWith(QLatin1String("OMPI_")) || k.startsWith(QLatin1String("PMI_")) ||
+            k.startsWith(QLatin1String("SLURM_")) || k == QLatin1String("RANK") || k == QLatin1String("WORLD_SIZE") ||
+            k == QLatin1String("LOCAL_RANK") || k == QLatin1String("LOCAL_WORLD_SIZE"))
+            env.remove(k);
+    env.insert(QStringLiteral("CUDA_VISIBLE_DEVICES"), QStringLiteral("-1"));
+    for (const auto& [k, v] : vars)
+        env.insert(k, v);
+    return env;
+}
+
+struct Cli {
+    int code = -1;
+    QString out;
+    QString err;
+};
+
+Cli runCli(const QStringList& args, const QProcessEnvironment& env, const QString& dir)
+{
+    QProcess p;
+    p.setProcessEnvironment(env);
+    p.setWorkingDirectory(dir);
+    p.start(QStringLiteral(STREAMSCOPE_CLI), args);
+    Cli r;
+    if (!p.waitForStarted(10000) || !p.waitForFinished(120000)) {
+        p.kill();
+        p.waitForFinished();
+        return r;
+    }
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
+    return r;
+}
+
+} // namespace
+
+class TestRanks : public QObject {
+    Q_OBJECT
+
+private slots:
+    void launchersAreRead()
+    {
+        ss::RankInfo r = rankOf({{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "8"},
+                                 {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}});
+        QCOMPARE(r.rank, 3);
+        QCOMPARE(r.worldSize, 8);
+        QCOMPARE(r.localRank, 1);
+        QCOMPARE(r.localWorldSize, 2);
+        QCOMPARE(QString::fromStdString(r.launcher), QStringLiteral("Open MPI"));
+
+        r = rankOf({{"PMI_RANK", "2"}, {"PMI_SIZE", "4"}, {"MPI_LOCALRANKID", "0"}});
+        QCOMPARE(QString::fromStdString(r.launcher), QStringLiteral("MPICH"));
+        QCOMPARE(r.rank, 2);
+        QCOMPARE(r.localRank, 0);
+
+        r = rankOf({{"RANK", "5"}, {"WORLD_SIZE", "16"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "4"}});
+        QCOMPARE(QString::fromStdString(r.launcher), QStringLiteral("torchrun"));
+        QCOMPARE(r.rank, 5);
+        QCOMPARE(r.localWorldSize, 4);
+
+        // srun: a job step's task; a batch script's own environment (no step) is not a rank.
+        r = rankOf({{"SLURM_PROCID", "7"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "3"}, {"SLURM_STEP_ID", "0"}});
+        QCOMPARE(QString::fromStdString(r.launcher), QStringLiteral("Slurm"));
+        QCOMPARE(r.rank, 7);
+        QCOMPARE(r.localRank, 3);
+        QCOMPARE(QString::fromStdString(rankOf({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "8"}}).launcher),
+                 QStringLiteral("none"));
+        // `srun torchrun ...`: torchrun's global rank, not Slurm's per-node task.
+        r = rankOf({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}, {"SLURM_STEP_ID", "0"}, {"RANK", "6"},
+                    {"WORLD_SIZE", "8"}});
+        QCOMPARE(QString::fromStdString(r.launcher), QStringLiteral("torchrun"));
+        QCOMPARE(r.rank, 6);
+
+        QCOMPARE(QString::fromStdString(rankOf({}).launcher), QStringLiteral("none"));
+    }
+
+    void badLauncherValuesAreErrors_data()
+    {
+        QTest::addColumn<QString>("var");
+        QTest::addColumn<QString>("value");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("not a number") << "RANK" << "one" << "RANK=\"one\": not a whole number";
+        QTest::newRow("rank past the world") << "RANK" << "4" << "RANK=\"4\": expected a whole number from 0 to 3";
+        QTest::newRow("negative") << "RANK" << "-1" << "expected a whole number from 0 to 3";
+        QTest::newRow("huge world") << "WORLD_SIZE" << "100000" << "WORLD_SIZE=\"100000\": expected a whole number "
+                                                                   "from 1 to 4096";
+        QTest::newRow("overflow") << "WORLD_SIZE" << "99999999999999999999" << "expected a whole number";
+        QTest::newRow("trailing text") << "LOCAL_RANK" << "1x" << "LOCAL_RANK=\"1x\": not a whole number";
+    }
+    void badLauncherValuesAreErrors()
+    {
+        QFETCH(QString, var);
+        QFETCH(QString, value);
+        QFETCH(QString, message);
+        std::map<std::string, std::string> vars{{"RANK", "1"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "1"}};
+        vars[var.toStdString()] = value.toStdString();
+        auto r = ss::rankFromEnvironment(table(vars));
+        QVERIFY(!r);
+        QVERIFY2(QString::fromStdString(r.error().toString()).contains(message),
+                 r.error().toString().c_str());
+        auto missing = ss::rankFromEnvironment(table({{"RANK", "1"}}));
+        QVERIFY(!missing);
+        QVERIFY(QString::fromStdString(missing.error().message).contains(QLatin1String("WORLD_SIZE is not")));
+    }
+
+    void outputNamesPerRank()
+    {
+        ss::RankInfo r{3, 4, 1, 2, "Open MPI", {}};
+        QCOMPARE(QString::fromStdString(*ss::expandRankPattern("job.%r.json", r, "n1")), QStringLiteral("job.3.json"));
+        QCOMPARE(QString::fromStdString(*ss::expandRankPattern("%h/%l-%r-100%%.json", r, "n1")),
+                 QStringLiteral("n1/1-3-100%.json"));
+        auto shared = ss::expandRankPattern("job.json", r, "n1");
+        QVERIFY(!shared);
+        QVERIFY(QString::fromStdString(shared.error().message).contains(QLatin1String("put %r in the name")));
+        QVERIFY(ss::expandRankPattern("job.json", ss::RankInfo{0, 1, 0, 1, "Open MPI", {}}, "n1"));
+    }
+
+    void wallOffsetIsSampled()
+    {
+        const ss::RankClock c = ss::sampleWallOffset();
+        QVERIFY(c.wallOffsetErrorNs >= 0);
+        QVERIFY(c.wallOffsetErrorNs < 1'000'000); // back-to-back clock reads: far below a millisecond
+        QVERIFY(c.wallOffsetNs != 0);
+    }
+
+    void ranksOfOneHostShareItsClock()
+    {
+        std::vector<ss::RankTrace> in;
+        in.push_back({"job.1.json", rankTrace(1, 2, "n1", 7'000)});
+        in.push_back({"job.0.json", rankTrace(0, 2, "n1", 3'000)});
+        auto m = ss::mergeRankTraces(std::move(in));
+        QVERIFY2(m, m ? "" : m.error().toString().c_str());
+        const ss::Trace& t = m->trace;
+        QCOMPARE(t.tracks.size(), size_t(4));
+        QCOMPARE(t.info.devices.size(), size_t(2));
+        QCOMPARE(QString::fromStdString(t.info.devices[0].name), QStringLiteral("rank 0 · NVIDIA H200"));
+        QCOMPARE(t.spanCount(), size_t(4));
+        QCOMPARE(t.flows.size(), size_t(2));
+        // Rank 1 began 4 µs after rank 0 on the same steady clock.
+        QCOMPARE(kernelStart(t, 0), int64_t(6'000));
+        QCOMPARE(kernelStart(t, 1), int64_t(10'000));
+        QVERIFY(QString::fromStdString(m->alignment).contains(QLatin1String("exact")));
+        QVERIFY(m->notes.empty());
+        // The flows still join each rank's launch to its own kernel.
+        for (const ss::Flow& f : t.flows)
+            QCOMPARE(t.tracks[t.spans.track[f.from]].name.substr(0, 7), t.tracks[t.spans.track[f.to]].name.substr(0, 7));
+    }
+
+    void ranksOfSeveralHostsNeedAWallClock()
+    {
+        auto inputs = [] {
+            std::vector<ss::RankTrace> in;
+            in.push_back({"a.json", rankTrace(0, 2, "n1", 3'000)});
+            in.push_back({"b.json", rankTrace(1, 2, "n2", 900'000)});
+            in[1].trace.info.settings.push_back({"x", "y"});
+            return in;
+        };
+        auto refused = ss::mergeRankTraces(inputs());
+        QVERIFY(!refused);
+        const QString why = QString::fromStdString(refused.error().message);
+        QVERIFY2(why.contains(QLatin1String("n1: ranks 0; n2: ranks 1")) && why.contains(QLatin1String("--align wall-clock")),
+                 qPrintable(why));
+        ss::MergeOptions o;
+        o.alignWallClock = true;
+        auto m = ss::mergeRankTraces(inputs(), o);
+        QVERIFY(m);
+        // Same wall offset on both hosts: rank 1's time 0 is 897 µs after rank 0's.
+        QCOMPARE(kernelStart(m->trace, 1) - kernelStart(m->trace, 0), int64_t(897'000));
+        QVERIFY(QString::fromStdString(m->alignment).contains(QLatin1String("error unknown")));
+    }
+
+    void mergeRefusesWhatIsNotOneJob()
+    {
+        auto error = [](std::vector<ss::RankTrace> in, const ss::MergeOptions& o = {}) {
+            auto m = ss::mergeRankTraces(std::move(in), o);
+            return m ? QString() : QString::fromStdString(m.error().toString());
+        };
+        std::vector<ss::RankTrace> twice;
+        twice.push_back({"a.json", rankTrace(0, 2, "n1", 0)});
+        twice.push_back({"b.json", rankTrace(0, 2, "n1", 0)});
+        QVERIFY(error(std::move(twice)).contains(QLatin1String("b.json: rank 0 again: a.json is rank 0 too")));
+
+        std::vector<ss::RankTrace> worlds;
+        worlds.push_back({"a.json", rankTrace(0, 2, "n1", 0)});
+        worlds.push_back({"b.json", rankTrace(1, 4, "n1", 0)});
+        QVERIFY(error(std::move(worlds)).contains(QLatin1String("world size 4, but a.json has 2")));
+
+        std::vector<ss::RankTrace> mixed;
+        mixed.push_back({"a.json", rankTrace(0, 2, "n1", 0)});
+        mixed.push_back({"sim.json", rankTrace(1, 2, "n1", 0, true)});
+        QVERIFY(error(std::move(mixed)).contains(QLatin1String("sim.json: a simulated rank cannot be merged")));
+
+        auto plain = [] {
+            ss::Trace t = rankTrace(0, 1, "n1", 0);
+            t.info.settings.clear();
+            std::vector<ss::RankTrace> in;
+            in.push_back({"p.json", t});
+            in.push_back({"q.json", t});
+            return in;
+        };
+        QVERIFY(error(plain()).contains(QLatin1String("p.json: not a per-rank trace")));
+        ss::MergeOptions byOrder;
+        byOrder.ranksByOrder = true;
+        // Without a rank record there is no clock record either: such traces are taken as simulated only.
+        QVERIFY(error(plain(), byOrder).contains(QLatin1String("no clock_origin_ns")));
+    }
+
+    void missingRanksAreNamed()
+    {
+        std::vector<ss::RankTrace> in;
+        in.push_back({"a.json", rankTrace(0, 4, "n1", 0, true)});
+        in.push_back({"c.json", rankTrace(2, 4, "n1", 0, true)});
+        auto m = ss::mergeRankTraces(std::move(in));
+        QVERIFY(m);
+        QCOMPARE(m->notes.size(), size_t(1));
+        QCOMPARE(QString::fromStdString(m->notes[0]), QStringLiteral("ranks 1, 3 of 4 are missing: the job is shown "
+                                                                     "without them"));
+        QVERIFY(QString::fromStdString(m->alignment).startsWith(QLatin1String("simulated ranks")));
+    }
+
+    // streamscope-cli run under the launchers' variables writes one trace per rank; merge puts them together.
+    void cliRunsRanksAndMerges()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        for (int r = 0; r < 4; ++r) {
+            const auto env = launcherEnvironment({{QStringLiteral("RANK"), QString::number(r)},
+                                                  {QStringLiteral("WORLD_SIZE"), QStringLiteral("4")},
+                                                  {QStringLiteral("LOCAL_RANK"), QString::number(r)}});
+            const Cli c = runCli({QStringLiteral("run"), QStringLiteral("08"), QStringLiteral("-o"),
+                                  QStringLiteral("job.%r.json")},
+                                 env, dir.path());
+            QVERIFY2(c.code == 0, qPrintable(c.err));
+        }
+        QVERIFY(QFile::exists(dir.filePath(QStringLiteral("job.3.json"))));
+        const Cli m = runCli({QStringLiteral("merge"), QStringLiteral("job.0.json"), QStringLiteral("job.1.json"),
+                              QStringLiteral("job.2.json"), QStringLiteral("job.3.json"), QStringLiteral("-o"),
+                              QStringLiteral("job.json")},
+                             launcherEnvironment({}), dir.path());
+        QVERIFY2(m.code == 0, qPrintable(m.err));
+        QVERIFY2(m.out.contains(QLatin1String("merged 4 rank traces of 08-copy-compute-pipeline")), qPrintable(m.out));
+        QVERIFY(m.out.contains(QLatin1String("clock alignment: simulated ranks")));
+        auto merged = ss::loadTraceFile(dir.filePath(QStringLiteral("job.json")).toStdString());
+        QVERIFY(merged);
+        QCOMPARE(merged->info.devices.size(), size_t(4));
+        auto one = ss::loadTraceFile(dir.filePath(QStringLiteral("job.0.json")).toStdString());
+        QVERIFY(one);
+        QCOMPARE(merged->spanCount(), 4 * one->spanCount());
+        QCOMPARE(merged->flows.size(), 4 * one->flows.size());
+        // A folder is read as its traces (the merged file is not a rank: it is refused by name).
+        const Cli folder = runCli({QStringLiteral("merge"), dir.path(), QStringLiteral("-o"), QStringLiteral("x.json")},
+                                  launcherEnvironment({}), dir.path());
+        QCOMPARE(folder.code, 2);
+        QVERIFY2(folder.err.contains(QLatin1String("job.json: not a per-rank trace")), qPrintable(folder.err));
+
+        // One file for every rank, or a value the launcher cannot have set: exit 2, saying why.
+        const auto rank1 = launcherEnvironment({{QStringLiteral("OMPI_COMM_WORLD_RANK"), QStringLiteral("1")},
+                                                {QStringLiteral("OMPI_COMM_WORLD_SIZE"), QStringLiteral("4")}});
+        const Cli shared = runCli({QStringLiteral("run"), QStringLiteral("01"), QStringLiteral("-o"),
+                                   QStringLiteral("same.json")},
+                                  rank1, dir.path());
+        QCOMPARE(shared.code, 2);
+        QVERIFY2(shared.err.contains(QLatin1String("put %r in the name")), qPrintable(shared.err));
+        QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("same.json"))));
+        const Cli bad = runCli({QStringLiteral("run"), QStringLiteral("01")},
+                               launcherEnvironment({{QStringLiteral("SLURM_PROCID"), QStringLiteral("x")},
+                                                    {QStringLiteral("SLURM_NTASKS"), QStringLiteral("2")},
+                                                    {QStringLiteral("SLURM_STEP_ID"), QStringLiteral("0")}}),
+                               dir.path());
+        QCOMPARE(bad.code, 2);
+        QVERIFY2(bad.err.contains(QLatin1String("SLURM_PROCID=\"x\": not a whole number")), qPrintable(bad.err));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRanks)
+#include "tst_ranks.moc"
