@@ -1,5 +1,5 @@
-// The analysis of a trace (core/analysis.h): metrics on small traces whose answers are worked out by hand in the
-// comments, the critical path through hand-made dependency graphs and through every lesson, the JSON and text
+// The analysis of a trace (core/analysis/analysis.h): metrics on small traces whose answers are worked out by hand in
+// the comments, the critical path through hand-made dependency graphs and through every lesson, the JSON and text
 // forms, the comparison of two traces and the what-if sweeps.
 #include "analysis.h"
 #include "diagnostics.h"

@@ -1,6 +1,6 @@
-// The diagnostics (core/diagnostics.h): each rule on a small trace where it must fire and one where it must not
-// (simulated scenarios, the same with the flows or the embedded scenario taken away as an importer would leave
-// them, and traces made by hand); every lesson and variant on the simulator and every trace recorded on an H200,
+// The diagnostics (core/diagnostics/diagnostics.h): each rule on a small trace where it must fire and one where it
+// must not (simulated scenarios, the same with the flows or the embedded scenario taken away as an importer would
+// leave them, and traces made by hand); every lesson and variant on the simulator and every trace recorded on an H200,
 // where the rules must name the effect the lesson teaches and stay silent on the good configurations.
 #include "diagnostics.h"
 

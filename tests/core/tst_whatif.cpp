@@ -1,4 +1,4 @@
-// The replay of a recorded run (core/whatif.h) on the H200 recordings of tests/data/h200: the unchanged replay
+// The replay of a recorded run (core/whatif/whatif.h) on the H200 recordings of tests/data/h200: the unchanged replay
 // stays close to the recording, each setting changes what it should, bad keys and values are errors. The sweeps
 // that share the module are tested in tst_analysis.
 #include "metrics.h"

@@ -45,7 +45,7 @@ QuickSettings detectQuickSettings(const Scenario& scenario);
 // - chunks: a thread's chunks (runs of consecutive ops in one created stream; ops without a stream ride with the
 //   chunk before them) are repeated round-robin or dropped from the end; op names ending in a number are renumbered;
 // - streamsPerThread: chunk j of a thread goes to stream j mod n; streams are created (like the thread's first) or
-//   dropped when no op uses them any more. Not the streams sweep (core/whatif.h), which replaces every ordinary
+//   dropped when no op uses them any more. Not the streams sweep (core/whatif/whatif.h), which replaces every ordinary
 //   stream with N new ones and deals chains across all threads: the knob edits the scenario the user keeps;
 // - memory: every H2D/D2H copy becomes pinned or pageable;
 // - kernelScale: spin kernels' durations scale by it, problem sizes so that the work scales by it;

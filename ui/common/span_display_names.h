@@ -1,5 +1,5 @@
-// The names the window shows for spans (core/span_names.h): the short form ("vectorized_elementwise_kernel<…>") in
-// bars, the span table, titles and lists, and the full demangled name where there is room for it (tooltips, the
+// The names the window shows for spans (core/model/span_names.h): the short form ("vectorized_elementwise_kernel<…>")
+// in bars, the span table, titles and lists, and the full demangled name where there is room for it (tooltips, the
 // inspector). Kernel names as PyTorch or Nsight record them are whole template signatures of a few hundred
 // characters; demangling and shortening one takes microseconds, so each distinct name of a trace (an index into
 // Trace::strings) is done once, on first use: a trace of a million spans costs one per kernel name, not one per

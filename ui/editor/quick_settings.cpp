@@ -253,7 +253,8 @@ void renumberChunk(std::vector<Op>& chunk, long long from, long long to)
 
 // The streams-per-thread knob: chunk j of the thread goes to stream j mod n of its own streams, which keep their
 // names; missing streams are created like its last one, right after it. Not the streams sweep
-// (dealChainsToNewStreams, core/whatif.cpp), which replaces every ordinary stream and deals chains across threads.
+// (dealChainsToNewStreams, core/whatif/whatif.cpp), which replaces every ordinary stream and deals chains across
+// threads.
 void spreadChunksOverStreams(Scenario& s, ThreadChunks& split, const std::vector<std::string>& oldStreams, int streams)
 {
     const size_t n = size_t(streams);

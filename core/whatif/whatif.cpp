@@ -135,9 +135,9 @@ void scaleOp(Op& op, double f, bool kernelsOnly)
 // The streams sweep (and a replay's streams=N): the scenario's ordinary streams replaced by N new ones per device,
 // named s0..s<N-1>, and its chains of stream work (consecutive ops of a thread in one stream) dealt to them
 // round-robin across all threads, repeats unrolled so that they are dealt too. Not the quick controls'
-// streams-per-thread knob (ui/quick_settings.cpp, spreadChunksOverStreams), which keeps each thread's own streams
-// and names, adds or drops streams per thread, and moves whole chunks; the sweep asks "what would N streams do for
-// this work", the knob edits the scenario the user keeps.
+// streams-per-thread knob (ui/editor/quick_settings.cpp, spreadChunksOverStreams), which keeps each thread's own
+// streams and names, adds or drops streams per thread, and moves whole chunks; the sweep asks "what would N streams do
+// for this work", the knob edits the scenario the user keeps.
 Result<Scenario> dealChainsToNewStreams(const Scenario& in, int n)
 {
     Scenario out = in;
