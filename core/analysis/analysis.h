@@ -36,10 +36,10 @@ struct ConcurrencyStep {
 
 // How many GPU operations ran at once over a time range.
 struct ConcurrencyProfile {
-    std::vector<int64_t> timeAtNs;        // [k]: time spent with exactly k GPU operations running, k = 0..max
+    std::vector<int64_t> timeAtNs; // [k]: time spent with exactly k GPU operations running, k = 0..max
     int maxConcurrency = 0;
-    double averageConcurrency = 0;        // time-weighted mean over the range (= GPU work / range)
-    std::vector<ConcurrencyStep> steps;   // step function for plotting (empty unless requested)
+    double averageConcurrency = 0;      // time-weighted mean over the range (= GPU work / range)
+    std::vector<ConcurrencyStep> steps; // step function for plotting (empty unless requested)
 };
 
 struct StreamAnalysis {
@@ -48,28 +48,28 @@ struct StreamAnalysis {
     int device = -1;
     StreamKind kind = StreamKind::Blocking;
     int priority = 0;
-    int64_t spanCount = 0;            // GPU spans
-    int64_t firstStart = 0;           // of its GPU spans (0 when it has none)
+    int64_t spanCount = 0;  // GPU spans
+    int64_t firstStart = 0; // of its GPU spans (0 when it has none)
     int64_t lastEnd = 0;
-    int64_t busyNs = 0;               // union of its GPU spans
-    int64_t gpuWorkNs = 0;            // sum of its GPU span durations
-    std::vector<Interval> gaps;       // idle between its first start and last end
-    int64_t idleNs = 0;               // total of `gaps`
-    double utilization = 0;           // busyNs / its device's makespan
+    int64_t busyNs = 0;         // union of its GPU spans
+    int64_t gpuWorkNs = 0;      // sum of its GPU span durations
+    std::vector<Interval> gaps; // idle between its first start and last end
+    int64_t idleNs = 0;         // total of `gaps`
+    double utilization = 0;     // busyNs / its device's makespan
 };
 
 struct DeviceAnalysis {
     int device = -1;
-    std::string name;                 // from the run info, when known
-    int streamCount = 0;              // stream tracks with GPU spans
-    int64_t spanCount = 0;            // GPU spans
+    std::string name;      // from the run info, when known
+    int streamCount = 0;   // stream tracks with GPU spans
+    int64_t spanCount = 0; // GPU spans
     int64_t firstStart = 0;
     int64_t lastEnd = 0;
-    int64_t makespanNs = 0;           // first GPU span start to last GPU span end on this device
-    int64_t busyNs = 0;               // time at least one GPU operation ran
-    int64_t gpuWorkNs = 0;            // sum of GPU span durations: the work serialized
-    double speedup = 0;               // gpuWorkNs / makespanNs
-    std::vector<Interval> gaps;       // device idle (no GPU operation) inside its makespan
+    int64_t makespanNs = 0;     // first GPU span start to last GPU span end on this device
+    int64_t busyNs = 0;         // time at least one GPU operation ran
+    int64_t gpuWorkNs = 0;      // sum of GPU span durations: the work serialized
+    double speedup = 0;         // gpuWorkNs / makespanNs
+    std::vector<Interval> gaps; // device idle (no GPU operation) inside its makespan
     int64_t idleNs = 0;
     ConcurrencyProfile concurrency;
     int64_t copyNs = 0;               // union of copies
@@ -84,29 +84,29 @@ struct HostThreadAnalysis {
     int device = -1;
     int64_t firstStart = 0;
     int64_t lastEnd = 0;
-    int64_t activeNs = 0;             // first span start to last span end: the host time of the launch rate
-    int64_t apiCalls = 0;             // api-call spans
-    int64_t launchCalls = 0;          // API calls that enqueued GPU work (sources of launch flows)
-    int64_t syncCalls = 0;            // sync spans
-    int64_t apiNs = 0;                // time in api-call spans
-    int64_t launchNs = 0;             // time in launching calls
-    int64_t syncNs = 0;               // time blocked in sync spans
+    int64_t activeNs = 0;    // first span start to last span end: the host time of the launch rate
+    int64_t apiCalls = 0;    // api-call spans
+    int64_t launchCalls = 0; // API calls that enqueued GPU work (sources of launch flows)
+    int64_t syncCalls = 0;   // sync spans
+    int64_t apiNs = 0;       // time in api-call spans
+    int64_t launchNs = 0;    // time in launching calls
+    int64_t syncNs = 0;      // time blocked in sync spans
     int64_t hostWorkNs = 0;
-    double launchesPerSecond = 0;     // launchCalls / activeNs
-    double meanLaunchNs = 0;          // launchNs / launchCalls
+    double launchesPerSecond = 0; // launchCalls / activeNs
+    double meanLaunchNs = 0;      // launchNs / launchCalls
 };
 
 struct TraceAnalysis {
-    TraceMetrics metrics;             // the basic metrics (metrics.h), as the lessons' checks see them
-    int64_t firstStart = 0;           // first GPU span start (all devices)
+    TraceMetrics metrics;   // the basic metrics (metrics.h), as the lessons' checks see them
+    int64_t firstStart = 0; // first GPU span start (all devices)
     int64_t lastEnd = 0;
-    int64_t makespanNs = 0;           // = metrics.makespanNs
-    int64_t busyNs = 0;               // time at least one GPU operation ran on any device
+    int64_t makespanNs = 0; // = metrics.makespanNs
+    int64_t busyNs = 0;     // time at least one GPU operation ran on any device
     int64_t gpuWorkNs = 0;
-    double speedup = 0;               // gpuWorkNs / makespanNs: the speedup over the same work serialized
-    std::vector<Interval> gaps;       // time no GPU of the run was busy, inside the makespan
+    double speedup = 0;         // gpuWorkNs / makespanNs: the speedup over the same work serialized
+    std::vector<Interval> gaps; // time no GPU of the run was busy, inside the makespan
     int64_t idleNs = 0;
-    ConcurrencyProfile concurrency;   // over all devices
+    ConcurrencyProfile concurrency; // over all devices
     int64_t copyComputeOverlapNs = 0;
     double copyComputeOverlap = 0;
     std::vector<DeviceAnalysis> devices;         // ascending device index
@@ -117,12 +117,12 @@ struct TraceAnalysis {
     // AnalysisOptions::maxOverlapStreams streams.
     std::vector<std::vector<int64_t>> overlapNs;
     std::vector<std::vector<double>> overlapFraction;
-    double launchesPerSecond = 0;     // over all host threads: launch calls / host time span
+    double launchesPerSecond = 0; // over all host threads: launch calls / host time span
 };
 
 struct AnalysisOptions {
-    bool concurrencySteps = true;     // fill ConcurrencyProfile::steps (overall and per device)
-    size_t maxOverlapStreams = 512;   // the overlap matrix costs O(streams x spans)
+    bool concurrencySteps = true;   // fill ConcurrencyProfile::steps (overall and per device)
+    size_t maxOverlapStreams = 512; // the overlap matrix costs O(streams x spans)
 };
 
 TraceAnalysis analyzeTrace(const Trace& trace, const AnalysisOptions& options = {});
@@ -175,18 +175,18 @@ enum class IdleCause : uint8_t {
     Other,
 };
 inline constexpr int kIdleCauseCount = 7;
-std::string_view toString(IdleCause);  // a phrase for reports
+std::string_view toString(IdleCause);     // a phrase for reports
 std::string_view idleCauseKey(IdleCause); // "launch_latency", ...: the JSON keys
 
 struct CriticalPath {
     std::vector<CriticalPathSegment> segments; // in time order: the first segment starts the path
     int64_t startNs = 0;
     int64_t endNs = 0;
-    int64_t lengthNs = 0;     // endNs - startNs = busyNs + idleNs
-    int64_t busyNs = 0;       // sum of contributions
-    int64_t idleNs = 0;       // sum of idle time between segments
-    int64_t gpuNs = 0;        // contributions of GPU spans
-    int64_t hostNs = 0;       // contributions of host spans (API calls, syncs, host work)
+    int64_t lengthNs = 0;       // endNs - startNs = busyNs + idleNs
+    int64_t busyNs = 0;         // sum of contributions
+    int64_t idleNs = 0;         // sum of idle time between segments
+    int64_t gpuNs = 0;          // contributions of GPU spans
+    int64_t hostNs = 0;         // contributions of host spans (API calls, syncs, host work)
     int64_t resourceWaitNs = 0; // sum of the segments' waitNs: time its ops were ready but held by resources
     std::array<int64_t, kIdleCauseCount> idleByCause{}; // idleNs by IdleCause
 };
@@ -257,10 +257,10 @@ struct OverlapComparison {
 
 struct TraceComparison {
     TraceAnalysis a, b;
-    int64_t makespanDeltaNs = 0;       // b - a
-    double makespanRatio = 0;          // b / a (0 when a has none)
-    double speedupOfB = 0;             // a.makespan / b.makespan: how much faster B finishes
-    double speedupDelta = 0;           // b.speedup - a.speedup (speedup over serialized work)
+    int64_t makespanDeltaNs = 0; // b - a
+    double makespanRatio = 0;    // b / a (0 when a has none)
+    double speedupOfB = 0;       // a.makespan / b.makespan: how much faster B finishes
+    double speedupDelta = 0;     // b.speedup - a.speedup (speedup over serialized work)
     int maxConcurrencyDelta = 0;
     double averageConcurrencyDelta = 0;
     int64_t copyComputeOverlapDeltaNs = 0;

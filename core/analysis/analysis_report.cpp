@@ -194,9 +194,12 @@ std::string analysisToJson(const Trace& input, const TraceAnalysis& a, const Cri
         }
         if (ts.eventError) {
             const auto& e = *ts.eventError;
-            tj["event_error"] = {{"spans", e.spans},           {"start_median_ns", e.startMedianNs},
-                                 {"start_p90_ns", e.startP90Ns}, {"start_mean_ns", e.startMeanNs},
-                                 {"end_median_ns", e.endMedianNs}, {"end_p90_ns", e.endP90Ns}};
+            tj["event_error"] = {{"spans", e.spans},
+                                 {"start_median_ns", e.startMedianNs},
+                                 {"start_p90_ns", e.startP90Ns},
+                                 {"start_mean_ns", e.startMeanNs},
+                                 {"end_median_ns", e.endMedianNs},
+                                 {"end_p90_ns", e.endP90Ns}};
         }
         if (ts.timing == "events") {
             tj["corrected_starts"] = ts.corrected;
@@ -209,8 +212,8 @@ std::string analysisToJson(const Trace& input, const TraceAnalysis& a, const Cri
 
     auto cp = OrderedJson::array();
     const size_t count = path.segments.size();
-    const size_t from
-        = o.maxCriticalPathSegments > 0 && count > o.maxCriticalPathSegments ? count - o.maxCriticalPathSegments : 0;
+    const size_t from =
+        o.maxCriticalPathSegments > 0 && count > o.maxCriticalPathSegments ? count - o.maxCriticalPathSegments : 0;
     for (size_t k = from; k < count; ++k) {
         const auto& seg = path.segments[k];
         OrderedJson js;

@@ -15,9 +15,15 @@ namespace streamscope::analysis_detail {
 
 using OrderedJson = nlohmann::ordered_json;
 
-inline double ratio(double num, double den) { return den > 0 ? num / den : 0.0; }
+inline double ratio(double num, double den)
+{
+    return den > 0 ? num / den : 0.0;
+}
 // NaN and infinities are written as 0: JSON has no spelling for them, and a report should not show them.
-inline double finite(double v) { return std::isfinite(v) ? v : 0.0; }
+inline double finite(double v)
+{
+    return std::isfinite(v) ? v : 0.0;
+}
 
 inline std::string dumpJson(const OrderedJson& j, int indent)
 {

@@ -57,9 +57,8 @@ public:
             m_devices[t.tracks[tr].device].byEnd.push_back(i);
         }
         for (auto& [device, d] : m_devices) {
-            std::sort(d.byEnd.begin(), d.byEnd.end(), [&s](uint32_t a, uint32_t b) {
-                return s.end[a] != s.end[b] ? s.end[a] < s.end[b] : a < b;
-            });
+            std::sort(d.byEnd.begin(), d.byEnd.end(),
+                      [&s](uint32_t a, uint32_t b) { return s.end[a] != s.end[b] ? s.end[a] < s.end[b] : a < b; });
             d.byStart = d.byEnd;
             std::sort(d.byStart.begin(), d.byStart.end(), [&s](uint32_t a, uint32_t b) {
                 return s.start[a] != s.start[b] ? s.start[a] < s.start[b] : a < b;
@@ -207,7 +206,6 @@ private:
 };
 
 } // namespace
-
 
 IncomingFlows::IncomingFlows(const Trace& trace)
 {

@@ -84,7 +84,10 @@ std::string_view closest(std::string_view s, const Names& names)
     return best;
 }
 
-std::string inQuotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string inQuotes(std::string_view s)
+{
+    return "\"" + std::string(s) + "\"";
+}
 
 std::string plural(int n, std::string_view one, std::string_view many)
 {
@@ -416,8 +419,8 @@ Result<double> compute(const Context& c)
         int64_t total = 0;
         for (uint32_t i = 0; i < s.size(); ++i) {
             const uint32_t t = s.track[i];
-            if (s.kind[i] == SpanKind::Sync && t < trace.tracks.size()
-                && trace.tracks[t].kind == TrackKind::HostThread && c.onDevice(i))
+            if (s.kind[i] == SpanKind::Sync && t < trace.tracks.size() && trace.tracks[t].kind == TrackKind::HostThread
+                && c.onDevice(i))
                 total += s.end[i] - s.start[i];
         }
         return double(total) / kNsPerUs;

@@ -83,8 +83,8 @@ int maxConcurrency(const Trace& trace, int device, const std::vector<SpanKind>& 
 {
     bool wanted[kSpanKindCount] = {};
     for (int k = 0; k < kSpanKindCount; ++k)
-        wanted[k] = kinds.empty() ? isGpuSpan(SpanKind(k))
-                                  : std::find(kinds.begin(), kinds.end(), SpanKind(k)) != kinds.end();
+        wanted[k] =
+            kinds.empty() ? isGpuSpan(SpanKind(k)) : std::find(kinds.begin(), kinds.end(), SpanKind(k)) != kinds.end();
     const auto& s = trace.spans;
     std::vector<int64_t> starts, ends;
     for (uint32_t i = 0; i < s.size(); ++i) {

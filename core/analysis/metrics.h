@@ -25,17 +25,17 @@ struct StreamMetrics {
     uint32_t track = 0;
     std::string name;
     int device = -1;
-    int64_t busyNs = 0;   // union of its GPU spans
+    int64_t busyNs = 0; // union of its GPU spans
     int64_t spanCount = 0;
 };
 
 struct TraceMetrics {
-    int64_t makespanNs = 0;     // first GPU span start to last GPU span end (all devices)
-    int64_t gpuWorkNs = 0;      // sum of GPU span durations (the work serialized)
-    double speedup = 0;         // gpuWorkNs / makespanNs
-    int maxConcurrency = 0;     // most GPU spans running at one instant
+    int64_t makespanNs = 0;           // first GPU span start to last GPU span end (all devices)
+    int64_t gpuWorkNs = 0;            // sum of GPU span durations (the work serialized)
+    double speedup = 0;               // gpuWorkNs / makespanNs
+    int maxConcurrency = 0;           // most GPU spans running at one instant
     int64_t copyComputeOverlapNs = 0; // time a copy and a kernel ran at once
-    int64_t hostMakespanNs = 0; // first to last span of any kind but ranges (workTimeRange)
+    int64_t hostMakespanNs = 0;       // first to last span of any kind but ranges (workTimeRange)
     int64_t gpuSpanCount = 0;
     int64_t apiCallCount = 0;
     std::vector<StreamMetrics> streams;

@@ -68,7 +68,10 @@ const std::vector<DiagnosticRule> kRules = {
 
 } // namespace
 
-const std::vector<DiagnosticRule>& diagnosticRules() { return kRules; }
+const std::vector<DiagnosticRule>& diagnosticRules()
+{
+    return kRules;
+}
 
 const DiagnosticRule* findDiagnosticRule(std::string_view id)
 {

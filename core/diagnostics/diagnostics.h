@@ -21,10 +21,10 @@ struct Diagnostic {
 };
 
 struct DiagnosticRule {
-    std::string_view id;         // "pageable-memcpy", ...
+    std::string_view id; // "pageable-memcpy", ...
     std::string_view severity;
-    std::string_view title;      // a few words
-    std::string_view fix;        // what to do about it, one sentence
+    std::string_view title; // a few words
+    std::string_view fix;   // what to do about it, one sentence
 };
 
 // Every rule, in the order diagnose() reports them.

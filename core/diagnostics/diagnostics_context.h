@@ -25,8 +25,10 @@ namespace streamscope::diag {
 inline constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 inline constexpr int64_t kMinTime = std::numeric_limits<int64_t>::min();
 
-
-inline std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+inline std::string quoted(std::string_view s)
+{
+    return "'" + std::string(s) + "'";
+}
 
 // "a", "a and b", "a, b and c", "a, b, c and 4 more".
 inline std::string joinNames(const std::vector<std::string>& names, size_t maxNamed)
@@ -60,7 +62,7 @@ struct Concurrency {
     int64_t multiNs = 0; // at least two running
     int maxRunning = 0;
     int64_t firstStart = 0, lastEnd = 0;
-    int64_t workNs = 0;  // sum of durations
+    int64_t workNs = 0; // sum of durations
 };
 
 class Context {

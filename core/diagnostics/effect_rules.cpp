@@ -12,7 +12,10 @@ namespace streamscope::diag {
 
 namespace {
 
-std::string percent(double fraction) { return std::to_string(int(std::lround(100.0 * fraction))) + "%"; }
+std::string percent(double fraction)
+{
+    return std::to_string(int(std::lround(100.0 * fraction))) + "%";
+}
 
 std::string times(double factor)
 {
@@ -34,7 +37,8 @@ void streamsOverlap(const Context& c, std::vector<Diagnostic>& out)
 {
     for (const auto& [device, spans] : c.gpuSpansByDevice()) {
         const Concurrency k = c.concurrency(device);
-        if (k.busyNs <= 0 || k.multiNs < c.th.overlapMinNs || double(k.multiNs) < c.th.overlapMinFraction * double(k.busyNs))
+        if (k.busyNs <= 0 || k.multiNs < c.th.overlapMinNs
+            || double(k.multiNs) < c.th.overlapMinFraction * double(k.busyNs))
             continue;
         // Stream pairs that ran at once, with the two spans that overlapped longest for each.
         struct PairInfo {
@@ -94,7 +98,8 @@ void streamsOverlap(const Context& c, std::vector<Diagnostic>& out)
         if (pairs.empty())
             continue;
         std::vector<std::pair<std::pair<uint32_t, uint32_t>, PairInfo>> sorted(pairs.begin(), pairs.end());
-        std::stable_sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) { return x.second.ns > y.second.ns; });
+        std::stable_sort(sorted.begin(), sorted.end(),
+                         [](const auto& x, const auto& y) { return x.second.ns > y.second.ns; });
         std::set<uint32_t> streamSet;
         for (const auto& [tracks, info] : sorted)
             if (info.ns >= c.th.overlapMinNs / 10) {
@@ -116,11 +121,10 @@ void streamsOverlap(const Context& c, std::vector<Diagnostic>& out)
         const int64_t makespan = k.lastEnd - k.firstStart;
         std::string msg = (streamNames.size() == 2 ? "Streams " + joinNames(streamNames, 2)
                                                    : std::to_string(streamNames.size()) + " streams ("
-                                                         + joinNames(streamNames, c.o.maxNamedSpans) + ")")
+                                   + joinNames(streamNames, c.o.maxNamedSpans) + ")")
             + " of device " + std::to_string(device) + " ran at the same time: " + joinNames(exampleText, 2)
-            + ". Two or more operations (up to " + std::to_string(k.maxRunning) + ") ran at once for "
-            + c.at(k.multiNs) + ", " + percent(double(k.multiNs) / double(k.busyNs))
-            + " of the time the device was busy";
+            + ". Two or more operations (up to " + std::to_string(k.maxRunning) + ") ran at once for " + c.at(k.multiNs)
+            + ", " + percent(double(k.multiNs) / double(k.busyNs)) + " of the time the device was busy";
         if (makespan > 0 && k.workNs > makespan)
             msg += ", so work that takes " + c.at(k.workNs) + " one operation at a time finished in " + c.at(makespan)
                 + " (" + times(double(k.workNs) / double(makespan)) + ")";
@@ -168,9 +172,9 @@ void streamSerialization(const Context& c, std::vector<Diagnostic>& out)
         const uint32_t ex = held.front();
         const uint32_t exPred = c.streamPred(ex);
         std::string msg = "Device " + std::to_string(device) + " ran "
-            + (top->second == spans.size() ? "its " + plural(int64_t(spans.size()), "GPU operation", "GPU operations")
-                                           : std::to_string(top->second) + " of its " + std::to_string(spans.size())
-                                                 + " GPU operations")
+            + (top->second == spans.size()
+                   ? "its " + plural(int64_t(spans.size()), "GPU operation", "GPU operations")
+                   : std::to_string(top->second) + " of its " + std::to_string(spans.size()) + " GPU operations")
             + " in one stream, " + c.t.tracks[tr].name + ", one at a time: " + std::to_string(held.size())
             + " were issued while the operation before them still ran and started only when it ended (stream "
               "order), e.g. "
@@ -215,10 +219,12 @@ void copyComputeOverlap(const Context& c, std::vector<Diagnostic>& out)
         // The copies that overlapped a kernel, the one that overlapped most first.
         std::vector<std::pair<int64_t, uint32_t>> overlapped;
         for (size_t x = 0; x < copies.size(); ++x)
-            if (const int64_t o = (copyIv[x].end - copyIv[x].start) - idleWithin(kernelU, copyIv[x].start, copyIv[x].end);
+            if (const int64_t o =
+                    (copyIv[x].end - copyIv[x].start) - idleWithin(kernelU, copyIv[x].start, copyIv[x].end);
                 o > 0)
                 overlapped.emplace_back(o, copies[x]);
-        std::stable_sort(overlapped.begin(), overlapped.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+        std::stable_sort(overlapped.begin(), overlapped.end(),
+                         [](const auto& a, const auto& b) { return a.first > b.first; });
         const uint32_t copy = overlapped.front().second;
         uint32_t kernel = kNone;
         int64_t best = 0;
@@ -229,11 +235,13 @@ void copyComputeOverlap(const Context& c, std::vector<Diagnostic>& out)
                 kernel = kk;
             }
         }
-        std::string msg = "On device " + std::to_string(device) + " kernels ran during " + percent(double(ov) / double(copyNs))
-            + " of the copy time (" + c.at(ov) + " of " + c.at(copyNs) + "): " + c.label(copy) + " was copied while "
+        std::string msg = "On device " + std::to_string(device) + " kernels ran during "
+            + percent(double(ov) / double(copyNs)) + " of the copy time (" + c.at(ov) + " of " + c.at(copyNs)
+            + "): " + c.label(copy) + " was copied while "
             + (kernel != kNone ? c.label(kernel) : std::string("a kernel")) + " computed";
         if (overlapped.size() > 1)
-            msg += ", and " + plural(int64_t(overlapped.size() - 1), "more copy", "more copies") + " overlapped kernels";
+            msg +=
+                ", and " + plural(int64_t(overlapped.size() - 1), "more copy", "more copies") + " overlapped kernels";
         msg += ": the copy engines and the SMs worked at the same time.";
         std::vector<uint32_t> spansOut;
         for (const auto& [o, i] : overlapped)
@@ -268,7 +276,8 @@ void eventDependency(const Context& c, std::vector<Diagnostic>& out)
         perDevice[c.device(q)].push_back({p, q, otherwise});
     }
     for (auto& [device, held] : perDevice) {
-        std::sort(held.begin(), held.end(), [&c](const Held& a, const Held& b) { return c.start(a.consumer) < c.start(b.consumer); });
+        std::sort(held.begin(), held.end(),
+                  [&c](const Held& a, const Held& b) { return c.start(a.consumer) < c.start(b.consumer); });
         const Held& h = held.front();
         const uint32_t pred = c.streamPred(h.consumer);
         std::string msg = c.label(h.consumer) + " waited on the GPU for " + c.label(h.producer)
@@ -387,8 +396,8 @@ void streamPriority(const Context& c, std::vector<Diagnostic>& out)
                 const uint32_t bg = kernels[y];
                 if (c.t.tracks[c.t.spans.track[bg]].priority <= pu)
                     continue;
-                const int64_t lead = std::max<int64_t>(c.th.backToBackNs,
-                                                       int64_t(c.th.priorityMinLeadFraction * double(c.effDur(bg))));
+                const int64_t lead =
+                    std::max<int64_t>(c.th.backToBackNs, int64_t(c.th.priorityMinLeadFraction * double(c.effDur(bg))));
                 if (c.effStart(bg) < arrived && arrived < c.end(bg) && c.end(urgent) <= c.end(bg) - lead) {
                     overtook.emplace_back(urgent, bg);
                     break;
@@ -469,12 +478,14 @@ void graphLaunch(const Context& c, std::vector<Diagnostic>& out)
     for (auto& [track, a] : perThread) {
         if (a.ops < 2 * a.launches)
             continue;
-        const int64_t busyNs = a.last > a.first ? (a.last - a.first) - idleWithin(c.deviceBusy(a.device), a.first, a.last) : 0;
-        std::string msg = "Host thread " + c.t.tracks[track].name + " launched " + plural(a.ops, "GPU operation", "GPU operations")
-            + " with " + plural(a.launches, "cudaGraphLaunch call", "cudaGraphLaunch calls") + " (graph "
-            + quoted(a.graph) + ", " + std::to_string(a.ops / a.launches) + " operations per launch): "
-            + c.at(a.callNs) + " of launch calls in all, " + c.at(a.callNs / a.ops)
-            + " per operation, and device " + std::to_string(a.device) + " ran the graphs' operations back to back ("
+        const int64_t busyNs =
+            a.last > a.first ? (a.last - a.first) - idleWithin(c.deviceBusy(a.device), a.first, a.last) : 0;
+        std::string msg = "Host thread " + c.t.tracks[track].name + " launched "
+            + plural(a.ops, "GPU operation", "GPU operations") + " with "
+            + plural(a.launches, "cudaGraphLaunch call", "cudaGraphLaunch calls") + " (graph " + quoted(a.graph) + ", "
+            + std::to_string(a.ops / a.launches) + " operations per launch): " + c.at(a.callNs)
+            + " of launch calls in all, " + c.at(a.callNs / a.ops) + " per operation, and device "
+            + std::to_string(a.device) + " ran the graphs' operations back to back ("
             + percent(a.last > a.first ? double(busyNs) / double(a.last - a.first) : 0.0)
             + " busy from the first graph's start to the last one's end).";
         out.push_back(c.make("graph-launch", std::move(msg), std::move(a.spans)));

@@ -65,12 +65,12 @@ void pageableMemcpy(const Context& c, std::vector<Diagnostic>& out)
         bool blocked = false;
         if (api != kNone) {
             const int64_t covered = std::min(c.end(api), c.end(i)) - std::max(c.start(api), c.start(i));
-            blocked = c.dur(api) >= c.th.pageableMinCallNs
-                && double(covered) >= c.th.pageableCallCoverage * double(c.dur(i));
+            blocked =
+                c.dur(api) >= c.th.pageableMinCallNs && double(covered) >= c.th.pageableCallCoverage * double(c.dur(i));
         }
         const Op* op = c.scenarioOp(i);
-        const bool pageable = op && op->kind == OpKind::Memcpy && !op->pinned
-            && (op->copy == CopyKind::H2D || op->copy == CopyKind::D2H);
+        const bool pageable =
+            op && op->kind == OpKind::Memcpy && !op->pinned && (op->copy == CopyKind::H2D || op->copy == CopyKind::D2H);
         if (!blocked && !pageable)
             continue;
         blocking += blocked;

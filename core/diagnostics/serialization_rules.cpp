@@ -17,10 +17,12 @@ namespace streamscope::diag {
 
 namespace {
 
-bool isBlockingKind(StreamKind k) { return k == StreamKind::Blocking || k == StreamKind::PerThreadDefault; }
+bool isBlockingKind(StreamKind k)
+{
+    return k == StreamKind::Blocking || k == StreamKind::PerThreadDefault;
+}
 
 } // namespace
-
 
 void legacyDefaultStream(const Context& c, std::vector<Diagnostic>& out)
 {
@@ -268,11 +270,10 @@ void gpuFillingKernel(const Context& c, std::vector<Diagnostic>& out)
             // one wave: only when its blocks finished).
             std::vector<uint32_t> waiting;
             const bool more = int64_t(grid.count()) > resident;
-            const int64_t tailStart = more
-                ? c.effStart(big) + int64_t(c.th.fillingTailFraction * double(c.effDur(big)))
-                : c.end(big) - c.th.backToBackNs;
-            const int64_t minWait
-                = std::max<int64_t>(c.th.minWaitNs, int64_t(c.th.fillingMinWaitFraction * double(c.effDur(big))));
+            const int64_t tailStart = more ? c.effStart(big) + int64_t(c.th.fillingTailFraction * double(c.effDur(big)))
+                                           : c.end(big) - c.th.backToBackNs;
+            const int64_t minWait =
+                std::max<int64_t>(c.th.minWaitNs, int64_t(c.th.fillingMinWaitFraction * double(c.effDur(big))));
             auto from = std::lower_bound(kernels.begin(), kernels.end(), c.start(big),
                                          [&c](uint32_t k, int64_t t) { return c.start(k) < t; });
             for (auto it = from; it != kernels.end() && c.start(*it) <= c.end(big) + c.th.backToBackNs; ++it) {

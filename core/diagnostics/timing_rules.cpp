@@ -56,8 +56,8 @@ void timingPerturbation(const Context& c, std::vector<Diagnostic>& out)
             const std::string_view name = c.t.spanName(i);
             if (name == "cudaGraphLaunch")
                 graphLaunches.push_back(i);
-            if (name == "cudaLaunchKernel" || name == "cudaGraphLaunch" || name == "cudaMemcpyAsync" ||
-                name == "cudaMemsetAsync")
+            if (name == "cudaLaunchKernel" || name == "cudaGraphLaunch" || name == "cudaMemcpyAsync"
+                || name == "cudaMemsetAsync")
                 launches.push_back(i);
         }
     }
@@ -88,48 +88,48 @@ void timingPerturbation(const Context& c, std::vector<Diagnostic>& out)
             for (uint32_t i : gpu)
                 if (c.t.tracks[c.t.spans.track[i]].device == busiest)
                     spans.push_back(i);
-            cause = "the CUDA event recorded after each operation (e.g. " + c.label(spans.front()) +
-                    ") waits for it in its hardware work queue, and device " + std::to_string(busiest) + " ran " +
-                    std::to_string(maxStreams) + " streams on " + std::to_string(connections) +
-                    " queues (CUDA_DEVICE_MAX_CONNECTIONS), so each event held back the streams behind it";
+            cause = "the CUDA event recorded after each operation (e.g. " + c.label(spans.front())
+                + ") waits for it in its hardware work queue, and device " + std::to_string(busiest) + " ran "
+                + std::to_string(maxStreams) + " streams on " + std::to_string(connections)
+                + " queues (CUDA_DEVICE_MAX_CONNECTIONS), so each event held back the streams behind it";
         } else {
             spans = gpu;
-            cause = "the CUDA events around each operation (e.g. " + c.label(spans.front()) +
-                    ") add GPU work and hold back the next operation of their stream";
+            cause = "the CUDA events around each operation (e.g. " + c.label(spans.front())
+                + ") add GPU work and hold back the next operation of their stream";
         }
         avoid = "Run with --timing cupti (the default where CUPTI is usable): CUPTI adds no work to the streams.";
     } else if (timing == "cupti") {
         if (!graphLaunches.empty()) {
             spans = graphLaunches;
-            cause = "CUPTI records every node of the graphs launched by " +
-                    plural(int64_t(graphLaunches.size()), "cudaGraphLaunch call", "cudaGraphLaunch calls") +
-                    ", which slows the graph launches";
+            cause = "CUPTI records every node of the graphs launched by "
+                + plural(int64_t(graphLaunches.size()), "cudaGraphLaunch call", "cudaGraphLaunch calls")
+                + ", which slows the graph launches";
             avoid = "Run with --timing events to time each graph as one span without that cost.";
         } else if (launches.size() >= 100 && extra / int64_t(launches.size()) <= 5000) {
             spans = launches;
-            cause = "CUPTI adds host cost to every launch (" + c.at(extra / int64_t(launches.size())) +
-                    " more per call over " + std::to_string(launches.size()) + " calls such as " +
-                    std::string(c.t.spanName(launches.front())) + "), and the run is bound by the host issuing them";
+            cause = "CUPTI adds host cost to every launch (" + c.at(extra / int64_t(launches.size()))
+                + " more per call over " + std::to_string(launches.size()) + " calls such as "
+                + std::string(c.t.spanName(launches.front())) + "), and the run is bound by the host issuing them";
             avoid = "Compare with --timing events; fewer, larger launches (or a CUDA graph) make the run less "
                     "sensitive to it.";
         } else {
             spans = gpu;
-            cause = "CUPTI's tracing slowed the run (its operations, e.g. " + c.label(spans.front()) +
-                    ", or their launches)" +
-                    (fewRuns ? ", or run-to-run variation: fewer than three timed or untimed iterations were compared"
-                             : std::string());
+            cause = "CUPTI's tracing slowed the run (its operations, e.g. " + c.label(spans.front())
+                + ", or their launches)"
+                + (fewRuns ? ", or run-to-run variation: fewer than three timed or untimed iterations were compared"
+                           : std::string());
             avoid = "Compare with --timing events, and with more iterations (run.iterations).";
         }
     } else {
         return;
     }
-    std::sort(spans.begin(), spans.end(), [&](uint32_t x, uint32_t y) { return c.t.spans.start[x] < c.t.spans.start[y]; });
+    std::sort(spans.begin(), spans.end(),
+              [&](uint32_t x, uint32_t y) { return c.t.spans.start[x] < c.t.spans.start[y]; });
     if (spans.size() > c.o.maxSpans)
         spans.resize(c.o.maxSpans);
     const double pct = 100.0 * (double(timed) / double(untimed) - 1.0);
-    std::string msg = "The timed run took " + c.at(timed) + ", " + std::to_string(int(std::lround(pct))) +
-                      "% longer than the same work without any timing (" + c.at(untimed) + "): " + cause + ". " +
-                      avoid;
+    std::string msg = "The timed run took " + c.at(timed) + ", " + std::to_string(int(std::lround(pct)))
+        + "% longer than the same work without any timing (" + c.at(untimed) + "): " + cause + ". " + avoid;
     out.push_back(c.make("timing-perturbation", std::move(msg), std::move(spans)));
 }
 

@@ -19,7 +19,10 @@
 
 namespace streamscope {
 
-inline std::string errnoText(int err) { return std::error_code(err, std::generic_category()).message(); }
+inline std::string errnoText(int err)
+{
+    return std::error_code(err, std::generic_category()).message();
+}
 
 // A descriptor closed when it goes.
 struct OpenFile {

@@ -18,22 +18,22 @@ constexpr size_t kMaxImportedDevices = 1024;
 // "too many tracks: more than 200000 host threads and streams; the limit is 200000"
 inline std::string tooManyTracksMessage()
 {
-    return "too many tracks: more than " + std::to_string(kMaxImportedTracks) +
-           " host threads and streams; the limit is " + std::to_string(kMaxImportedTracks);
+    return "too many tracks: more than " + std::to_string(kMaxImportedTracks)
+        + " host threads and streams; the limit is " + std::to_string(kMaxImportedTracks);
 }
 
 inline std::string tooManyDevicesMessage()
 {
-    return "too many devices: more than " + std::to_string(kMaxImportedDevices) + "; the limit is " +
-           std::to_string(kMaxImportedDevices);
+    return "too many devices: more than " + std::to_string(kMaxImportedDevices) + "; the limit is "
+        + std::to_string(kMaxImportedDevices);
 }
 
 // A device index must be an int that is not negative; "" if it is, else what is wrong with it.
 inline std::string deviceIndexProblem(int64_t device)
 {
     if (device < 0 || device > INT_MAX)
-        return "device " + std::to_string(device) + " is out of range: a device index is from 0 to " +
-               std::to_string(INT_MAX);
+        return "device " + std::to_string(device) + " is out of range: a device index is from 0 to "
+            + std::to_string(INT_MAX);
     return {};
 }
 

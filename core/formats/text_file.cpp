@@ -107,8 +107,10 @@ Result<std::string> readTextFile(const std::string& path, size_t maxBytes)
         return opened.error();
     const struct stat& st = file.status;
     const auto tooLarge = [&](uint64_t size) {
-        return Error{path, {}, "file is too large (" + std::to_string(size) + " bytes; the limit is "
-                                   + std::to_string(maxBytes) + ")"};
+        return Error{path,
+                     {},
+                     "file is too large (" + std::to_string(size) + " bytes; the limit is " + std::to_string(maxBytes)
+                         + ")"};
     };
     if (S_ISREG(st.st_mode) && uint64_t(st.st_size) > maxBytes)
         return tooLarge(uint64_t(st.st_size));

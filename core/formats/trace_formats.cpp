@@ -27,14 +27,20 @@ namespace {
 
 constexpr size_t kPeekBytes = size_t(64) << 10;
 
-bool startsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+bool startsWith(std::string_view s, std::string_view prefix)
+{
+    return s.substr(0, prefix.size()) == prefix;
+}
 
 bool endsWith(std::string_view s, std::string_view suffix)
 {
     return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-bool isWs(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+bool isWs(char c)
+{
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
 
 // The keys of the outermost object in a JSON prefix, each with the string value it has (if it is a string), as
 // far as the prefix goes. Enough to tell a StreamScope trace ({"format": ...}) from a Chrome one.
@@ -133,13 +139,19 @@ Error unknownFormat(const std::string& path, std::string_view prefix)
     while (first < prefix.size() && isWs(prefix[first]))
         ++first;
     if (first < prefix.size() && prefix[first] == '{')
-        return Error{path, {}, "a JSON object without \"traceEvents\" (a Chrome trace) or \"format\" (a StreamScope "
-                               "trace): not a trace StreamScope can read"};
+        return Error{path,
+                     {},
+                     "a JSON object without \"traceEvents\" (a Chrome trace) or \"format\" (a StreamScope "
+                     "trace): not a trace StreamScope can read"};
     if (endsWith(path, ".nsys-rep") || endsWith(path, ".qdrep"))
-        return Error{path, {}, "an Nsight Systems report: export it to SQLite first "
-                               "(nsys export --type sqlite -o report.sqlite report.nsys-rep), then open the .sqlite"};
-    return Error{path, {}, "not a trace StreamScope can read: expected a StreamScope trace, Chrome/Perfetto trace "
-                           "JSON, a PyTorch profiler trace, an Nsight Systems SQLite export or a StreamScope CSV"};
+        return Error{path,
+                     {},
+                     "an Nsight Systems report: export it to SQLite first "
+                     "(nsys export --type sqlite -o report.sqlite report.nsys-rep), then open the .sqlite"};
+    return Error{path,
+                 {},
+                 "not a trace StreamScope can read: expected a StreamScope trace, Chrome/Perfetto trace "
+                 "JSON, a PyTorch profiler trace, an Nsight Systems SQLite export or a StreamScope CSV"};
 }
 
 } // namespace
@@ -180,7 +192,10 @@ std::optional<ExportFormat> exportFormatFromString(std::string_view s)
 
 static TraceFormat detectFormat(std::string_view prefix, bool* undecided);
 
-TraceFormat detectTraceFormatFromContent(std::string_view prefix) { return detectFormat(prefix, nullptr); }
+TraceFormat detectTraceFormatFromContent(std::string_view prefix)
+{
+    return detectFormat(prefix, nullptr);
+}
 
 // A JSON object whose prefix names neither "format" nor "traceEvents" is decided by its whole text: Python's
 // json.dump(sort_keys=True) writes "traceEvents" after every other key, often more than the prefix holds.
@@ -260,8 +275,10 @@ static Result<size_t> gzipUnpackedSize(const std::string& path, size_t limit)
     const std::string message = gzipMessage(f, path, code);
     gzclose(f);
     if (n < 0 || (code != Z_OK && code != Z_STREAM_END))
-        return Error{path, {}, "a gzip-compressed file that cannot be unpacked: " + message + " (after " +
-                                   std::to_string(total) + " bytes)"};
+        return Error{path,
+                     {},
+                     "a gzip-compressed file that cannot be unpacked: " + message + " (after " + std::to_string(total)
+                         + " bytes)"};
     return total;
 }
 #endif
@@ -277,10 +294,13 @@ static Result<std::string> readGzipFile(const std::string& path, size_t limit = 
         if (!size)
             return size.error();
         if (*size > kMaxUnpackedTraceBytes)
-            return Error{path, {}, "a gzip-compressed file that unpacks to more than " +
-                                       std::to_string(kMaxUnpackedTraceBytes) + " bytes; the limit for a compressed "
-                                       "trace is " + std::to_string(kMaxUnpackedTraceBytes) +
-                                       " (unpack it with gunzip and open the file itself)"};
+            return Error{path,
+                         {},
+                         "a gzip-compressed file that unpacks to more than " + std::to_string(kMaxUnpackedTraceBytes)
+                             + " bytes; the limit for a compressed "
+                               "trace is "
+                             + std::to_string(kMaxUnpackedTraceBytes)
+                             + " (unpack it with gunzip and open the file itself)"};
         limit = *size;
         text.reserve(limit);
     }
@@ -296,13 +316,17 @@ static Result<std::string> readGzipFile(const std::string& path, size_t limit = 
     const std::string message = gzipMessage(f, path, code);
     gzclose(f);
     if (n < 0 || (code != Z_OK && code != Z_STREAM_END))
-        return Error{path, {}, "a gzip-compressed file that cannot be unpacked: " + message + " (after " +
-                                   std::to_string(text.size()) + " bytes)"};
+        return Error{path,
+                     {},
+                     "a gzip-compressed file that cannot be unpacked: " + message + " (after "
+                         + std::to_string(text.size()) + " bytes)"};
     return text;
 #else
     (void)limit;
-    return Error{path, {}, "a gzip-compressed file, and this StreamScope was built without zlib: unpack it with "
-                           "gunzip first"};
+    return Error{path,
+                 {},
+                 "a gzip-compressed file, and this StreamScope was built without zlib: unpack it with "
+                 "gunzip first"};
 #endif
 }
 
@@ -554,12 +578,17 @@ std::vector<Flow> CudaDependencies::flows()
 
 #ifndef STREAMSCOPE_HAVE_SQLITE
 // Built without SQLite3 (nsys_sqlite.cpp is compiled only where it is found).
-bool nsysSqliteSupported() { return false; }
+bool nsysSqliteSupported()
+{
+    return false;
+}
 
 Result<Trace> loadNsysSqliteFile(const std::string& path, const NsysLimits&)
 {
-    return Error{path, {}, "an SQLite database (Nsight Systems export?), but this StreamScope was built without "
-                           "SQLite support: install the SQLite development files (libsqlite3-dev) and rebuild"};
+    return Error{path,
+                 {},
+                 "an SQLite database (Nsight Systems export?), but this StreamScope was built without "
+                 "SQLite support: install the SQLite development files (libsqlite3-dev) and rebuild"};
 }
 
 Status executeSqlScript(const std::string& databasePath, const std::string&)

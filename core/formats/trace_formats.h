@@ -32,8 +32,8 @@ enum class TraceFormat {
 
 enum class ExportFormat { Streamscope, Chrome, Csv };
 
-std::string_view toString(TraceFormat);   // "streamscope", "chrome", "pytorch", "nsys-sqlite", "csv", "unknown"
-std::string_view toString(ExportFormat);  // "streamscope", "chrome", "csv"
+std::string_view toString(TraceFormat);  // "streamscope", "chrome", "pytorch", "nsys-sqlite", "csv", "unknown"
+std::string_view toString(ExportFormat); // "streamscope", "chrome", "csv"
 std::optional<ExportFormat> exportFormatFromString(std::string_view); // for --to
 // What a file is, from its first bytes. Unknown also for files that cannot be read (importTraceFile says why).
 TraceFormat detectTraceFormat(const std::string& path);

@@ -133,8 +133,10 @@ Result<PresetInfo> findPreset(const std::string& idOrNumber)
         query.resize(query.size() - 5);
     auto presets = listPresets();
     if (presets.empty())
-        return Error{{}, {}, "no presets found in " + (fs::path(resourcesDir()) / "presets").string() +
-                                 " (set STREAMSCOPE_RESOURCES to the resources folder)"};
+        return Error{{},
+                     {},
+                     "no presets found in " + (fs::path(resourcesDir()) / "presets").string()
+                         + " (set STREAMSCOPE_RESOURCES to the resources folder)"};
     if (query.empty())
         return Error{{}, {}, "empty preset name; presets: " + joinIds(presets)};
 
@@ -165,7 +167,8 @@ Result<PresetInfo> findPreset(const std::string& idOrNumber)
 std::string lessonEffect(const RunInfo& info)
 {
     if (!info.scenarioJson.empty())
-        if (auto embedded = parseScenario(info.scenarioJson, "embedded scenario"); embedded && !embedded->scenario.effect.empty())
+        if (auto embedded = parseScenario(info.scenarioJson, "embedded scenario");
+            embedded && !embedded->scenario.effect.empty())
             return embedded->scenario.effect;
     if (info.scenarioId.empty())
         return {};

@@ -14,7 +14,7 @@ namespace streamscope {
 std::string resourcesDir();
 
 struct PresetInfo {
-    std::string id;     // file name without .json, e.g. "01-two-streams"
+    std::string id; // file name without .json, e.g. "01-two-streams"
     std::string title;
     std::string path;
     std::vector<std::string> variants;

@@ -210,8 +210,7 @@ std::vector<OpGpuTime> gpuTimeByLaunchingOp(const Trace& input)
         g.op = std::string(name);
         out.push_back(std::move(g));
     }
-    std::stable_sort(out.begin(), out.end(),
-                     [](const OpGpuTime& a, const OpGpuTime& b) { return a.gpuNs > b.gpuNs; });
+    std::stable_sort(out.begin(), out.end(), [](const OpGpuTime& a, const OpGpuTime& b) { return a.gpuNs > b.gpuNs; });
     return out;
 }
 

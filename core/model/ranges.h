@@ -46,8 +46,8 @@ public:
 
 private:
     const Trace& m_t;
-    std::vector<uint32_t> m_launchedBy; // per span: the call with a launch arrow to it, or kNoOrigin
-    std::vector<uint32_t> m_calledIn;   // per span: the range with a call arrow to it, or kNoOrigin
+    std::vector<uint32_t> m_launchedBy;         // per span: the call with a launch arrow to it, or kNoOrigin
+    std::vector<uint32_t> m_calledIn;           // per span: the range with a call arrow to it, or kNoOrigin
     std::vector<std::vector<uint32_t>> m_lanes; // per track: its Ranges tracks by depth
 };
 
@@ -57,8 +57,8 @@ std::string launchOriginText(const Trace& trace, const LaunchOrigin& origin);
 // GPU time grouped by the op that launched it (the op's name; "" for GPU work whose launch has no op).
 struct OpGpuTime {
     std::string op;
-    uint32_t spans = 0;  // GPU operations
-    int64_t gpuNs = 0;   // the sum of their durations
+    uint32_t spans = 0; // GPU operations
+    int64_t gpuNs = 0;  // the sum of their durations
 };
 // Most GPU time first; ties by name.
 std::vector<OpGpuTime> gpuTimeByLaunchingOp(const Trace& trace);

@@ -12,7 +12,7 @@ namespace streamscope {
 // What went wrong, where: `file: /json/path: message`. Every field but message may be empty.
 struct Error {
     std::string file;
-    std::string path;    // JSON pointer, e.g. /threads/1/ops/3/stream; or "byte 1234", "row 7" for other formats
+    std::string path; // JSON pointer, e.g. /threads/1/ops/3/stream; or "byte 1234", "row 7" for other formats
     std::string message;
 
     std::string toString() const
@@ -62,8 +62,7 @@ class Status {
 public:
     Status() = default;
     Status(Error error, ErrorClass cls = ErrorClass::Runtime) : m_error(std::move(error)), m_failed(true), m_class(cls)
-    {
-    }
+    {}
     static Status success() { return {}; }
     bool ok() const { return !m_failed; }
     explicit operator bool() const { return ok(); }

@@ -67,16 +67,46 @@ uint32_t ceilDiv(int64_t a, int64_t b)
 
 } // namespace
 
-std::string_view toString(StreamKind k) { return nameOf(kStreamKinds, k); }
-std::string_view toString(OpKind k) { return nameOf(kOpKinds, k); }
-std::string_view toString(CopyKind k) { return nameOf(kCopyKinds, k); }
-std::string_view toString(KernelKind k) { return nameOf(kKernelKinds, k); }
-std::string_view toString(TimingMode k) { return nameOf(kTimingModes, k); }
-std::optional<TimingMode> timingModeFromString(std::string_view s) { return lookup(kTimingModes, s); }
-std::optional<StreamKind> streamKindFromString(std::string_view s) { return lookup(kStreamKinds, s); }
-std::optional<OpKind> opKindFromString(std::string_view s) { return lookup(kOpKinds, s); }
-std::optional<CopyKind> copyKindFromString(std::string_view s) { return lookup(kCopyKinds, s); }
-std::optional<KernelKind> kernelKindFromString(std::string_view s) { return lookup(kKernelKinds, s); }
+std::string_view toString(StreamKind k)
+{
+    return nameOf(kStreamKinds, k);
+}
+std::string_view toString(OpKind k)
+{
+    return nameOf(kOpKinds, k);
+}
+std::string_view toString(CopyKind k)
+{
+    return nameOf(kCopyKinds, k);
+}
+std::string_view toString(KernelKind k)
+{
+    return nameOf(kKernelKinds, k);
+}
+std::string_view toString(TimingMode k)
+{
+    return nameOf(kTimingModes, k);
+}
+std::optional<TimingMode> timingModeFromString(std::string_view s)
+{
+    return lookup(kTimingModes, s);
+}
+std::optional<StreamKind> streamKindFromString(std::string_view s)
+{
+    return lookup(kStreamKinds, s);
+}
+std::optional<OpKind> opKindFromString(std::string_view s)
+{
+    return lookup(kOpKinds, s);
+}
+std::optional<CopyKind> copyKindFromString(std::string_view s)
+{
+    return lookup(kCopyKinds, s);
+}
+std::optional<KernelKind> kernelKindFromString(std::string_view s)
+{
+    return lookup(kKernelKinds, s);
+}
 
 std::optional<int> RunSettings::maxConnections() const
 {
@@ -121,10 +151,8 @@ bool isGpuOp(OpKind k)
     case OpKind::Memcpy:
     case OpKind::Memset:
     case OpKind::HostFunc:
-    case OpKind::Graph:
-        return true;
-    default:
-        return false;
+    case OpKind::Graph: return true;
+    default: return false;
     }
 }
 
@@ -133,20 +161,13 @@ std::string displayName(const Op& op)
     if (!op.name.empty())
         return op.name;
     switch (op.kind) {
-    case OpKind::Kernel:
-        return std::string(toString(op.kernel));
-    case OpKind::Memcpy:
-        return "memcpy " + std::string(toString(op.copy));
-    case OpKind::Record:
-        return "record " + op.event;
-    case OpKind::Wait:
-        return "wait " + op.event;
-    case OpKind::EventSync:
-        return "event-sync " + op.event;
-    case OpKind::StreamSync:
-        return "stream-sync " + op.stream;
-    default:
-        return std::string(toString(op.kind));
+    case OpKind::Kernel: return std::string(toString(op.kernel));
+    case OpKind::Memcpy: return "memcpy " + std::string(toString(op.copy));
+    case OpKind::Record: return "record " + op.event;
+    case OpKind::Wait: return "wait " + op.event;
+    case OpKind::EventSync: return "event-sync " + op.event;
+    case OpKind::StreamSync: return "stream-sync " + op.stream;
+    default: return std::string(toString(op.kind));
     }
 }
 
@@ -164,10 +185,8 @@ Dim3 effectiveGrid(const Op& op)
         return Dim3{ceilDiv(n, tile), ceilDiv(n, tile), 1};
     }
     case KernelKind::Triad:
-    case KernelKind::Reduce:
-        return Dim3{std::min<uint32_t>(ceilDiv(n, threads), 1u << 20), 1, 1};
-    default:
-        return op.grid;
+    case KernelKind::Reduce: return Dim3{std::min<uint32_t>(ceilDiv(n, threads), 1u << 20), 1, 1};
+    default: return op.grid;
     }
 }
 

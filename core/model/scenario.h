@@ -57,8 +57,8 @@ enum class KernelKind {
 };
 
 struct DeviceSpec {
-    int index = 0;           // CUDA device ordinal
-    std::string profile;     // simulator device profile id ("h200", "laptop"); empty = default
+    int index = 0;       // CUDA device ordinal
+    std::string profile; // simulator device profile id ("h200", "laptop"); empty = default
 };
 
 struct StreamSpec {
@@ -70,11 +70,11 @@ struct StreamSpec {
 
 struct Op {
     OpKind kind = OpKind::Kernel;
-    std::string name;        // shown on the timeline and as the NVTX range; defaults from the op
-    std::string stream;      // stream name (GPU ops, record, wait, host-func, stream-sync, graph)
-    int streamIndex = -1;    // resolved index into Scenario::streams
-    std::string event;       // record, wait, event-sync
-    int eventIndex = -1;     // resolved index into Scenario::events
+    std::string name;     // shown on the timeline and as the NVTX range; defaults from the op
+    std::string stream;   // stream name (GPU ops, record, wait, host-func, stream-sync, graph)
+    int streamIndex = -1; // resolved index into Scenario::streams
+    std::string event;    // record, wait, event-sync
+    int eventIndex = -1;  // resolved index into Scenario::events
 
     // kernel
     KernelKind kernel = KernelKind::Spin;
@@ -88,8 +88,8 @@ struct Op {
     // memcpy / memset / malloc / free
     CopyKind copy = CopyKind::H2D;
     int64_t bytes = 0;
-    bool pinned = true;      // host memory of h2d/d2h copies: "host": "pinned" | "pageable"
-    int dstDevice = -1;      // p2p: destination device (source is the stream's device)
+    bool pinned = true; // host memory of h2d/d2h copies: "host": "pinned" | "pageable"
+    int dstDevice = -1; // p2p: destination device (source is the stream's device)
 
     // graph: the nodes, captured from `stream` as a chain
     std::vector<Op> ops;
@@ -97,9 +97,9 @@ struct Op {
 
 struct ThreadSpec {
     std::string name;
-    int device = 0;       // cudaSetDevice at thread start
-    int repeat = 1;       // times the op list is issued per iteration (tasks, for a worker pool)
-    int workers = 1;      // > 1: a worker pool of this many host threads taking the `repeat` tasks from a queue
+    int device = 0;  // cudaSetDevice at thread start
+    int repeat = 1;  // times the op list is issued per iteration (tasks, for a worker pool)
+    int workers = 1; // > 1: a worker pool of this many host threads taking the `repeat` tasks from a queue
     std::vector<Op> ops;
 };
 
@@ -115,8 +115,8 @@ std::string_view toString(TimingMode);
 std::optional<TimingMode> timingModeFromString(std::string_view);
 
 struct RunSettings {
-    int warmup = 0;       // iterations run first and left out of the trace
-    int iterations = 1;   // measured iterations; all threads join and all devices sync between iterations
+    int warmup = 0;     // iterations run first and left out of the trace
+    int iterations = 1; // measured iterations; all threads join and all devices sync between iterations
     std::map<std::string, std::string> env; // e.g. CUDA_DEVICE_MAX_CONNECTIONS
     TimingMode timing = TimingMode::Auto;   // GPU runs only; the CLI's --timing overrides it
     std::optional<int> maxConnections() const;
@@ -130,10 +130,10 @@ struct Expectation {
     std::vector<std::string> spans;   // metric arguments: span names
     std::vector<std::string> kinds;   // metric arguments: span kinds
     int device = -1;
-    std::string op = ">=";            // <, <=, >, >=, ==
+    std::string op = ">="; // <, <=, >, >=, ==
     double value = 0;
-    std::string why;                  // the sentence a user reads
-    bool key = false;                 // the check that the lesson's contrasting variant must fail
+    std::string why;  // the sentence a user reads
+    bool key = false; // the check that the lesson's contrasting variant must fail
 };
 
 // A named change of the scenario: JSON pointer assignments applied to the scenario JSON before parsing.
@@ -144,14 +144,14 @@ struct Variant {
     std::string patchJson;           // {"/streams/0/kind": "blocking", ...} as JSON text
     std::vector<Expectation> expect; // replaces the scenario's expectations when present
     bool hasExpect = false;
-    std::string effect;              // replaces the scenario's effect when set
+    std::string effect; // replaces the scenario's effect when set
 };
 
 struct Scenario {
     int version = kScenarioVersion;
     std::string id;
     std::string title;
-    std::string description;  // what to look for, a few sentences
+    std::string description; // what to look for, a few sentences
     // The effect the scenario shows, as the id of the diagnostic rule that names it (diagnostics.h): a lesson's
     // analysis must report it, on the simulator and on a GPU.
     std::string effect;

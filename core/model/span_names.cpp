@@ -13,7 +13,10 @@ namespace {
 
 constexpr std::string_view kEllipsis = "\u2026";
 
-bool isMangled(std::string_view s) { return s.size() > 2 && s[0] == '_' && s[1] == 'Z'; }
+bool isMangled(std::string_view s)
+{
+    return s.size() > 2 && s[0] == '_' && s[1] == 'Z';
+}
 
 // Index of the bracket that closes the one at `open`, counting (), <> and [] alike; npos when unbalanced.
 size_t closing(std::string_view s, size_t open)
@@ -78,8 +81,8 @@ std::string shortSpanName(std::string_view name, size_t maxChars)
     std::string_view s = full;
     // Only names that look like C++ signatures are reshaped; "memcpy h2d", "aten::mm" and lesson op names stay, and
     // so do Python functions as PyTorch names them ("model.py(12): forward", "<built-in method mm ...>").
-    const bool signature = (s.find('(') != std::string_view::npos || s.find('<') != std::string_view::npos)
-        && !isPythonFunctionName(s);
+    const bool signature =
+        (s.find('(') != std::string_view::npos || s.find('<') != std::string_view::npos) && !isPythonFunctionName(s);
     std::string shortened;
     if (signature) {
         // Drop the parameter list: the top-level "(" that is not part of a template argument.

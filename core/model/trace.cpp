@@ -61,14 +61,38 @@ void permute(std::vector<T>& v, const std::vector<uint32_t>& order)
 
 } // namespace
 
-std::string_view toString(SpanKind k) { return nameOf(kSpanKinds, k); }
-std::string_view toString(FlowKind k) { return nameOf(kFlowKinds, k); }
-std::string_view toString(TrackKind k) { return nameOf(kTrackKinds, k); }
-std::string_view toString(TraceSource k) { return nameOf(kSources, k); }
-std::optional<SpanKind> spanKindFromString(std::string_view s) { return lookup(kSpanKinds, s); }
-std::optional<FlowKind> flowKindFromString(std::string_view s) { return lookup(kFlowKinds, s); }
-std::optional<TrackKind> trackKindFromString(std::string_view s) { return lookup(kTrackKinds, s); }
-std::optional<TraceSource> traceSourceFromString(std::string_view s) { return lookup(kSources, s); }
+std::string_view toString(SpanKind k)
+{
+    return nameOf(kSpanKinds, k);
+}
+std::string_view toString(FlowKind k)
+{
+    return nameOf(kFlowKinds, k);
+}
+std::string_view toString(TrackKind k)
+{
+    return nameOf(kTrackKinds, k);
+}
+std::string_view toString(TraceSource k)
+{
+    return nameOf(kSources, k);
+}
+std::optional<SpanKind> spanKindFromString(std::string_view s)
+{
+    return lookup(kSpanKinds, s);
+}
+std::optional<FlowKind> flowKindFromString(std::string_view s)
+{
+    return lookup(kFlowKinds, s);
+}
+std::optional<TrackKind> trackKindFromString(std::string_view s)
+{
+    return lookup(kTrackKinds, s);
+}
+std::optional<TraceSource> traceSourceFromString(std::string_view s)
+{
+    return lookup(kSources, s);
+}
 
 namespace {
 constexpr std::array<std::pair<SpanTiming, std::string_view>, 3> kSpanTimings{{
@@ -85,11 +109,23 @@ constexpr std::array<std::pair<WaitCause, std::string_view>, kWaitCauseCount> kW
 }};
 } // namespace
 
-std::string_view toString(WaitCause k) { return nameOf(kWaitCauses, k); }
-std::optional<WaitCause> waitCauseFromString(std::string_view s) { return lookup(kWaitCauses, s); }
+std::string_view toString(WaitCause k)
+{
+    return nameOf(kWaitCauses, k);
+}
+std::optional<WaitCause> waitCauseFromString(std::string_view s)
+{
+    return lookup(kWaitCauses, s);
+}
 
-std::string_view toString(SpanTiming k) { return nameOf(kSpanTimings, k); }
-std::optional<SpanTiming> spanTimingFromString(std::string_view s) { return lookup(kSpanTimings, s); }
+std::string_view toString(SpanTiming k)
+{
+    return nameOf(kSpanTimings, k);
+}
+std::optional<SpanTiming> spanTimingFromString(std::string_view s)
+{
+    return lookup(kSpanTimings, s);
+}
 
 bool isGpuSpan(SpanKind k)
 {
@@ -98,8 +134,7 @@ bool isGpuSpan(SpanKind k)
 
 bool isCopySpan(SpanKind k)
 {
-    return k == SpanKind::MemcpyH2D || k == SpanKind::MemcpyD2H || k == SpanKind::MemcpyD2D
-        || k == SpanKind::MemcpyP2P;
+    return k == SpanKind::MemcpyH2D || k == SpanKind::MemcpyD2H || k == SpanKind::MemcpyD2D || k == SpanKind::MemcpyP2P;
 }
 
 SpanKind gpuSpanKindOf(const Op& op)
@@ -306,8 +341,8 @@ int Trace::findStreamTrack(std::string_view name, int device) const
 size_t Trace::memoryBytes() const
 {
     const size_t n = spans.size();
-    size_t bytes = n
-        * (sizeof(uint32_t) * 2 + sizeof(SpanKind) + sizeof(int64_t) * 3 + sizeof(int32_t) * 3 + sizeof(Dim3) * 2);
+    size_t bytes =
+        n * (sizeof(uint32_t) * 2 + sizeof(SpanKind) + sizeof(int64_t) * 3 + sizeof(int32_t) * 3 + sizeof(Dim3) * 2);
     bytes += flows.size() * sizeof(Flow);
     for (const auto& s : strings)
         bytes += s.capacity() + sizeof(std::string);

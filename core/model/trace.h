@@ -16,19 +16,19 @@ namespace streamscope {
 inline constexpr int kTraceVersion = 1;
 
 enum class SpanKind : uint8_t {
-    Kernel,     // "kernel"
-    MemcpyH2D,  // "memcpy-h2d"
-    MemcpyD2H,  // "memcpy-d2h"
-    MemcpyD2D,  // "memcpy-d2d"
-    MemcpyP2P,  // "memcpy-p2p"
-    Memset,     // "memset"
-    HostFunc,   // "host-func"
-    ApiCall,    // "api-call"  a CUDA runtime call on a host thread
-    Sync,       // "sync"      a host thread blocked in a synchronizing call
-    HostWork,   // "host-work" CPU work on a host thread
-    Range,      // "range"     a named interval of a framework or an annotation (a PyTorch CPU op, record_function, a
-                //             Python function, an NVTX-like range): it encloses other spans, is no work of its own
-                //             and is on a track of kind Ranges
+    Kernel,    // "kernel"
+    MemcpyH2D, // "memcpy-h2d"
+    MemcpyD2H, // "memcpy-d2h"
+    MemcpyD2D, // "memcpy-d2d"
+    MemcpyP2P, // "memcpy-p2p"
+    Memset,    // "memset"
+    HostFunc,  // "host-func"
+    ApiCall,   // "api-call"  a CUDA runtime call on a host thread
+    Sync,      // "sync"      a host thread blocked in a synchronizing call
+    HostWork,  // "host-work" CPU work on a host thread
+    Range,     // "range"     a named interval of a framework or an annotation (a PyTorch CPU op, record_function, a
+               //             Python function, an NVTX-like range): it encloses other spans, is no work of its own
+               //             and is on a track of kind Ranges
 };
 inline constexpr int kSpanKindCount = 11;
 
@@ -57,11 +57,11 @@ enum class TraceSource : uint8_t {
 // How far a GPU span's start is known (event-timed traces; docs/TRACE.md "Timing"). CUPTI, the simulator and
 // importers measure starts: every span is Measured.
 enum class SpanTiming : uint8_t {
-    Measured,   // "measured"
-    Corrected,  // "corrected": the event fired before the op could run; the start was moved to where the
-                //              evidence puts it (the copy engine's previous copy, a spin kernel's known duration)
-    Uncertain,  // "uncertain": the event fired while other work held the GPU; the op may have waited for SMs or a
-                //              queue, so its start is only bounded: it began at or after the drawn start
+    Measured,  // "measured"
+    Corrected, // "corrected": the event fired before the op could run; the start was moved to where the
+               //              evidence puts it (the copy engine's previous copy, a spin kernel's known duration)
+    Uncertain, // "uncertain": the event fired while other work held the GPU; the op may have waited for SMs or a
+               //              queue, so its start is only bounded: it began at or after the drawn start
 };
 
 // Why a GPU operation that was ready (its stream, its events and its launch allowed it to run) did not start yet:
@@ -98,11 +98,11 @@ SpanKind gpuSpanKindOf(const Op& op);
 
 struct Track {
     TrackKind kind = TrackKind::Stream;
-    std::string name;        // stream name as the source names it, or the host thread's name
-    int device = -1;         // streams: the device; host threads: the bound device (or -1)
+    std::string name; // stream name as the source names it, or the host thread's name
+    int device = -1;  // streams: the device; host threads: the bound device (or -1)
     StreamKind streamKind = StreamKind::Blocking;
     int priority = 0;
-    int64_t id = -1;         // the source's own id: CUDA stream id, OS thread id; -1 when unknown
+    int64_t id = -1; // the source's own id: CUDA stream id, OS thread id; -1 when unknown
     // Ranges tracks: the host-thread or stream track they annotate, and the nesting depth (0: outermost). One track
     // per depth keeps the spans of a track disjoint, as everything that walks a track assumes.
     int parent = -1;
@@ -111,21 +111,21 @@ struct Track {
 
 struct DeviceInfo {
     int index = 0;
-    std::string name;        // "NVIDIA H200", "simulated NVIDIA H200 (profile h200)"
+    std::string name; // "NVIDIA H200", "simulated NVIDIA H200 (profile h200)"
     std::vector<std::pair<std::string, std::string>> properties; // sm_count, copy_engines, driver, ...
 };
 
 struct RunInfo {
     TraceSource source = TraceSource::Simulator;
-    std::string backend;       // "simulator", "cuda", "pytorch", ...
+    std::string backend; // "simulator", "cuda", "pytorch", ...
     std::string scenarioId;
     std::string scenarioTitle;
-    std::string variant;       // the scenario variant run, if any
-    std::string scenarioJson;  // the scenario as run (variant applied), so `check` can evaluate its expectations
+    std::string variant;      // the scenario variant run, if any
+    std::string scenarioJson; // the scenario as run (variant applied), so `check` can evaluate its expectations
     std::vector<DeviceInfo> devices;
     std::string host;
-    std::string date;          // ISO 8601
-    std::string command;       // the command that made the trace
+    std::string date;                                          // ISO 8601
+    std::string command;                                       // the command that made the trace
     std::vector<std::pair<std::string, std::string>> settings; // CUDA_DEVICE_MAX_CONNECTIONS, profile, ...
     double clockAlignmentErrorNs = 0; // bound on the error of mapping device clocks to the host clock
 };
@@ -135,13 +135,13 @@ struct SpanInit {
     uint32_t track = 0;
     SpanKind kind = SpanKind::Kernel;
     std::string_view name;
-    int64_t start = 0;  // ns
-    int64_t end = 0;    // ns
-    int32_t thread = -1;    // scenario thread index it came from (-1: unknown)
-    int32_t op = -1;        // op index within that thread
+    int64_t start = 0;   // ns
+    int64_t end = 0;     // ns
+    int32_t thread = -1; // scenario thread index it came from (-1: unknown)
+    int32_t op = -1;     // op index within that thread
     int32_t iteration = -1;
     int64_t bytes = 0;
-    Dim3 grid{0, 0, 0};     // kernels; 0 = unknown
+    Dim3 grid{0, 0, 0}; // kernels; 0 = unknown
     Dim3 block{0, 0, 0};
     SpanTiming timing = SpanTiming::Measured;
     // Timing "both": the per-op CUDA event times minus the CUPTI times of the same op (ns); kNoEventError: none.

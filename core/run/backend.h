@@ -21,17 +21,17 @@ struct RecordRef {
 };
 
 struct OpRecord {
-    int thread = 0;          // scenario thread
-    int op = 0;              // op index within the thread
-    int node = -1;           // graph node index, -1 for the op itself
+    int thread = 0; // scenario thread
+    int op = 0;     // op index within the thread
+    int node = -1;  // graph node index, -1 for the op itself
     int iteration = 0;
     int task = 0;
-    int stream = -1;         // planned stream of the GPU span
+    int stream = -1; // planned stream of the GPU span
     SpanKind apiKind = SpanKind::ApiCall;
-    int64_t apiStart = -1;   // host span, -1 when none
+    int64_t apiStart = -1; // host span, -1 when none
     int64_t apiEnd = -1;
     SpanKind gpuKind = SpanKind::Kernel;
-    int64_t gpuStart = -1;   // GPU span, -1 when none
+    int64_t gpuStart = -1; // GPU span, -1 when none
     int64_t gpuEnd = -1;
     // Timing "both": the op's CUDA event times beside the CUPTI times in gpuStart/gpuEnd; -1 when none.
     int64_t eventStart = -1;
@@ -68,7 +68,7 @@ struct HostThreadContext {
 class Backend {
 public:
     virtual ~Backend() = default;
-    virtual std::string name() const = 0;        // "simulator", "cuda"
+    virtual std::string name() const = 0; // "simulator", "cuda"
     virtual TraceSource source() const = 0;
     // True: simulate() runs the host threads in simulated time (deterministic); the Runner starts no threads.
     virtual bool simulatesHostThreads() const = 0;

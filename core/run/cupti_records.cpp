@@ -22,7 +22,10 @@ constexpr std::array<std::pair<CuptiRecordKind, std::string_view>, 4> kRecordKin
 
 } // namespace
 
-std::string_view toString(CuptiRecordKind k) { return detail::nameOf(kRecordKinds, k); }
+std::string_view toString(CuptiRecordKind k)
+{
+    return detail::nameOf(kRecordKinds, k);
+}
 
 CuptiMatch matchCuptiRecords(const std::vector<CuptiRecord>& records, const std::vector<CuptiIssue>& issues,
                              int64_t hostMinusCupti, int64_t latestStart)
@@ -49,8 +52,8 @@ CuptiMatch matchCuptiRecords(const std::vector<CuptiRecord>& records, const std:
             byOrder[{issues[i].device, issues[i].streamId}].push_back(i);
     std::map<StreamKey, std::vector<const CuptiRecord*>> ordered; // their records
     auto place = [&](uint32_t issue, const CuptiRecord& r) {
-        m.times[issue].push_back({r.start + hostMinusCupti, std::max(r.start, r.end) + hostMinusCupti, r.kind,
-                                  r.graphNodeId});
+        m.times[issue].push_back(
+            {r.start + hostMinusCupti, std::max(r.start, r.end) + hostMinusCupti, r.kind, r.graphNodeId});
         ++m.matched;
     };
     for (const auto& r : records) {
@@ -83,8 +86,9 @@ CuptiMatch matchCuptiRecords(const std::vector<CuptiRecord>& records, const std:
         });
         m.unmatched += size_t(list.end() - before);
         list.erase(before, list.end());
-        std::stable_sort(list.begin(), list.end(),
-                         [](const CuptiRecord* a, const CuptiRecord* b) { return a->correlationId < b->correlationId; });
+        std::stable_sort(list.begin(), list.end(), [](const CuptiRecord* a, const CuptiRecord* b) {
+            return a->correlationId < b->correlationId;
+        });
         size_t distinct = 0;
         for (size_t k = 0; k < list.size(); ++k)
             distinct += k == 0 || list[k]->correlationId != list[k - 1]->correlationId;

@@ -116,7 +116,8 @@ EventTimingCorrections correctEventTimedSpans(Trace& t, const Scenario* scenario
             if ((k == SpanKind::Kernel || k == SpanKind::Memset) && t.tracks[t.spans.track[i]].device == d)
                 work.push_back(i);
         }
-        std::sort(work.begin(), work.end(), [&](uint32_t a, uint32_t b) { return t.spans.start[a] < t.spans.start[b]; });
+        std::sort(work.begin(), work.end(),
+                  [&](uint32_t a, uint32_t b) { return t.spans.start[a] < t.spans.start[b]; });
         // Running maximum of the ends of earlier-starting spans of other tracks is enough for "was one running".
         int64_t latestEnd = INT64_MIN;
         uint32_t latestTrack = UINT32_MAX;
@@ -222,13 +223,13 @@ std::string timingReport(const TimingSummary& s)
     if (!s.reason.empty())
         r += "  " + s.reason + '\n';
     if (s.eventError)
-        r += "  CUDA events vs CUPTI over " + std::to_string(s.eventError->spans) + " spans: start error median " +
-             us(s.eventError->startMedianNs) + ", p90 " + us(s.eventError->startP90Ns) + " (mean " +
-             us(s.eventError->startMeanNs) + "); end error median " + us(s.eventError->endMedianNs) + ", p90 " +
-             us(s.eventError->endP90Ns) + '\n';
+        r += "  CUDA events vs CUPTI over " + std::to_string(s.eventError->spans) + " spans: start error median "
+            + us(s.eventError->startMedianNs) + ", p90 " + us(s.eventError->startP90Ns) + " (mean "
+            + us(s.eventError->startMeanNs) + "); end error median " + us(s.eventError->endMedianNs) + ", p90 "
+            + us(s.eventError->endP90Ns) + '\n';
     if (s.timing == "events")
-        r += "  event-timed starts: " + std::to_string(s.corrected) + " corrected, " + std::to_string(s.uncertain) +
-             " uncertain (may include a wait for SMs)\n";
+        r += "  event-timed starts: " + std::to_string(s.corrected) + " corrected, " + std::to_string(s.uncertain)
+            + " uncertain (may include a wait for SMs)\n";
     if (!s.clockCheck.empty())
         r += "  clock check: " + s.clockCheck + '\n';
     return r;

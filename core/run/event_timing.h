@@ -17,9 +17,9 @@
 namespace streamscope {
 
 struct EventTimingCorrections {
-    size_t corrected = 0;      // starts moved to where the evidence puts them
-    size_t uncertain = 0;      // starts that may include a wait for SMs
-    int64_t movedNs = 0;       // time no longer drawn as running, over all corrected spans
+    size_t corrected = 0; // starts moved to where the evidence puts them
+    size_t uncertain = 0; // starts that may include a wait for SMs
+    int64_t movedNs = 0;  // time no longer drawn as running, over all corrected spans
 };
 
 // For an event-timed trace (finalized): copies in one direction on one device use one copy engine in issue order,
@@ -47,9 +47,9 @@ struct TimingSummary {
     int64_t untimedMakespanNs = 0; // the same work with no timing at all; 0: not measured
     double perturbation = 0;       // timed / untimed; 0: not measured
     std::optional<EventTimingError> eventError; // timing "both"
-    size_t corrected = 0;          // timing "events": spans whose start was corrected, and left uncertain
+    size_t corrected = 0;                       // timing "events": spans whose start was corrected, and left uncertain
     size_t uncertain = 0;
-    std::string clockCheck;        // timing "cupti": the anchor events' check
+    std::string clockCheck; // timing "cupti": the anchor events' check
 };
 TimingSummary summarizeTiming(const Trace& trace);
 // The summary as report lines (empty when the trace has no timing information).

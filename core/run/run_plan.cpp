@@ -58,8 +58,7 @@ Result<RunPlan> RunPlan::make(const Scenario& s)
             const auto& ss = s.streams[size_t(si)];
             if (ss.kind != StreamKind::PerThreadDefault)
                 continue;
-            PlannedStream p{ss.name + "@" + plan.hostThreads[h].name, ss.device, ss.kind, ss.priority, si,
-                            int(h), 0};
+            PlannedStream p{ss.name + "@" + plan.hostThreads[h].name, ss.device, ss.kind, ss.priority, si, int(h), 0};
             plan.streams.push_back(p);
             plan.m_streamOf[size_t(si)][h] = int(plan.streams.size() - 1);
         }

@@ -11,19 +11,19 @@
 namespace streamscope {
 
 struct PlannedStream {
-    std::string name;       // scenario name; per-thread default streams: "name@hostthread"
+    std::string name; // scenario name; per-thread default streams: "name@hostthread"
     int device = 0;
     StreamKind kind = StreamKind::Blocking;
     int priority = 0;
     int scenarioStream = -1;
-    int hostThread = -1;    // per-thread default streams: the host thread that owns it
-    int hardwareQueue = 0;  // CUDA maps streams round-robin onto CUDA_DEVICE_MAX_CONNECTIONS queues
+    int hostThread = -1;   // per-thread default streams: the host thread that owns it
+    int hardwareQueue = 0; // CUDA maps streams round-robin onto CUDA_DEVICE_MAX_CONNECTIONS queues
 };
 
 struct PlannedHostThread {
-    std::string name;       // thread name; pool workers: "name#worker"
-    int thread = 0;         // scenario thread index
-    int worker = 0;         // index within its pool (0 for plain threads)
+    std::string name; // thread name; pool workers: "name#worker"
+    int thread = 0;   // scenario thread index
+    int worker = 0;   // index within its pool (0 for plain threads)
     int device = 0;
 };
 
@@ -48,7 +48,7 @@ public:
     std::vector<PlannedHostThread> hostThreads;
     std::vector<int> firstHostThread;   // per scenario thread: its first planned host thread
     std::vector<int> deviceConnections; // per device index: hardware queues in use
-    int totalIterations() const;         // warm-up + measured
+    int totalIterations() const;        // warm-up + measured
 
     // Planned stream of a scenario stream as used by a host thread.
     int stream(int scenarioStream, int hostThread) const;

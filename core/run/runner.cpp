@@ -15,13 +15,19 @@ Status Backend::simulate(const RunPlan&, Recording&)
 {
     return Error{{}, {}, name() + " backend does not simulate"};
 }
-Status Backend::beginThread(HostThreadContext&) { return {}; }
+Status Backend::beginThread(HostThreadContext&)
+{
+    return {};
+}
 Status Backend::issue(HostThreadContext&, const PlannedOp&)
 {
     return Error{{}, {}, name() + " backend does not issue from host threads"};
 }
 void Backend::endThread(HostThreadContext&) {}
-Status Backend::endIteration(int) { return {}; }
+Status Backend::endIteration(int)
+{
+    return {};
+}
 
 namespace {
 
@@ -230,8 +236,8 @@ Trace buildTrace(const RunPlan& plan, const Recording& rec, RunInfo info)
             if (r.iteration < warmup)
                 continue;
             const Op& scenarioOp = scenario.threads[size_t(r.thread)].ops[size_t(r.op)];
-            const Op& op = r.node >= 0 && size_t(r.node) < scenarioOp.ops.size() ? scenarioOp.ops[size_t(r.node)]
-                                                                                  : scenarioOp;
+            const Op& op =
+                r.node >= 0 && size_t(r.node) < scenarioOp.ops.size() ? scenarioOp.ops[size_t(r.node)] : scenarioOp;
             SpanInit s;
             s.thread = r.thread;
             s.op = r.op;
@@ -239,8 +245,9 @@ Trace buildTrace(const RunPlan& plan, const Recording& rec, RunInfo info)
             if (r.hasApi()) {
                 s.track = uint32_t(h);
                 s.kind = r.apiKind;
-                const std::string name = scenarioOp.kind == OpKind::HostWork ? displayName(scenarioOp)
-                                                                             : std::string(cudaApiName(scenarioOp.kind));
+                const std::string name = scenarioOp.kind == OpKind::HostWork
+                    ? displayName(scenarioOp)
+                    : std::string(cudaApiName(scenarioOp.kind));
                 s.name = name;
                 s.start = r.apiStart - origin;
                 s.end = r.apiEnd - origin;
@@ -290,9 +297,9 @@ Trace buildTrace(const RunPlan& plan, const Recording& rec, RunInfo info)
     if (trace.info.source == TraceSource::CudaEvents) {
         const auto c = correctEventTimedSpans(trace, &scenario);
         trace.info.settings.emplace_back("event_timing_corrections",
-                                         std::to_string(c.corrected) + " starts corrected (" +
-                                             std::to_string(c.movedNs / 1000) + " us no longer drawn as running), " +
-                                             std::to_string(c.uncertain) + " uncertain");
+                                         std::to_string(c.corrected) + " starts corrected ("
+                                             + std::to_string(c.movedNs / 1000) + " us no longer drawn as running), "
+                                             + std::to_string(c.uncertain) + " uncertain");
     }
     return trace;
 }

@@ -15,14 +15,14 @@
 namespace streamscope {
 
 struct RunOptions {
-    std::string variant;   // recorded in the run info
-    std::string command;   // recorded in the run info
+    std::string variant;                                         // recorded in the run info
+    std::string command;                                         // recorded in the run info
     std::function<void(int iteration, int iterations)> progress; // called as iterations complete
     const std::atomic<bool>* cancel = nullptr;
 };
 
 struct RunOutcome {
-    Trace trace;           // finalized; partial when status failed
+    Trace trace; // finalized; partial when status failed
     Status status;
 };
 

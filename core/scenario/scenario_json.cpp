@@ -141,8 +141,8 @@ std::string plainMessage(const char* what)
 std::string positionText(const std::string& text, size_t byte)
 {
     const auto [line, column] = lineAndColumn(text, byte);
-    return "at byte " + std::to_string(byte) + " (line " + std::to_string(line) + ", column " +
-           std::to_string(column) + ")";
+    return "at byte " + std::to_string(byte) + " (line " + std::to_string(line) + ", column " + std::to_string(column)
+        + ")";
 }
 
 Json parseJsonText(const std::string& text, const std::string& file, int maxDepth)
@@ -150,9 +150,8 @@ Json parseJsonText(const std::string& text, const std::string& file, int maxDept
     // Refused before parsing: deep nesting costs memory to build, and nlohmann's dump() recurses when the
     // scenario is written out again (into a trace, by the editor).
     if (const auto at = nestingTooDeepAt(text, maxDepth))
-        throw ReadFailure{{file, "",
-                           "nesting deeper than " + std::to_string(maxDepth) + " levels " +
-                               positionText(text, *at + 1)}};
+        throw ReadFailure{
+            {file, "", "nesting deeper than " + std::to_string(maxDepth) + " levels " + positionText(text, *at + 1)}};
     try {
         return parseJsonStrict<Json>(text);
     } catch (const DuplicateJsonKey& d) {
@@ -219,8 +218,8 @@ std::vector<std::string> streamKindNames()
 
 bool isProblemSizeKernel(KernelKind k)
 {
-    return k == KernelKind::Fma || k == KernelKind::Triad || k == KernelKind::Matmul ||
-           k == KernelKind::Transpose || k == KernelKind::Reduce;
+    return k == KernelKind::Fma || k == KernelKind::Triad || k == KernelKind::Matmul || k == KernelKind::Transpose
+        || k == KernelKind::Reduce;
 }
 
 bool kernelNeedsGrid(KernelKind k)
@@ -248,8 +247,8 @@ Result<ScenarioReadResult> parseScenario(const std::string& text, const std::str
     try {
         if (text.size() > limits.maxBytes)
             return Error{file, "",
-                         "the scenario is " + std::to_string(text.size()) + " bytes; the limit is " +
-                             std::to_string(limits.maxBytes)};
+                         "the scenario is " + std::to_string(text.size()) + " bytes; the limit is "
+                             + std::to_string(limits.maxBytes)};
         Json root = parseJsonText(text, file, limits.maxDepth);
         if (variant.empty())
             return ScenarioReader(file, limits).read(root);
@@ -261,9 +260,9 @@ Result<ScenarioReadResult> parseScenario(const std::string& text, const std::str
             // A malformed document gets its own error first; only a sound one gets "unknown variant".
             (void)ScenarioReader(file, limits).read(root);
             return Error{file, "/variants",
-                         "unknown variant " + jsonQuoted(variant) +
-                             (known.empty() ? std::string(": this scenario has no variants")
-                                            : " (known: " + joinQuoted(known) + ")")};
+                         "unknown variant " + jsonQuoted(variant)
+                             + (known.empty() ? std::string(": this scenario has no variants")
+                                              : " (known: " + joinQuoted(known) + ")")};
         }
         applyVariant(root, size_t(index), file, limits);
         ScenarioReadResult result;
@@ -304,8 +303,8 @@ Result<ScenarioReadResult> loadScenarioFile(const std::string& path, const std::
         const uintmax_t size = fs::file_size(path, ec);
         if (!ec && size > limits.maxBytes)
             return Error{path, "",
-                         "the file is " + std::to_string(size) + " bytes; the limit is " +
-                             std::to_string(limits.maxBytes)};
+                         "the file is " + std::to_string(size) + " bytes; the limit is "
+                             + std::to_string(limits.maxBytes)};
     }
     std::ifstream in(path, std::ios::binary);
     if (!in)
@@ -316,8 +315,8 @@ Result<ScenarioReadResult> loadScenarioFile(const std::string& path, const std::
     while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
         text.append(buffer, size_t(in.gcount()));
         if (text.size() > limits.maxBytes)
-            return Error{path, "", "the file is larger than the limit of " + std::to_string(limits.maxBytes) +
-                                       " bytes"};
+            return Error{path, "",
+                         "the file is larger than the limit of " + std::to_string(limits.maxBytes) + " bytes"};
     }
     if (in.bad())
         return Error{path, "", "cannot read the file"};

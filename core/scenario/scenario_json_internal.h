@@ -35,7 +35,7 @@ inline constexpr int kMaxBlockThreads = 1024;
 inline constexpr int kMaxBlockZ = 64;
 inline constexpr int64_t kMaxGridX = std::numeric_limits<int32_t>::max();
 inline constexpr int64_t kMaxGridYZ = 65535;
-inline constexpr int kMaxConnections = 32;                     // CUDA_DEVICE_MAX_CONNECTIONS range
+inline constexpr int kMaxConnections = 32; // CUDA_DEVICE_MAX_CONNECTIONS range
 // One hour: keeps nanosecond arithmetic far from overflow.
 inline constexpr double kMaxDurationUs = 3600.0 * 1'000'000.0;
 
@@ -133,17 +133,18 @@ Json parseJsonText(const std::string& text, const std::string& file, int maxDept
 
 using FieldList = std::vector<std::string_view>;
 
-inline const FieldList kTopFields{"format",  "version", "id",  "title",  "description", "effect",
-                                  "devices", "streams", "threads", "run", "expect",      "variants"};
+inline const FieldList kTopFields{"format",  "version", "id",      "title", "description", "effect",
+                                  "devices", "streams", "threads", "run",   "expect",      "variants"};
 inline const FieldList kDeviceFields{"index", "profile"};
 inline const FieldList kStreamFields{"name", "device", "kind", "priority"};
 inline const FieldList kThreadFields{"name", "device", "repeat", "workers", "ops"};
 inline const FieldList kRunFields{"warmup", "iterations", "env", "timing"};
-inline const FieldList kExpectFields{"id", "metric", "streams", "spans", "kinds",
-                                     "device", "op", "value", "why", "key"};
+inline const FieldList kExpectFields{"id",     "metric", "streams", "spans", "kinds",
+                                     "device", "op",     "value",   "why",   "key"};
 inline const FieldList kVariantFields{"id", "title", "description", "set", "expect", "effect"};
-inline const FieldList kAllOpFields{"op", "name", "stream", "event", "kernel", "grid", "block", "duration_us",
-                                    "size", "shared_bytes", "kind", "bytes", "host", "dst_device", "ops"};
+inline const FieldList kAllOpFields{"op",   "name",  "stream",      "event",      "kernel",
+                                    "grid", "block", "duration_us", "size",       "shared_bytes",
+                                    "kind", "bytes", "host",        "dst_device", "ops"};
 inline const std::vector<std::string_view> kCompareOps{"<", "<=", ">", ">=", "=="};
 
 FieldList opFields(OpKind kind);
@@ -192,8 +193,8 @@ private:
     bool readBool(const Json& v, const std::string& path) const;
     double readDuration(const Json& v, const std::string& path, bool positive) const;
     int64_t readBytes(const Json& v, const std::string& path) const;
-    void checkFields(const Json& obj, const std::string& path, const FieldList& allowed,
-                     const FieldList& others = {}, std::string_view owner = {}) const;
+    void checkFields(const Json& obj, const std::string& path, const FieldList& allowed, const FieldList& others = {},
+                     std::string_view owner = {}) const;
     void missing(const std::string& path, std::string_view field, std::string_view why = {}) const;
     const Json& required(const Json& obj, const char* key, const std::string& path, std::string_view why = {}) const;
     void readDevices(const Json& root);

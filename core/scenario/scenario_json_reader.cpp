@@ -21,12 +21,11 @@ void ScenarioReader::readHeader(const Json& root)
     expectObject(root, "");
     const Json* format = find(root, "format");
     if (!format)
-        fail("", "missing field \"format\": not a StreamScope scenario (expected \"format\": " +
-                     jsonQuoted(kFormat) + ")");
+        fail("",
+             "missing field \"format\": not a StreamScope scenario (expected \"format\": " + jsonQuoted(kFormat) + ")");
     const std::string f = readString(*format, "/format");
     if (f != kFormat)
-        fail("/format",
-             "not a StreamScope scenario: format is " + jsonQuoted(f) + ", expected " + jsonQuoted(kFormat));
+        fail("/format", "not a StreamScope scenario: format is " + jsonQuoted(f) + ", expected " + jsonQuoted(kFormat));
     const Json* version = find(root, "version");
     if (!version)
         fail("", "missing field \"version\" (" + versionNote() + ")");
@@ -135,8 +134,9 @@ int64_t ScenarioReader::readIntIn(const Json& v, const std::string& path, std::s
     if (x > hi && unbounded)
         fail(path, std::string(field) + " must be at most " + std::to_string(hi) + ", got " + std::to_string(x));
     if (x < lo || x > hi)
-        fail(path, std::string(field) + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
-                       ", got " + std::to_string(x));
+        fail(path,
+             std::string(field) + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got "
+                 + std::to_string(x));
     return x;
 }
 
@@ -162,8 +162,8 @@ double ScenarioReader::readDuration(const Json& v, const std::string& path, bool
     if (d < 0)
         fail(path, "duration_us must not be negative, got " + formatNumber(d));
     if (d > kMaxDurationUs)
-        fail(path, "duration_us must be at most " + formatNumber(kMaxDurationUs) + " (one hour), got " +
-                       formatNumber(d));
+        fail(path,
+             "duration_us must be at most " + formatNumber(kMaxDurationUs) + " (one hour), got " + formatNumber(d));
     return d;
 }
 
@@ -195,8 +195,7 @@ void ScenarioReader::checkFields(const Json& obj, const std::string& path, const
 
 void ScenarioReader::missing(const std::string& path, std::string_view field, std::string_view why) const
 {
-    fail(path,
-         "missing field " + jsonQuoted(field) + (why.empty() ? std::string() : " (" + std::string(why) + ")"));
+    fail(path, "missing field " + jsonQuoted(field) + (why.empty() ? std::string() : " (" + std::string(why) + ")"));
 }
 
 const Json& ScenarioReader::required(const Json& obj, const char* key, const std::string& path,
@@ -227,8 +226,9 @@ void ScenarioReader::readDevices(const Json& root)
         spec.index = readDeviceIndex(required(d, "index", path), child(path, "index"), "index");
         spec.profile = optionalString(d, "profile", path);
         if (auto [it, inserted] = seen.emplace(spec.index, i); !inserted)
-            fail(child(path, "index"), "duplicate device index " + std::to_string(spec.index) + " (also at " +
-                                           child("/devices", it->second) + ")");
+            fail(child(path, "index"),
+                 "duplicate device index " + std::to_string(spec.index) + " (also at " + child("/devices", it->second)
+                     + ")");
         m_scenario.devices.push_back(std::move(spec));
     }
 }
@@ -239,8 +239,9 @@ int ScenarioReader::readDeviceIndex(const Json& v, const std::string& path, std:
     if (index < 0)
         fail(path, std::string(field) + " must not be negative, got " + std::to_string(index));
     if (index >= m_limits.maxDevices)
-        fail(path, "device " + std::to_string(index) + " is out of range: device indices go from 0 to " +
-                       std::to_string(m_limits.maxDevices - 1));
+        fail(path,
+             "device " + std::to_string(index) + " is out of range: device indices go from 0 to "
+                 + std::to_string(m_limits.maxDevices - 1));
     return int(index);
 }
 
@@ -274,8 +275,9 @@ void ScenarioReader::readStreams(const Json& root)
         StreamSpec spec;
         spec.name = readName(required(s, "name", path), child(path, "name"), "a stream's name");
         if (auto [it, inserted] = m_streamByName.emplace(spec.name, int(i)); !inserted)
-            fail(child(path, "name"), "duplicate stream name " + jsonQuoted(spec.name) + " (also at " +
-                                          child("/streams", size_t(it->second)) + ")");
+            fail(child(path, "name"),
+                 "duplicate stream name " + jsonQuoted(spec.name) + " (also at " + child("/streams", size_t(it->second))
+                     + ")");
         if (const Json* d = find(s, "device"))
             spec.device = readDeviceRef(*d, child(path, "device"), "device");
         else
@@ -284,8 +286,7 @@ void ScenarioReader::readStreams(const Json& root)
             const std::string kind = readString(*k, child(path, "kind"));
             const auto parsed = streamKindFromString(kind);
             if (!parsed)
-                fail(child(path, "kind"),
-                     "unknown stream kind " + jsonQuoted(kind) + hint(kind, streamKindNames()));
+                fail(child(path, "kind"), "unknown stream kind " + jsonQuoted(kind) + hint(kind, streamKindNames()));
             spec.kind = *parsed;
         }
         if (const Json* p = find(s, "priority"))
@@ -293,9 +294,8 @@ void ScenarioReader::readStreams(const Json& root)
         if (spec.kind == StreamKind::LegacyDefault) {
             if (auto [it, inserted] = legacyByDevice.emplace(spec.device, i); !inserted)
                 fail(child(path, "kind"),
-                     "device " + std::to_string(spec.device) + " already has a legacy-default stream (" +
-                         jsonQuoted(m_scenario.streams[it->second].name) +
-                         "): there is one NULL stream per device");
+                     "device " + std::to_string(spec.device) + " already has a legacy-default stream ("
+                         + jsonQuoted(m_scenario.streams[it->second].name) + "): there is one NULL stream per device");
         }
         m_scenario.streams.push_back(std::move(spec));
     }
@@ -333,8 +333,8 @@ void ScenarioReader::readThreads(const Json& root)
         ThreadSpec spec;
         spec.name = readName(required(t, "name", path), child(path, "name"), "a thread's name");
         if (auto [it, inserted] = names.emplace(spec.name, i); !inserted)
-            fail(child(path, "name"), "duplicate thread name " + jsonQuoted(spec.name) + " (also at " +
-                                          child("/threads", it->second) + ")");
+            fail(child(path, "name"),
+                 "duplicate thread name " + jsonQuoted(spec.name) + " (also at " + child("/threads", it->second) + ")");
         if (const Json* d = find(t, "device"))
             spec.device = readDeviceRef(*d, child(path, "device"), "device");
         else
@@ -342,13 +342,12 @@ void ScenarioReader::readThreads(const Json& root)
         if (const Json* r = find(t, "repeat"))
             spec.repeat = int(readIntIn(*r, child(path, "repeat"), "repeat", 1, std::numeric_limits<int>::max()));
         if (const Json* w = find(t, "workers"))
-            spec.workers =
-                int(readIntIn(*w, child(path, "workers"), "workers", 1, std::numeric_limits<int>::max()));
+            spec.workers = int(readIntIn(*w, child(path, "workers"), "workers", 1, std::numeric_limits<int>::max()));
         hostThreads += spec.workers;
         if (hostThreads > m_limits.maxThreads)
             fail(find(t, "workers") ? child(path, "workers") : path,
-                 "too many host threads: " + std::to_string(hostThreads) +
-                     " (pool workers included); the limit is " + std::to_string(m_limits.maxThreads));
+                 "too many host threads: " + std::to_string(hostThreads) + " (pool workers included); the limit is "
+                     + std::to_string(m_limits.maxThreads));
         if (const Json* ops = find(t, "ops")) {
             const std::string opsPath = child(path, "ops");
             expectArray(*ops, opsPath);
@@ -363,8 +362,9 @@ void ScenarioReader::readThreads(const Json& root)
 void ScenarioReader::countOp(const std::string& path)
 {
     if (++m_opCount > m_limits.maxOps)
-        fail(path, "too many operations: the limit is " + std::to_string(m_limits.maxOps) +
-                       " in all threads, graph nodes included");
+        fail(path,
+             "too many operations: the limit is " + std::to_string(m_limits.maxOps)
+                 + " in all threads, graph nodes included");
 }
 
 Op ScenarioReader::readOp(const Json& v, const std::string& path, const ThreadSpec& thread, const Op* graph)
@@ -378,8 +378,8 @@ Op ScenarioReader::readOp(const Json& v, const std::string& path, const ThreadSp
     if (graph && *kind == OpKind::Graph)
         fail(child(path, "op"), "graphs do not nest: a graph node is a kernel, memcpy, memset or host-func op");
     if (graph && !isGraphNodeKind(*kind))
-        fail(child(path, "op"), "a graph node cannot be a " + kindName +
-                                    " op: graph nodes are kernel, memcpy, memset and host-func ops");
+        fail(child(path, "op"),
+             "a graph node cannot be a " + kindName + " op: graph nodes are kernel, memcpy, memset and host-func ops");
     countOp(path);
 
     Op op;
@@ -430,8 +430,9 @@ void ScenarioReader::readStream(const Json& v, const std::string& path, Op& op, 
         if (s) {
             const std::string name = readString(*s, p);
             if (name != graph->stream)
-                fail(p, "a graph node runs in its graph's stream " + jsonQuoted(graph->stream) + ", not " +
-                            jsonQuoted(name) + " (leave \"stream\" out to inherit it)");
+                fail(p,
+                     "a graph node runs in its graph's stream " + jsonQuoted(graph->stream) + ", not "
+                         + jsonQuoted(name) + " (leave \"stream\" out to inherit it)");
         }
         op.stream = graph->stream;
         op.streamIndex = graph->streamIndex;
@@ -447,8 +448,8 @@ void ScenarioReader::readStream(const Json& v, const std::string& path, Op& op, 
     const StreamSpec& stream = m_scenario.streams[size_t(op.streamIndex)];
     if (needsStreamOnThreadDevice(op.kind) && stream.device != thread.device)
         fail(p,
-             "stream " + jsonQuoted(stream.name) + " is on device " + std::to_string(stream.device) +
-                 " but thread " + jsonQuoted(thread.name) + " is bound to device " + std::to_string(thread.device));
+             "stream " + jsonQuoted(stream.name) + " is on device " + std::to_string(stream.device) + " but thread "
+                 + jsonQuoted(thread.name) + " is bound to device " + std::to_string(thread.device));
 }
 
 void ScenarioReader::readEvent(const Json& v, const std::string& path, Op& op)
@@ -490,8 +491,9 @@ Dim3 ScenarioReader::readDim(const Json& v, const std::string& path, std::string
             fail(parts[i].second, std::string(field) + " must be positive, got " + std::to_string(n));
         const int64_t max = isGrid ? (i == 0 ? kMaxGridX : kMaxGridYZ) : (i == 2 ? kMaxBlockZ : kMaxBlockThreads);
         if (n > max)
-            fail(parts[i].second, std::string(field) + "." + kAxis[i] + " must be at most " + std::to_string(max) +
-                                      " (a CUDA limit), got " + std::to_string(n));
+            fail(parts[i].second,
+                 std::string(field) + "." + kAxis[i] + " must be at most " + std::to_string(max)
+                     + " (a CUDA limit), got " + std::to_string(n));
         dims[i] = uint32_t(n);
     }
     return Dim3{dims[0], dims[1], dims[2]};
@@ -519,16 +521,16 @@ void ScenarioReader::readKernel(const Json& v, const std::string& path, Op& op, 
     if (const Json* b = find(v, "block")) {
         op.block = readDim(*b, child(path, "block"), "block", false);
         if (op.block.count() > kMaxBlockThreads)
-            fail(child(path, "block"), "block has " + std::to_string(op.block.count()) +
-                                           " threads; CUDA allows at most 1024 per block");
+            fail(child(path, "block"),
+                 "block has " + std::to_string(op.block.count()) + " threads; CUDA allows at most 1024 per block");
     }
     if (op.kernel == KernelKind::Spin) {
-        op.durationUs =
-            readDuration(required(v, "duration_us", path, "a spin kernel runs each block for duration_us"),
-                         child(path, "duration_us"), true);
+        op.durationUs = readDuration(required(v, "duration_us", path, "a spin kernel runs each block for duration_us"),
+                                     child(path, "duration_us"), true);
     } else if (find(v, "duration_us")) {
-        fail(child(path, "duration_us"), "\"duration_us\" applies only to spin kernels (a " + kernelName +
-                                             " kernel takes the time its work takes)");
+        fail(child(path, "duration_us"),
+             "\"duration_us\" applies only to spin kernels (a " + kernelName
+                 + " kernel takes the time its work takes)");
     }
     if (isProblemSizeKernel(op.kernel)) {
         op.size = readIntIn(required(v, "size", path, "a " + kernelName + " kernel needs a problem size"),
@@ -539,8 +541,8 @@ void ScenarioReader::readKernel(const Json& v, const std::string& path, Op& op, 
     if (const Json* s = find(v, "shared_bytes")) {
         op.sharedBytes = readInt(*s, child(path, "shared_bytes"));
         if (op.sharedBytes < 0)
-            fail(child(path, "shared_bytes"), "shared_bytes must not be negative, got " +
-                                                  std::to_string(op.sharedBytes));
+            fail(child(path, "shared_bytes"),
+                 "shared_bytes must not be negative, got " + std::to_string(op.sharedBytes));
     }
 }
 
@@ -563,16 +565,17 @@ void ScenarioReader::readMemcpy(const Json& v, const std::string& path, Op& op, 
         const std::string host = readString(*h, hostPath);
         if (host == "pageable") {
             op.pinned = false;
-            warn(hostPath, "an async copy from pageable memory runs synchronously: the host thread blocks and "
-                           "the copy cannot overlap with kernels");
+            warn(hostPath,
+                 "an async copy from pageable memory runs synchronously: the host thread blocks and "
+                 "the copy cannot overlap with kernels");
         } else if (host != "pinned") {
             fail(hostPath, "\"host\" must be \"pinned\" or \"pageable\", got " + jsonQuoted(host));
         }
     }
     if (op.copy == CopyKind::P2P) {
         const std::string dstPath = child(path, "dst_device");
-        op.dstDevice = readDeviceRef(required(v, "dst_device", path, "a p2p copy needs a destination device"),
-                                     dstPath, "dst_device");
+        op.dstDevice = readDeviceRef(required(v, "dst_device", path, "a p2p copy needs a destination device"), dstPath,
+                                     "dst_device");
         const int src = m_scenario.streams[size_t(op.streamIndex)].device;
         if (op.dstDevice == src)
             fail(dstPath, "a p2p copy needs a destination other than its stream's device " + std::to_string(src));

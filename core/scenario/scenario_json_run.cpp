@@ -21,15 +21,14 @@ void ScenarioReader::readRun(const Json& root)
     if (const Json* w = find(*run, "warmup"))
         settings.warmup = int(readIntIn(*w, "/run/warmup", "warmup", 0, std::numeric_limits<int>::max()));
     if (const Json* i = find(*run, "iterations"))
-        settings.iterations =
-            int(readIntIn(*i, "/run/iterations", "iterations", 1, std::numeric_limits<int>::max()));
+        settings.iterations = int(readIntIn(*i, "/run/iterations", "iterations", 1, std::numeric_limits<int>::max()));
     if (const Json* t = find(*run, "timing")) {
         if (!t->is_string())
             fail("/run/timing", "expected a string (auto, cupti, events or both), got " + typeName(*t));
         const auto mode = timingModeFromString(t->get<std::string>());
         if (!mode)
-            fail("/run/timing", "unknown timing " + jsonQuoted(t->get<std::string>()) +
-                                    ": expected auto, cupti, events or both");
+            fail("/run/timing",
+                 "unknown timing " + jsonQuoted(t->get<std::string>()) + ": expected auto, cupti, events or both");
         settings.timing = *mode;
     }
     if (const Json* env = find(*run, "env")) {
@@ -51,8 +50,9 @@ void ScenarioReader::readRun(const Json& root)
             if (name == "CUDA_DEVICE_MAX_CONNECTIONS") {
                 int64_t n = 0;
                 if (!parseDecimal(value, n) || n < 1 || n > kMaxConnections)
-                    fail(p, "CUDA_DEVICE_MAX_CONNECTIONS must be an integer from 1 to " +
-                                std::to_string(kMaxConnections) + ", got " + jsonQuoted(value));
+                    fail(p,
+                         "CUDA_DEVICE_MAX_CONNECTIONS must be an integer from 1 to " + std::to_string(kMaxConnections)
+                             + ", got " + jsonQuoted(value));
             }
             settings.env[name] = std::move(value);
         }
@@ -76,11 +76,11 @@ void ScenarioReader::checkIssuedCount() const
     const int64_t iterations = int64_t(m_scenario.run.iterations) + m_scenario.run.warmup;
     const int64_t issued = saturatingMul(perIteration, iterations);
     if (issued > m_limits.maxIssued) {
-        const std::string count = issued == std::numeric_limits<int64_t>::max() ? std::string("more than 2^63")
-                                                                                 : std::to_string(issued);
-        fail("", "the run would issue " + count +
-                     " operations (ops x repeat x (warm-up + iterations)); the limit is " +
-                     std::to_string(m_limits.maxIssued));
+        const std::string count =
+            issued == std::numeric_limits<int64_t>::max() ? std::string("more than 2^63") : std::to_string(issued);
+        fail("",
+             "the run would issue " + count + " operations (ops x repeat x (warm-up + iterations)); the limit is "
+                 + std::to_string(m_limits.maxIssued));
     }
 }
 
@@ -116,8 +116,7 @@ Expectation ScenarioReader::readExpectation(const Json& v, const std::string& pa
             fail(child(path, "op"),
                  "unknown comparison " + jsonQuoted(e.op) + " (one of: " + joinQuoted(kCompareOps) + ")");
     }
-    e.value =
-        readNumber(required(v, "value", path, "the number the metric is compared with"), child(path, "value"));
+    e.value = readNumber(required(v, "value", path, "the number the metric is compared with"), child(path, "value"));
     e.why = optionalString(v, "why", path);
     if (const Json* k = find(v, "key"))
         e.key = readBool(*k, child(path, "key"));
@@ -144,8 +143,8 @@ std::vector<Expectation> ScenarioReader::readExpectations(const Json& v, const s
         if (id.empty())
             continue;
         if (auto [it, inserted] = ids.emplace(id, i); !inserted)
-            fail(child(p, "id"), "duplicate expectation id " + jsonQuoted(id) + " (also at " +
-                                     child(path, it->second) + ")");
+            fail(child(p, "id"),
+                 "duplicate expectation id " + jsonQuoted(id) + " (also at " + child(path, it->second) + ")");
     }
     return out;
 }

@@ -64,8 +64,9 @@ std::string ScenarioReader::readEffect(const Json& object, const std::string& pa
     std::vector<std::string> ids;
     for (const auto& r : diagnosticRules())
         ids.emplace_back(r.id);
-    fail(child(path, "effect"), "unknown effect " + jsonQuoted(effect) + hint(effect, ids)
-                                    + ": an effect is the id of an analysis rule (streamscope-cli analyze)");
+    fail(child(path, "effect"),
+         "unknown effect " + jsonQuoted(effect) + hint(effect, ids)
+             + ": an effect is the id of an analysis rule (streamscope-cli analyze)");
 }
 
 void ScenarioReader::readVariants(const Json& root)
@@ -83,8 +84,9 @@ void ScenarioReader::readVariants(const Json& root)
         Variant variant;
         variant.id = readName(required(v, "id", path), child(path, "id"), "a variant's id");
         if (auto [it, inserted] = ids.emplace(variant.id, i); !inserted)
-            fail(child(path, "id"), "duplicate variant id " + jsonQuoted(variant.id) + " (also at " +
-                                        child("/variants", it->second) + ")");
+            fail(child(path, "id"),
+                 "duplicate variant id " + jsonQuoted(variant.id) + " (also at " + child("/variants", it->second)
+                     + ")");
         variant.title = optionalString(v, "title", path);
         variant.description = optionalString(v, "description", path);
         variant.effect = readEffect(v, path);
@@ -201,14 +203,16 @@ void applyVariant(Json& root, size_t variantIndex, const std::string& file, cons
                 size_t count = 0;
                 assignWhereExists(root, tokens, 0, nullptr, count);
                 if (count == 0)
-                    fail(p, "cannot set " + jsonQuoted(pointer) +
-                                ": it matches nothing (a \"*\" assignment replaces only values that exist)");
+                    fail(p,
+                         "cannot set " + jsonQuoted(pointer)
+                             + ": it matches nothing (a \"*\" assignment replaces only values that exist)");
                 // Each match gets a copy: a large value times many matches must not grow the scenario unbounded.
                 const size_t valueBytes = dumpJson(item.value()).size();
                 if (valueBytes > limits.maxBytes / count)
-                    fail(p, "cannot set " + jsonQuoted(pointer) + ": " + std::to_string(count) + " copies of " +
-                                std::to_string(valueBytes) + " bytes exceed the limit of " +
-                                std::to_string(limits.maxBytes) + " bytes");
+                    fail(p,
+                         "cannot set " + jsonQuoted(pointer) + ": " + std::to_string(count) + " copies of "
+                             + std::to_string(valueBytes) + " bytes exceed the limit of "
+                             + std::to_string(limits.maxBytes) + " bytes");
                 count = 0;
                 assignWhereExists(root, tokens, 0, &item.value(), count);
                 continue;
@@ -217,8 +221,8 @@ void applyVariant(Json& root, size_t variantIndex, const std::string& file, cons
             const std::string last = ptr.back();
             if (!root.contains(parentPtr))
                 fail(p,
-                     "cannot set " + jsonQuoted(pointer) + ": " + jsonQuoted(parentPtr.to_string()) +
-                         " does not exist");
+                     "cannot set " + jsonQuoted(pointer) + ": " + jsonQuoted(parentPtr.to_string())
+                         + " does not exist");
             Json& parent = root.at(parentPtr);
             if (parent.is_object()) {
                 parent[last] = item.value();
@@ -228,20 +232,21 @@ void applyVariant(Json& root, size_t variantIndex, const std::string& file, cons
                     parent.push_back(item.value());
                 } else if (!isArrayIndex(last, index)) {
                     fail(p,
-                         "cannot set " + jsonQuoted(pointer) + ": " + jsonQuoted(last) +
-                             " is not an index of the array " + jsonQuoted(parentPtr.to_string()));
+                         "cannot set " + jsonQuoted(pointer) + ": " + jsonQuoted(last)
+                             + " is not an index of the array " + jsonQuoted(parentPtr.to_string()));
                 } else if (index < parent.size()) {
                     parent[index] = item.value();
                 } else if (index == parent.size()) {
                     parent.push_back(item.value());
                 } else {
                     fail(p,
-                         "cannot set " + jsonQuoted(pointer) + ": the array " + jsonQuoted(parentPtr.to_string()) +
-                             " has " + std::to_string(parent.size()) + " elements");
+                         "cannot set " + jsonQuoted(pointer) + ": the array " + jsonQuoted(parentPtr.to_string())
+                             + " has " + std::to_string(parent.size()) + " elements");
                 }
             } else {
-                fail(p, "cannot set " + jsonQuoted(pointer) + ": " + jsonQuoted(parentPtr.to_string()) + " is " +
-                            typeName(parent) + ", not an object or array");
+                fail(p,
+                     "cannot set " + jsonQuoted(pointer) + ": " + jsonQuoted(parentPtr.to_string()) + " is "
+                         + typeName(parent) + ", not an object or array");
             }
         } catch (const Json::exception& e) {
             fail(p, "not a usable JSON pointer: " + jsonQuoted(pointer) + " (" + plainMessage(e.what()) + ")");

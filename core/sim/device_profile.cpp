@@ -58,8 +58,10 @@ const std::vector<std::pair<std::string, Field>>& fields()
         {"matmul_tflops", {Field::Tflops, [](DeviceProfile& p) -> void* { return &p.matmulFlops; }}},
         {"compute_saturation", {Field::Double, [](DeviceProfile& p) -> void* { return &p.computeSaturation; }}},
         {"launch_api_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.launchApiNs; }}},
-        {"launch_api_round_robin_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.launchApiRoundRobinNs; }}},
-        {"launch_api_concurrent_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.launchApiConcurrentNs; }}},
+        {"launch_api_round_robin_ns",
+         {Field::Int64, [](DeviceProfile& p) -> void* { return &p.launchApiRoundRobinNs; }}},
+        {"launch_api_concurrent_ns",
+         {Field::Int64, [](DeviceProfile& p) -> void* { return &p.launchApiConcurrentNs; }}},
         {"copy_api_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.copyApiNs; }}},
         {"event_record_api_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.eventRecordApiNs; }}},
         {"stream_wait_api_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.streamWaitApiNs; }}},
@@ -123,9 +125,14 @@ std::string shortNumber(double v)
 ValueRange valueRange(const std::string& key, Field::Type type)
 {
     static const std::pair<const char*, ValueRange> kCounts[] = {
-        {"sm_count", {1, 4096}},           {"max_threads_per_sm", {32, 65536}}, {"max_blocks_per_sm", {1, 1024}},
-        {"shared_bytes_per_sm", {0, 1 << 30}}, {"copy_engines", {1, 64}},       {"hardware_queues", {1, 128}},
-        {"priority_lowest", {-1024, 1024}}, {"priority_highest", {-1024, 1024}},
+        {"sm_count", {1, 4096}},
+        {"max_threads_per_sm", {32, 65536}},
+        {"max_blocks_per_sm", {1, 1024}},
+        {"shared_bytes_per_sm", {0, 1 << 30}},
+        {"copy_engines", {1, 64}},
+        {"hardware_queues", {1, 128}},
+        {"priority_lowest", {-1024, 1024}},
+        {"priority_highest", {-1024, 1024}},
     };
     for (const auto& [name, range] : kCounts)
         if (key == name)
@@ -202,8 +209,8 @@ std::optional<Error> parseCalibration(const json& c, DeviceCalibration& out, con
     const std::string path = "/calibration";
     if (!c.is_object())
         return badValue(file, path, "expected an object (the machine and the measured figures)");
-    static const char* const kStrings[] = {"tool", "command", "gpu", "driver", "cuda_driver", "cuda_runtime",
-                                           "date", "host"};
+    static const char* const kStrings[] = {"tool",        "command",      "gpu",  "driver",
+                                           "cuda_driver", "cuda_runtime", "date", "host"};
     for (const auto& [k, value] : c.items()) {
         if (std::find_if(std::begin(kStrings), std::end(kStrings), [&key = k](const char* s) { return key == s; })
             != std::end(kStrings))
@@ -212,8 +219,8 @@ std::optional<Error> parseCalibration(const json& c, DeviceCalibration& out, con
             continue;
         return badValue(file, path + "/" + k, "unknown field \"" + k + "\"");
     }
-    std::string* const targets[] = {&out.tool, &out.command, &out.gpu, &out.driver, &out.cudaDriver, &out.cudaRuntime,
-                                    &out.date, &out.host};
+    std::string* const targets[] = {&out.tool,       &out.command,     &out.gpu,  &out.driver,
+                                    &out.cudaDriver, &out.cudaRuntime, &out.date, &out.host};
     for (size_t i = 0; i < std::size(kStrings); ++i)
         if (auto e = readString(c, kStrings[i], *targets[i], file, path))
             return e;
@@ -341,42 +348,32 @@ Result<DeviceProfile> parseDeviceProfile(const std::string& text, const std::str
         // A zero rate is "must be positive" below.
         if (const ValueRange r = valueRange(key, type);
             (v < r.min && !((type == Field::Gbps || type == Field::Tflops) && v == 0)) || v > r.max)
-            return Error{file, "/" + key, value.dump() + " is out of range: from " + shortNumber(r.min) + " to " +
-                                              shortNumber(r.max)};
+            return Error{file, "/" + key,
+                         value.dump() + " is out of range: from " + shortNumber(r.min) + " to " + shortNumber(r.max)};
         switch (type) {
-        case Field::Int:
-            *static_cast<int*>(target) = int(v);
-            break;
-        case Field::Int64:
-            *static_cast<int64_t*>(target) = int64_t(v);
-            break;
-        case Field::Double:
-            *static_cast<double*>(target) = v;
-            break;
-        case Field::Gbps:
-            *static_cast<double*>(target) = v * 1e9;
-            break;
-        case Field::Tflops:
-            *static_cast<double*>(target) = v * 1e12;
-            break;
+        case Field::Int: *static_cast<int*>(target) = int(v); break;
+        case Field::Int64: *static_cast<int64_t*>(target) = int64_t(v); break;
+        case Field::Double: *static_cast<double*>(target) = v; break;
+        case Field::Gbps: *static_cast<double*>(target) = v * 1e9; break;
+        case Field::Tflops: *static_cast<double*>(target) = v * 1e12; break;
         case Field::String:
-        case Field::Bool:
-            break;
+        case Field::Bool: break;
         }
     }
     if (p.workQueues != "connections" && p.workQueues != "engines")
         return Error{file, "/work_queues",
                      "expected \"connections\" (a hardware queue per connection) or \"engines\" (a queue per engine), "
-                     "got \"" + p.workQueues + "\""};
+                     "got \""
+                         + p.workQueues + "\""};
     if (p.smCount < 1 || p.maxThreadsPerSm < 32 || p.maxBlocksPerSm < 1)
         return Error{file, "/sm_count", "a device needs at least one SM, 32 threads and one block per SM"};
     if (p.copyEngines < 1)
         return Error{file, "/copy_engines", "a device needs at least one copy engine"};
     if (p.hardwareQueues < 1)
         return Error{file, "/hardware_queues", "must be at least 1"};
-    for (const char* bw : {"h2d_pinned_gbps", "d2h_pinned_gbps", "h2d_pinned_duplex_gbps", "d2h_pinned_duplex_gbps",
-                           "h2d_pageable_gbps", "d2h_pageable_gbps", "d2d_gbps", "p2p_gbps", "dram_gbps",
-                           "memset_gbps", "fp32_tflops", "matmul_tflops"}) {
+    for (const char* bw :
+         {"h2d_pinned_gbps", "d2h_pinned_gbps", "h2d_pinned_duplex_gbps", "d2h_pinned_duplex_gbps", "h2d_pageable_gbps",
+          "d2h_pageable_gbps", "d2d_gbps", "p2p_gbps", "dram_gbps", "memset_gbps", "fp32_tflops", "matmul_tflops"}) {
         if (doc.contains(bw) && doc[bw].get<double>() <= 0)
             return Error{file, std::string("/") + bw, "must be positive"};
     }
@@ -393,27 +390,13 @@ std::string deviceProfileToJson(const DeviceProfile& profile)
     for (const auto& [key, field] : fields()) {
         void* v = field.target(p);
         switch (field.type) {
-        case Field::String:
-            doc[key] = *static_cast<std::string*>(v);
-            break;
-        case Field::Int:
-            doc[key] = *static_cast<int*>(v);
-            break;
-        case Field::Int64:
-            doc[key] = *static_cast<int64_t*>(v);
-            break;
-        case Field::Double:
-            doc[key] = *static_cast<double*>(v);
-            break;
-        case Field::Gbps:
-            doc[key] = *static_cast<double*>(v) / 1e9;
-            break;
-        case Field::Tflops:
-            doc[key] = *static_cast<double*>(v) / 1e12;
-            break;
-        case Field::Bool:
-            doc[key] = *static_cast<bool*>(v);
-            break;
+        case Field::String: doc[key] = *static_cast<std::string*>(v); break;
+        case Field::Int: doc[key] = *static_cast<int*>(v); break;
+        case Field::Int64: doc[key] = *static_cast<int64_t*>(v); break;
+        case Field::Double: doc[key] = *static_cast<double*>(v); break;
+        case Field::Gbps: doc[key] = *static_cast<double*>(v) / 1e9; break;
+        case Field::Tflops: doc[key] = *static_cast<double*>(v) / 1e12; break;
+        case Field::Bool: doc[key] = *static_cast<bool*>(v); break;
         }
     }
     if (!p.calibration.empty())

@@ -37,7 +37,8 @@ uint32_t Simulation::makeGpuOp(const Op& op, int stream, RecordRef rec, bool gra
         g.priority = st.priority;
         const int occ = occupancy(p, g.threadsPerBlock, g.sharedPerBlock);
         if (occ < 1) {
-            m_error = Status(Error{{}, {},
+            m_error = Status(Error{{},
+                                   {},
                                    "kernel \"" + displayName(op) + "\": a block of " + std::to_string(g.threadsPerBlock)
                                        + " threads and " + std::to_string(g.sharedPerBlock)
                                        + " bytes of shared memory does not fit on an SM of " + p.name},
@@ -89,9 +90,7 @@ uint32_t Simulation::makeGpuOp(const Op& op, int stream, RecordRef rec, bool gra
         g.type = GpuOpType::HostFunc;
         g.durationNs = int64_t(std::llround(op.durationUs * 1000.0));
         break;
-    default:
-        g.type = GpuOpType::Marker;
-        break;
+    default: g.type = GpuOpType::Marker; break;
     }
     if (g.type != GpuOpType::Marker)
         applyMeasured(g, m_out.records[rec.hostThread][rec.index], p);
@@ -145,23 +144,12 @@ int64_t Simulation::blockDuration(const Op& op, const DeviceProfile& p, int occ,
     case KernelKind::Spin:
         // Its spin plus what an empty kernel costs (on the H200 a 1 µs spin ran 1.8 µs, a 500 µs one 500.5 µs).
         return std::max<int64_t>(1, int64_t(std::llround(op.durationUs * 1000.0))) + p.minKernelNs;
-    case KernelKind::Empty:
-        return p.minKernelNs;
-    case KernelKind::Fma:
-        fullGpuNs = 2.0 * n * double(blocks) * threads / p.fp32Flops * 1e9;
-        break;
-    case KernelKind::Triad:
-        fullGpuNs = 12.0 * n / p.dramBps * 1e9;
-        break;
-    case KernelKind::Matmul:
-        fullGpuNs = 2.0 * n * n * n / p.matmulFlops * 1e9;
-        break;
-    case KernelKind::Transpose:
-        fullGpuNs = 8.0 * n * n / p.dramBps * 1e9;
-        break;
-    case KernelKind::Reduce:
-        fullGpuNs = 4.0 * n / p.dramBps * 1e9;
-        break;
+    case KernelKind::Empty: return p.minKernelNs;
+    case KernelKind::Fma: fullGpuNs = 2.0 * n * double(blocks) * threads / p.fp32Flops * 1e9; break;
+    case KernelKind::Triad: fullGpuNs = 12.0 * n / p.dramBps * 1e9; break;
+    case KernelKind::Matmul: fullGpuNs = 2.0 * n * n * n / p.matmulFlops * 1e9; break;
+    case KernelKind::Transpose: fullGpuNs = 8.0 * n * n / p.dramBps * 1e9; break;
+    case KernelKind::Reduce: fullGpuNs = 4.0 * n / p.dramBps * 1e9; break;
     }
     // One wave or more: every block gets its share of the device's rate. Fewer blocks than the device holds:
     // memory-bound kernels run in proportion to their blocks; compute-bound ones reach the full rate already at
@@ -239,8 +227,8 @@ void Simulation::issue(uint32_t g, int stream, int64_t launchTime, RecordRef rec
     // The queue: the stream's hardware queue, or with engine queues its engine's (copies: their copy engine's,
     // everything else: the compute queue).
     auto& op = m_ops[g];
-    op.hwQueue = dev.engineQueues ? dev.queueBase + (op.type == GpuOpType::Copy ? 1 + uint32_t(op.engine) : 0)
-                                  : st.hwQueue;
+    op.hwQueue =
+        dev.engineQueues ? dev.queueBase + (op.type == GpuOpType::Copy ? 1 + uint32_t(op.engine) : 0) : st.hwQueue;
     m_hwQueues[op.hwQueue].push_back(g);
     if (dev.profile->batchedKernelCompletion && real) {
         // Kernels issued back to back join one batch; any other op issued to the device ends it.
@@ -309,13 +297,12 @@ void Simulation::start(uint32_t g)
     case GpuOpType::Kernel: {
         op.readySeq = m_seq++;
         op.queuedAt = m_now;
-        auto pos = std::upper_bound(dev.dispatchList.begin(), dev.dispatchList.end(), g,
-                                    [this](uint32_t a, uint32_t b) {
-                                        const auto& x = m_ops[a];
-                                        const auto& y = m_ops[b];
-                                        return x.priority != y.priority ? x.priority < y.priority
-                                                                        : x.readySeq < y.readySeq;
-                                    });
+        auto pos =
+            std::upper_bound(dev.dispatchList.begin(), dev.dispatchList.end(), g, [this](uint32_t a, uint32_t b) {
+                const auto& x = m_ops[a];
+                const auto& y = m_ops[b];
+                return x.priority != y.priority ? x.priority < y.priority : x.readySeq < y.readySeq;
+            });
         dev.dispatchList.insert(pos, g);
         dispatch(op.device);
         return;
@@ -392,8 +379,8 @@ void Simulation::dispatch(int device)
         for (int pass = 0; pass < 2 && k.blocksLeft > 0; ++pass) {
             for (int sm = 0; sm < sms && k.blocksLeft > 0; ++sm) {
                 const size_t s = size_t(sm);
-                uint32_t fit = uint32_t(std::max(0, std::min(dev.freeBlocks[s],
-                                                             dev.freeThreads[s] / int32_t(k.threadsPerBlock))));
+                uint32_t fit =
+                    uint32_t(std::max(0, std::min(dev.freeBlocks[s], dev.freeThreads[s] / int32_t(k.threadsPerBlock))));
                 if (k.sharedPerBlock > 0)
                     fit = std::min<uint32_t>(fit, uint32_t(dev.freeShared[s] / k.sharedPerBlock));
                 uint32_t n = std::min(fit, k.blocksLeft);
@@ -450,8 +437,7 @@ void Simulation::blocksDone(uint32_t b)
 // A peer copy's destination device (its incoming engine is engine 0), or null.
 DeviceState* Simulation::copyDestination(const GpuOp& op)
 {
-    return op.dstDevice >= 0 && size_t(op.dstDevice) < m_devices.size() ? &m_devices[size_t(op.dstDevice)]
-                                                                          : nullptr;
+    return op.dstDevice >= 0 && size_t(op.dstDevice) < m_devices.size() ? &m_devices[size_t(op.dstDevice)] : nullptr;
 }
 
 // Starts every copy that is first in its engines' queues and whose engines are free; then sets the rates.

@@ -61,12 +61,8 @@ Status Simulation::run()
         m_queue.pop();
         m_now = ev.time;
         switch (ev.type) {
-        case EvType::HostStep:
-            hostStep(int(ev.a));
-            break;
-        case EvType::OpReady:
-            opReady(ev.a);
-            break;
+        case EvType::HostStep: hostStep(int(ev.a)); break;
+        case EvType::OpReady: opReady(ev.a); break;
         case EvType::OpDone:
             if (m_ops[ev.a].type == GpuOpType::Copy)
                 copyDone(ev.a);
@@ -75,12 +71,8 @@ Status Simulation::run()
             else
                 complete(ev.a);
             break;
-        case EvType::BlocksDone:
-            blocksDone(ev.a);
-            break;
-        case EvType::IterationStart:
-            startIteration(int(ev.a), m_now);
-            break;
+        case EvType::BlocksDone: blocksDone(ev.a); break;
+        case EvType::IterationStart: startIteration(int(ev.a), m_now); break;
         }
         if (!m_error.ok())
             return m_error;
@@ -263,9 +255,10 @@ Simulation::CallEnd Simulation::issueStreamWork(const HostCall& c)
     auto& a = m_agents[size_t(c.h)];
     // A launch into another stream than the thread's previous one costs the host more (round-robin).
     const bool switched = a.lastLaunchStream >= 0 && a.lastLaunchStream != c.po.stream;
-    const int64_t cost = op.kind == OpKind::Kernel ? launchCost(c.h, switched ? prof.launchApiRoundRobinNs : prof.launchApiNs, prof)
-        : op.kind == OpKind::HostFunc              ? prof.hostFuncApiNs
-                                                   : prof.copyApiNs;
+    const int64_t cost = op.kind == OpKind::Kernel
+        ? launchCost(c.h, switched ? prof.launchApiRoundRobinNs : prof.launchApiNs, prof)
+        : op.kind == OpKind::HostFunc ? prof.hostFuncApiNs
+                                      : prof.copyApiNs;
     if (op.kind == OpKind::Kernel)
         a.lastLaunchStream = c.po.stream;
     endCall(c, cost);

@@ -49,9 +49,9 @@ struct GpuOp {
     int stream = -1;
     uint32_t pendingDeps = 0;
     int64_t readyTime = 0;
-    int64_t readyAt = -1;        // when every dependency was met (state Ready)
-    int64_t queuedAt = -1;       // kernels: when it left its hardware queue for the SMs
-    uint32_t releasedBy = kNone; // the op whose end met its last dependency
+    int64_t readyAt = -1;             // when every dependency was met (state Ready)
+    int64_t queuedAt = -1;            // kernels: when it left its hardware queue for the SMs
+    uint32_t releasedBy = kNone;      // the op whose end met its last dependency
     WaitCause wait = WaitCause::None; // what held it after it was ready
     uint32_t waitHolder = kNone;      // the op whose end (or freed SMs) let it start
     int64_t start = -1;
@@ -61,7 +61,7 @@ struct GpuOp {
     uint32_t waiters = kNone;    // list in m_links (targets are wait sets)
     // kernels
     uint32_t blocksTotal = 0;
-    uint32_t blocksLeft = 0;     // not yet dispatched
+    uint32_t blocksLeft = 0; // not yet dispatched
     uint32_t blocksDone = 0;
     uint32_t threadsPerBlock = 0;
     uint32_t sharedPerBlock = 0;
@@ -89,8 +89,8 @@ struct GpuOp {
 // Kernels issued back to back on a device whose completions are signalled together (batched_kernel_completion):
 // when the last of them ends. A kernel issued after that, or after another op, starts a new batch.
 struct KernelBatch {
-    uint32_t open = 0;                // members not ended yet
-    std::vector<uint32_t> ended;      // members ended, their completion not yet signalled
+    uint32_t open = 0;           // members not ended yet
+    std::vector<uint32_t> ended; // members ended, their completion not yet signalled
 };
 
 struct Link {
@@ -103,25 +103,25 @@ struct StreamState {
     int device = 0;
     StreamKind kind = StreamKind::Blocking;
     int priority = 0;
-    uint32_t hwQueue = 0;              // global queue index
-    uint32_t lastOp = kNone;           // last op issued, markers included
-    uint32_t lastRealOp = kNone;       // last op with a GPU span
+    uint32_t hwQueue = 0;        // global queue index
+    uint32_t lastOp = kNone;     // last op issued, markers included
+    uint32_t lastRealOp = kNone; // last op with a GPU span
     RecordRef lastReal;
     std::vector<RecordRef> pendingEventFlows; // sources of event flows to the next real op
 };
 
 struct EventState {
-    uint32_t capturedOp = kNone;       // the record marker of the latest record
-    uint32_t capturedRealOp = kNone;   // the last real op before that record
+    uint32_t capturedOp = kNone;     // the record marker of the latest record
+    uint32_t capturedRealOp = kNone; // the last real op before that record
     RecordRef capturedReal;
 };
 
 struct WaitSet {
     uint32_t remaining = 0;
     int hostThread = 0;
-    uint32_t record = 0;   // index in the host thread's records
-    int64_t wakeNs = 0;    // from the last awaited op's end until the call returns
-    int64_t extraNs = 0;   // cost of the call after the wait (malloc/free)
+    uint32_t record = 0; // index in the host thread's records
+    int64_t wakeNs = 0;  // from the last awaited op's end until the call returns
+    int64_t extraNs = 0; // cost of the call after the wait (malloc/free)
 };
 
 struct Batch {
@@ -136,19 +136,19 @@ struct DeviceState {
     std::vector<int32_t> freeBlocks;
     std::vector<int64_t> freeShared;
     int64_t sumFreeThreads = 0;
-    std::vector<uint32_t> dispatchList; // kernels with blocks left, by (priority, ready order)
+    std::vector<uint32_t> dispatchList;            // kernels with blocks left, by (priority, ready order)
     std::vector<std::deque<uint32_t>> engineQueue; // copies waiting for each engine, in issue order (FIFO)
-    std::vector<uint32_t> engineRunning;          // the copy each engine runs now, or kNone
-    std::vector<uint32_t> engineLastOp; // the copy that holds or last held each engine
-    std::vector<uint32_t> dramRunning;  // memsets and device-to-device copies running now
+    std::vector<uint32_t> engineRunning;           // the copy each engine runs now, or kNone
+    std::vector<uint32_t> engineLastOp;            // the copy that holds or last held each engine
+    std::vector<uint32_t> dramRunning;             // memsets and device-to-device copies running now
     int64_t hostFuncBusyUntil = 0;
     uint32_t hostFuncLastOp = kNone;
     uint32_t legacyStream = kNone;
-    std::vector<uint32_t> streams;      // planned streams on this device
-    uint32_t queueBase = 0;             // its first work queue in m_hwQueues
-    bool engineQueues = false;          // work_queues "engines": a compute queue and one per copy engine
-    uint32_t openBatch = kNone;         // batched_kernel_completion: the batch the next kernel issued joins while
-                                        // it has a kernel running or waiting
+    std::vector<uint32_t> streams; // planned streams on this device
+    uint32_t queueBase = 0;        // its first work queue in m_hwQueues
+    bool engineQueues = false;     // work_queues "engines": a compute queue and one per copy engine
+    uint32_t openBatch = kNone;    // batched_kernel_completion: the batch the next kernel issued joins while
+                                   // it has a kernel running or waiting
 };
 
 struct HostAgent {

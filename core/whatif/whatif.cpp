@@ -18,8 +18,14 @@ namespace {
 
 using OrderedJson = nlohmann::ordered_json;
 
-double ratio(double num, double den) { return den > 0 ? num / den : 0.0; }
-double finite(double v) { return std::isfinite(v) ? v : 0.0; }
+double ratio(double num, double den)
+{
+    return den > 0 ? num / den : 0.0;
+}
+double finite(double v)
+{
+    return std::isfinite(v) ? v : 0.0;
+}
 
 std::string num(double v, const char* fmt = "%.2f")
 {
@@ -101,7 +107,10 @@ namespace {
 
 constexpr int64_t kMaxUnrolledOps = 100000;
 
-bool isOrdinary(StreamKind k) { return k == StreamKind::Blocking || k == StreamKind::NonBlocking; }
+bool isOrdinary(StreamKind k)
+{
+    return k == StreamKind::Blocking || k == StreamKind::NonBlocking;
+}
 
 bool startsChain(OpKind k)
 {
@@ -196,8 +205,8 @@ Result<Scenario> dealChainsToNewStreams(const Scenario& in, int n)
             if (it == original.end() || !isOrdinary(it->second->kind))
                 continue;
             const int device = it->second->device;
-            const bool newChain = startsChain(op.kind) ? op.stream != lastStream || !current.count(op.stream)
-                                                       : !current.count(op.stream);
+            const bool newChain =
+                startsChain(op.kind) ? op.stream != lastStream || !current.count(op.stream) : !current.count(op.stream);
             if (newChain) {
                 const auto& names = newNames[device];
                 current[op.stream] = names[size_t(next[device]++ % int(names.size()))];

@@ -44,9 +44,9 @@ void scaleKernelWork(Op& op, double f, int spinDecimals = -1);
 
 struct SweepSpec {
     SweepKnob knob = SweepKnob::Streams;
-    std::vector<double> values;   // empty: defaultSweepValues(knob)
-    int thread = -1;              // Chunks, KernelSize: the scenario thread to change; -1: every thread
-    bool keepTotalWork = true;    // Chunks: scale each op's duration/size/bytes by oldRepeat / N
+    std::vector<double> values; // empty: defaultSweepValues(knob)
+    int thread = -1;            // Chunks, KernelSize: the scenario thread to change; -1: every thread
+    bool keepTotalWork = true;  // Chunks: scale each op's duration/size/bytes by oldRepeat / N
 };
 
 // The scenario rewritten for one value of the knob (validated; variants dropped, and expectations dropped when
@@ -59,11 +59,11 @@ Result<std::vector<Scenario>> sweepScenarios(const Scenario& scenario, const Swe
 struct SweepPoint {
     double value = 0;
     int64_t makespanNs = 0;
-    double speedup = 0;           // over the same work serialized (gpu work / makespan)
-    double relativeSpeedup = 0;   // first point's makespan / this makespan
+    double speedup = 0;         // over the same work serialized (gpu work / makespan)
+    double relativeSpeedup = 0; // first point's makespan / this makespan
     int maxConcurrency = 0;
     int64_t gpuWorkNs = 0;
-    std::string error;            // set when this value could not be rewritten or simulated
+    std::string error; // set when this value could not be rewritten or simulated
 };
 
 // Sets each point's relativeSpeedup: the makespan of the first point that ran over its own (0 for failed points).
@@ -108,11 +108,11 @@ std::string replaySettingsText(const std::vector<ReplaySetting>& settings);
 struct MeasuredDurations {
     std::map<MeasuredOpKey, int64_t> gpuNs;
     std::map<MeasuredOpKey, int64_t> hostNs;
-    std::map<MeasuredOpKey, int64_t> hostGapNs; // host time before the op's call, after the previous call returned
+    std::map<MeasuredOpKey, int64_t> hostGapNs;   // host time before the op's call, after the previous call returned
     std::map<MeasuredOpKey, int64_t> streamGapNs; // GPU time between the op and the previous one in its stream,
                                                   // where the op was queued behind it
-    size_t spans = 0;          // spans the medians were taken over
-    size_t skippedSpans = 0;   // spans of ops left out: uncertain start, not matched to a scenario op
+    size_t spans = 0;                             // spans the medians were taken over
+    size_t skippedSpans = 0; // spans of ops left out: uncertain start, not matched to a scenario op
 };
 MeasuredDurations measureDurations(const Trace& trace, const Scenario& scenario);
 
@@ -129,24 +129,24 @@ struct ReplayOptions {
 
 struct ReplayResult {
     std::vector<ReplaySetting> settings;
-    Trace unchanged;                 // the recorded scenario as it ran, replayed
-    Trace changed;                   // with the settings applied (the unchanged replay when there are none)
+    Trace unchanged; // the recorded scenario as it ran, replayed
+    Trace changed;   // with the settings applied (the unchanged replay when there are none)
     // The replay's error: the unchanged replay against the recording. The makespan is first to last GPU span on
     // both sides; the untimed run (settings.untimed_makespan_ns, host clock from the first issuing call to the
     // device sync, no events, no CUPTI) is compared with the replay's host makespan (first to last span of any kind).
     int64_t recordedMakespanNs = 0;
     int64_t replayMakespanNs = 0;
-    double makespanError = 0;        // replay / recorded - 1
-    int64_t untimedMakespanNs = 0;   // 0: the trace has no untimed run
+    double makespanError = 0;      // replay / recorded - 1
+    int64_t untimedMakespanNs = 0; // 0: the trace has no untimed run
     int64_t replayHostMakespanNs = 0;
-    double untimedError = 0;         // replay host makespan / untimed - 1 (0 without an untimed run)
+    double untimedError = 0; // replay host makespan / untimed - 1 (0 without an untimed run)
     // What was measured and what modelled in the changed run: GPU ops (graph nodes counted) and host calls that do
     // not wait, per scenario op.
     size_t gpuOps = 0, gpuOpsMeasured = 0;
     size_t hostCalls = 0, hostCallsMeasured = 0;
-    int fitPasses = 0;               // simulations that fitted the kernels' times to their measured spans
-    std::vector<std::string> notes;  // how the measured durations were carried over to the changed scenario
-    TraceComparison comparison;      // the recording (A) against the changed replay (B)
+    int fitPasses = 0;              // simulations that fitted the kernels' times to their measured spans
+    std::vector<std::string> notes; // how the measured durations were carried over to the changed scenario
+    TraceComparison comparison;     // the recording (A) against the changed replay (B)
 };
 
 // Replays a recorded run: its embedded scenario simulated with the durations measured in it, unchanged and with the

@@ -20,7 +20,10 @@ namespace {
 
 using OrderedJson = nlohmann::ordered_json;
 
-double finite(double v) { return std::isfinite(v) ? v : 0.0; }
+double finite(double v)
+{
+    return std::isfinite(v) ? v : 0.0;
+}
 
 std::string dumpJson(const OrderedJson& j, int indent)
 {
@@ -76,19 +79,20 @@ bool callDoesNotWait(const Op& op)
     case OpKind::Graph:
     case OpKind::Record:
     case OpKind::Wait:
-    case OpKind::HostWork:
-        return true;
+    case OpKind::HostWork: return true;
     case OpKind::Memcpy:
         // A pageable H2D/D2H copy is staged: the call returns when the copy is done.
         return op.pinned || (op.copy != CopyKind::H2D && op.copy != CopyKind::D2H);
-    default:
-        return false;
+    default: return false;
     }
 }
 
 // Host calls whose own cost a replay takes from the recording: those that do not wait, and cudaMalloc/cudaFree,
 // whose cost after the implicit synchronization is the time from the end of the GPU work they waited for.
-bool hasHostCall(const Op& op) { return callDoesNotWait(op) || op.kind == OpKind::Malloc || op.kind == OpKind::Free; }
+bool hasHostCall(const Op& op)
+{
+    return callDoesNotWait(op) || op.kind == OpKind::Malloc || op.kind == OpKind::Free;
+}
 
 int64_t median(std::vector<int64_t> v)
 {
@@ -193,7 +197,8 @@ Samples collectSamples(const Trace& trace, const Scenario& scenario, bool hostTo
             continue;
         if (!gpu && !hostToo)
             continue;
-        if (t < 0 || o < 0 || size_t(t) >= scenario.threads.size() || size_t(o) >= scenario.threads[size_t(t)].ops.size()) {
+        if (t < 0 || o < 0 || size_t(t) >= scenario.threads.size()
+            || size_t(o) >= scenario.threads[size_t(t)].ops.size()) {
             ++out.skipped;
             continue;
         }
@@ -217,8 +222,8 @@ Samples collectSamples(const Trace& trace, const Scenario& scenario, bool hostTo
             ++out.spans;
             continue;
         }
-        const bool matches = kind == SpanKind::HostWork ? op.kind == OpKind::HostWork
-                                                        : op.kind != OpKind::HostWork && hasHostCall(op);
+        const bool matches =
+            kind == SpanKind::HostWork ? op.kind == OpKind::HostWork : op.kind != OpKind::HostWork && hasHostCall(op);
         if (!matches)
             continue;
         int64_t own = d;
@@ -330,7 +335,8 @@ void setPinned(std::vector<Op>& ops, bool pinned, int thread, int opIndex, int n
         const int n = node < -1 ? -1 : int(i);
         if (op.kind == OpKind::Graph && node < -1)
             setPinned(op.ops, pinned, thread, int(i), -1, changed);
-        if (op.kind == OpKind::Memcpy && (op.copy == CopyKind::H2D || op.copy == CopyKind::D2H) && op.pinned != pinned) {
+        if (op.kind == OpKind::Memcpy && (op.copy == CopyKind::H2D || op.copy == CopyKind::D2H)
+            && op.pinned != pinned) {
             op.pinned = pinned;
             changed.push_back({thread, o, n});
         }
@@ -403,14 +409,15 @@ Result<Applied> applySettings(const Scenario& recorded, const std::vector<Replay
                 if (x.name == name)
                     st = &x;
             if (!st)
-                return settingError(k, "no stream \"" + name + "\" in the scenario (its streams: " + streamList(s)
-                                           + ")");
+                return settingError(k,
+                                    "no stream \"" + name + "\" in the scenario (its streams: " + streamList(s) + ")");
             if (priority) {
                 st->priority = int(*parseInteger(set.value));
             } else {
                 if (st->kind != StreamKind::Blocking && st->kind != StreamKind::NonBlocking)
-                    return settingError(k, "stream \"" + name + "\" is " + std::string(toString(st->kind))
-                                               + "; only blocking and non-blocking streams can change kind");
+                    return settingError(k,
+                                        "stream \"" + name + "\" is " + std::string(toString(st->kind))
+                                            + "; only blocking and non-blocking streams can change kind");
                 st->kind = *streamKindFromString(set.value);
             }
             a.notes.push_back(k + "=" + set.value + ": the measured durations are kept");
@@ -515,8 +522,9 @@ Result<ReplaySetting> parseReplaySetting(std::string_view keyValue)
     auto range = [&](long lo, long hi, const std::string& what) -> std::optional<Error> {
         const auto n = parseInteger(v);
         if (!n || *n < lo || *n > hi)
-            return settingError(k, what + " must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi)
-                                       + " (got \"" + v + "\")");
+            return settingError(k,
+                                what + " must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi)
+                                    + " (got \"" + v + "\")");
         return std::nullopt;
     };
     if (k == "streams") {
@@ -532,8 +540,10 @@ Result<ReplaySetting> parseReplaySetting(std::string_view keyValue)
         s.value = *b ? "true" : "false";
     } else if (k == "priorities") {
         if (v == "on")
-            return settingError(k, "priorities=on would not say which stream gets which: set one stream's with "
-                                   "priority.<stream>=P (" + std::to_string(kMinPriority) + "..0)");
+            return settingError(k,
+                                "priorities=on would not say which stream gets which: set one stream's with "
+                                "priority.<stream>=P ("
+                                    + std::to_string(kMinPriority) + "..0)");
         if (v != "off")
             return settingError(k, "expected off (got \"" + v + "\")");
     } else if (k.rfind("priority.", 0) == 0 && k.size() > 9) {
@@ -580,12 +590,17 @@ Result<Scenario> recordedScenario(const Trace& trace, const std::string& file)
 {
     const RunInfo& info = trace.info;
     if (info.source != TraceSource::Cupti && info.source != TraceSource::CudaEvents)
-        return Error{file, {}, "not recorded on a GPU (source " + std::string(toString(info.source))
-                                   + "): a replay needs the durations a GPU run of StreamScope's measured"};
+        return Error{file,
+                     {},
+                     "not recorded on a GPU (source " + std::string(toString(info.source))
+                         + "): a replay needs the durations a GPU run of StreamScope's measured"};
     if (info.scenarioJson.empty())
-        return Error{file, {}, "the trace carries no scenario: a replay needs the scenario a GPU run of "
-                               "StreamScope's embeds"};
-    auto parsed = parseScenario(info.scenarioJson, (file.empty() ? std::string("trace") : file) + " (embedded scenario)");
+        return Error{file,
+                     {},
+                     "the trace carries no scenario: a replay needs the scenario a GPU run of "
+                     "StreamScope's embeds"};
+    auto parsed =
+        parseScenario(info.scenarioJson, (file.empty() ? std::string("trace") : file) + " (embedded scenario)");
     if (!parsed)
         return parsed.error();
     return std::move(parsed->scenario);
@@ -706,8 +721,8 @@ std::string replayErrorLine(const ReplayResult& r)
 std::string replayReport(const ReplayResult& r, const std::string& recordedName)
 {
     std::string out = replayErrorLine(r) + "\n";
-    out += "durations: " + std::to_string(r.gpuOpsMeasured) + " of " + std::to_string(r.gpuOps)
-        + " GPU ops and " + std::to_string(r.hostCallsMeasured) + " of " + std::to_string(r.hostCalls)
+    out += "durations: " + std::to_string(r.gpuOpsMeasured) + " of " + std::to_string(r.gpuOps) + " GPU ops and "
+        + std::to_string(r.hostCallsMeasured) + " of " + std::to_string(r.hostCalls)
         + " host calls measured (median per op), the rest modelled; kernels fitted in " + std::to_string(r.fitPasses)
         + " simulation" + (r.fitPasses == 1 ? "" : "s") + "\n";
     for (const auto& n : r.notes)
@@ -716,8 +731,7 @@ std::string replayReport(const ReplayResult& r, const std::string& recordedName)
     if (!r.settings.empty()) {
         const int64_t b = computeMetrics(r.changed).makespanNs;
         out += "the change in the replay: makespan " + formatDuration(r.replayMakespanNs) + " -> " + formatDuration(b)
-            + " (" + signedPercent(r.replayMakespanNs > 0 ? double(b) / double(r.replayMakespanNs) - 1.0 : 0.0)
-            + ")\n";
+            + " (" + signedPercent(r.replayMakespanNs > 0 ? double(b) / double(r.replayMakespanNs) - 1.0 : 0.0) + ")\n";
     }
     out += "\n" + comparisonReport(r.comparison, recordedName, changed);
     return out;
@@ -739,10 +753,8 @@ std::string replayToJson(const ReplayResult& r, int indent)
         settings.push_back({{"key", s.key}, {"value", s.value}});
     j["settings"] = std::move(settings);
     j["durations"] = {
-        {"gpu_ops", r.gpuOps},
-        {"gpu_ops_measured", r.gpuOpsMeasured},
-        {"host_calls", r.hostCalls},
-        {"host_calls_measured", r.hostCallsMeasured},
+        {"gpu_ops", r.gpuOps},       {"gpu_ops_measured", r.gpuOpsMeasured},
+        {"host_calls", r.hostCalls}, {"host_calls_measured", r.hostCallsMeasured},
         {"fit_passes", r.fitPasses},
     };
     j["notes"] = r.notes;

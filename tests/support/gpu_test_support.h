@@ -27,10 +27,10 @@ inline const CudaProbe& probe()
 }
 
 // Skips the test, with the reason in the output (ctest reports it as skipped), when no GPU is usable.
-#define STREAMSCOPE_REQUIRE_GPU()                                                                                   \
-    do {                                                                                                            \
-        if (!::streamscope::gputest::probe().usable)                                                                \
-            GTEST_SKIP() << "no usable GPU: " << ::streamscope::gputest::probe().reason;                          \
+#define STREAMSCOPE_REQUIRE_GPU()                                                                                      \
+    do {                                                                                                               \
+        if (!::streamscope::gputest::probe().usable)                                                                   \
+            GTEST_SKIP() << "no usable GPU: " << ::streamscope::gputest::probe().reason;                               \
     } while (0)
 
 // ---- scenario builders (validated before use, so names resolve as in a scenario file) ----------------------
@@ -215,7 +215,10 @@ inline size_t countFlows(const Trace& t, FlowKind kind)
     return n;
 }
 
-inline std::string_view trackOf(const Trace& t, uint32_t span) { return t.tracks[t.spans.track[span]].name; }
+inline std::string_view trackOf(const Trace& t, uint32_t span)
+{
+    return t.tracks[t.spans.track[span]].name;
+}
 
 // Flows of a kind from a span on track `from` to a span on track `to`.
 inline size_t countFlowsBetween(const Trace& t, FlowKind kind, std::string_view from, std::string_view to)

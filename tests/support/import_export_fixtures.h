@@ -37,7 +37,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-inline QString q(const std::string& s) { return QString::fromStdString(s); }
+inline QString q(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
 
 template <typename E>
 inline QString n(E e)
@@ -89,8 +92,17 @@ inline Trace richTrace()
 
     const int64_t big = (int64_t(1) << 53) + 1;
     const uint32_t api = t.addSpan({host, SpanKind::ApiCall, "cudaLaunchKernel", 100, 2100, 0, 0, 0, 0, {}, {}});
-    const uint32_t k = t.addSpan({s1, SpanKind::Kernel, "matmul \u00e9\u4e2d \"q\"\n\t\\ \x01", 3000, big, 0, 0, 0,
-                                  0, {132, 2, 1}, {256, 1, 1}});
+    const uint32_t k = t.addSpan({s1,
+                                  SpanKind::Kernel,
+                                  "matmul \u00e9\u4e2d \"q\"\n\t\\ \x01",
+                                  3000,
+                                  big,
+                                  0,
+                                  0,
+                                  0,
+                                  0,
+                                  {132, 2, 1},
+                                  {256, 1, 1}});
     const uint32_t c = t.addSpan(
         {s2, SpanKind::MemcpyP2P, "memcpy p2p", 50, 60, 0, 1, 3, std::numeric_limits<int64_t>::max(), {}, {}});
     const uint32_t sync =
@@ -166,7 +178,10 @@ inline int trackIndex(const Trace& t, std::string_view name)
     return -1;
 }
 
-inline std::string cut(const std::string& s, size_t at) { return s.substr(0, std::min(at, s.size())); }
+inline std::string cut(const std::string& s, size_t at)
+{
+    return s.substr(0, std::min(at, s.size()));
+}
 
 // The minimal documented tables of an Nsight Systems SQLite export (nsys 2024.6 schema, trimmed to what the
 // importer reads plus a few columns it must ignore).

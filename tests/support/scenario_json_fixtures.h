@@ -127,8 +127,8 @@ inline std::string diffOps(const std::vector<Op>& a, const std::vector<Op>& b, c
 
 inline std::string diffOp(const Op& a, const Op& b, const std::string& at)
 {
-#define STREAMSCOPE_DIFF(f)                                                                                        \
-    if (!(a.f == b.f))                                                                                             \
+#define STREAMSCOPE_DIFF(f)                                                                                            \
+    if (!(a.f == b.f))                                                                                                 \
         return at + "." #f;
     STREAMSCOPE_DIFF(kind)
     STREAMSCOPE_DIFF(name)
@@ -228,8 +228,8 @@ inline std::string diffScenario(const Scenario& a, const Scenario& b)
         const std::string here = "variants[" + std::to_string(i) + "]";
         if (x.id != y.id || x.title != y.title || x.description != y.description || x.hasExpect != y.hasExpect)
             return here;
-        if (Json::parse(x.patchJson.empty() ? "null" : x.patchJson) !=
-            Json::parse(y.patchJson.empty() ? "null" : y.patchJson))
+        if (Json::parse(x.patchJson.empty() ? "null" : x.patchJson)
+            != Json::parse(y.patchJson.empty() ? "null" : y.patchJson))
             return here + ".patchJson";
         if (auto d = diffExpect(x.expect, y.expect, here + ".expect"); !d.empty())
             return d;
@@ -239,7 +239,7 @@ inline std::string diffScenario(const Scenario& a, const Scenario& b)
 }
 
 inline Result<ScenarioReadResult> parse(const std::string& text, const std::string& variant = {},
-                                 const ScenarioLimits& limits = {})
+                                        const ScenarioLimits& limits = {})
 {
     return parseScenario(text, "test.json", variant, limits);
 }

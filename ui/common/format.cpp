@@ -18,8 +18,8 @@ QString formatBytes(int64_t bytes)
     if (u == 0)
         return QString::number(bytes) + QStringLiteral(" B");
     const bool whole = std::fabs(v - std::round(v)) < 1e-9;
-    return QString::number(v, 'f', whole ? 0 : (std::fabs(v) < 10 ? 2 : 1)) + QLatin1Char(' ') +
-           QLatin1String(units[u]);
+    return QString::number(v, 'f', whole ? 0 : (std::fabs(v) < 10 ? 2 : 1)) + QLatin1Char(' ')
+        + QLatin1String(units[u]);
 }
 
 QString formatNs(double ns)
@@ -41,8 +41,8 @@ QString formatDim3(const Dim3& d)
         return QString::number(d.x);
     if (d.z == 1)
         return QString::number(d.x) + QStringLiteral("×") + QString::number(d.y);
-    return QString::number(d.x) + QStringLiteral("×") + QString::number(d.y) + QStringLiteral("×") +
-           QString::number(d.z);
+    return QString::number(d.x) + QStringLiteral("×") + QString::number(d.y) + QStringLiteral("×")
+        + QString::number(d.z);
 }
 
 int64_t parseBytes(const QString& text)

@@ -35,8 +35,7 @@ bool matchesField(const QString& issueField, const QString& key)
 }
 } // namespace
 
-PropertyEditor::PropertyEditor(QWidget* parent)
-    : QWidget(parent), m_header(new QLabel), m_itemMessage(new QLabel)
+PropertyEditor::PropertyEditor(QWidget* parent) : QWidget(parent), m_header(new QLabel), m_itemMessage(new QLabel)
 {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
@@ -113,8 +112,8 @@ void PropertyEditor::refresh()
                     target = &f;
             const QString text = (error ? QStringLiteral("✖ ") : QStringLiteral("⚠ ")) + issue.message;
             if (target) {
-                target->message->setText(target->message->text().isEmpty() ? text
-                                                                            : target->message->text() + QLatin1Char('\n') + text);
+                target->message->setText(
+                    target->message->text().isEmpty() ? text : target->message->text() + QLatin1Char('\n') + text);
                 target->message->setStyleSheet(error ? kErrorStyle : kWarningStyle);
                 target->message->show();
             } else {
@@ -166,9 +165,7 @@ void PropertyEditor::rebuild()
         m_header->setText(QStringLiteral("Host threads"));
         m_form->addRow(new QLabel(QStringLiteral("Host threads issue their operations in order.")));
         break;
-    case ScenarioItemType::None:
-        m_header->setText(QStringLiteral("Select an item of the scenario to edit it."));
-        break;
+    case ScenarioItemType::None: m_header->setText(QStringLiteral("Select an item of the scenario to edit it.")); break;
     }
     applyReadOnly();
     refresh();
@@ -372,8 +369,8 @@ std::vector<std::pair<QString, QVariant>> PropertyEditor::deviceChoices() const
 {
     std::vector<std::pair<QString, QVariant>> items;
     for (const DeviceSpec& d : m_model->scenario().devices)
-        items.emplace_back(QStringLiteral("GPU %1").arg(d.index) +
-                               (d.profile.empty() ? QString() : QStringLiteral(" (%1)").arg(qs(d.profile))),
+        items.emplace_back(QStringLiteral("GPU %1").arg(d.index)
+                               + (d.profile.empty() ? QString() : QStringLiteral(" (%1)").arg(qs(d.profile))),
                            d.index);
     return items;
 }

@@ -160,8 +160,9 @@ void QuickControls::refresh()
         setMixed(m_memory, m_shown.memory == MemoryMode::Mixed, QStringLiteral("mixed"));
         m_memory->setEnabled(haveModel && m_shown.memory != MemoryMode::None);
         m_memory->setCurrentIndex(m_shown.memory == MemoryMode::Mixed ? m_memory->findData(-1)
-                                  : m_shown.memory == MemoryMode::Pageable ? m_memory->findData(int(MemoryMode::Pageable))
-                                                                           : m_memory->findData(int(MemoryMode::Pinned)));
+                                      : m_shown.memory == MemoryMode::Pageable
+                                      ? m_memory->findData(int(MemoryMode::Pageable))
+                                      : m_memory->findData(int(MemoryMode::Pinned)));
         m_memory->setToolTip(m_shown.memory == MemoryMode::None
                                  ? QStringLiteral("The scenario has no copies between host and device.")
                                  : QStringLiteral("Host memory of the H2D/D2H copies. Copies from pageable memory are "
@@ -170,9 +171,8 @@ void QuickControls::refresh()
         m_kernelScale->setValue(m_shown.kernelScale);
         setMixed(m_streamMode, m_shown.streamMode == DefaultStreamMode::Mixed, QStringLiteral("mixed"));
         m_streamMode->setEnabled(haveModel);
-        m_streamMode->setCurrentIndex(m_streamMode->findData(m_shown.streamMode == DefaultStreamMode::Mixed
-                                                                 ? -1
-                                                                 : int(m_shown.streamMode)));
+        m_streamMode->setCurrentIndex(
+            m_streamMode->findData(m_shown.streamMode == DefaultStreamMode::Mixed ? -1 : int(m_shown.streamMode)));
         m_reset->setEnabled(haveModel && state.settings != state.baseSettings);
     }
 }

@@ -394,8 +394,8 @@ QuickSettings detectQuickSettings(const Scenario& s)
             (op.pinned ? pinned : pageable) = true;
     });
     q.memory = pinned && pageable ? MemoryMode::Mixed
-             : pinned             ? MemoryMode::Pinned
-             : pageable           ? MemoryMode::Pageable
+        : pinned                  ? MemoryMode::Pinned
+        : pageable                ? MemoryMode::Pageable
                                   : MemoryMode::None;
     bool legacy = false, perThread = false, blocking = false, nonBlocking = false;
     for (const StreamSpec& st : s.streams) {
@@ -427,8 +427,8 @@ Scenario applyQuickSettings(const Scenario& base, const QuickSettings& baseSetti
         for (size_t t = 0; t < s.threads.size(); ++t)
             reshapeThread(s, t, wanted.chunks, chunksChanged, wanted.streamsPerThread, streamsChanged);
 
-    if (wanted.memory != baseSettings.memory &&
-        (wanted.memory == MemoryMode::Pinned || wanted.memory == MemoryMode::Pageable)) {
+    if (wanted.memory != baseSettings.memory
+        && (wanted.memory == MemoryMode::Pinned || wanted.memory == MemoryMode::Pageable)) {
         const bool pinned = wanted.memory == MemoryMode::Pinned;
         forEachOp(s, [&](Op& op) {
             if (isHostCopy(op))

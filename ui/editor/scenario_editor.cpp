@@ -11,13 +11,13 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenu>
-#include <QScrollArea>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStyle>
-#include <QToolBar>
 #include <QTextDocument>
+#include <QToolBar>
 #include <QToolButton>
 #include <QTreeView>
 #include <QVBoxLayout>
@@ -26,9 +26,9 @@ namespace streamscope {
 
 namespace {
 
-const OpKind kMenuKinds[] = {OpKind::Kernel,     OpKind::Memcpy,    OpKind::Memset,     OpKind::Record,
-                             OpKind::Wait,       OpKind::HostFunc,  OpKind::StreamSync, OpKind::EventSync,
-                             OpKind::DeviceSync, OpKind::HostWork,  OpKind::Graph,      OpKind::Malloc,
+const OpKind kMenuKinds[] = {OpKind::Kernel,     OpKind::Memcpy,   OpKind::Memset,     OpKind::Record,
+                             OpKind::Wait,       OpKind::HostFunc, OpKind::StreamSync, OpKind::EventSync,
+                             OpKind::DeviceSync, OpKind::HostWork, OpKind::Graph,      OpKind::Malloc,
                              OpKind::Free};
 
 } // namespace
@@ -109,9 +109,8 @@ ScenarioEditor::ScenarioEditor(ScenarioModel* model, QWidget* parent)
 
     m_status->setWordWrap(true);
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::LinksAccessibleByMouse);
-    connect(m_status, &QLabel::linkActivated, this, [this](const QString& link) {
-        selectItem(ScenarioModel::itemForPath(link));
-    });
+    connect(m_status, &QLabel::linkActivated, this,
+            [this](const QString& link) { selectItem(ScenarioModel::itemForPath(link)); });
 
     // A scenario embedded in a trace: what it is, and the way to change it.
     m_embeddedNote->setObjectName(QStringLiteral("embeddedScenarioNote"));
@@ -201,9 +200,7 @@ ScenarioEditor::ScenarioEditor(ScenarioModel* model, QWidget* parent)
         const ScenarioItemRef again = m_selectionBeforeReset;
         selectItem(m_model->indexOf(again).isValid() ? again : ScenarioItemRef::settings());
     });
-    connect(m_model, &ScenarioModel::rowsInserted, this, [this](const QModelIndex& into) {
-        m_tree->expand(into);
-    });
+    connect(m_model, &ScenarioModel::rowsInserted, this, [this](const QModelIndex& into) { m_tree->expand(into); });
     connect(m_model, &ScenarioModel::scenarioChanged, this, [this] {
         updateActions();
         updateStatus();
@@ -222,8 +219,8 @@ void ScenarioEditor::setMode(Mode mode, const QString& detail)
     if (mode == Mode::EmbeddedInTrace)
         applyNoticeColors();
     m_noScenarioText->setText(mode == Mode::NoScenario
-                                  ? QStringLiteral("<p><b>This trace carries no scenario</b></p><p>") +
-                                        detail.toHtmlEscaped() + QStringLiteral("</p>")
+                                  ? QStringLiteral("<p><b>This trace carries no scenario</b></p><p>")
+                                      + detail.toHtmlEscaped() + QStringLiteral("</p>")
                                   : QString());
     // Read-only: the tree and the fields stay to read; the knobs and editing actions, which would only be greyed
     // out, make room for them.
@@ -332,15 +329,17 @@ void ScenarioEditor::updateStatus()
     }
     // The first problem, linked to its item.
     const ScenarioIssue& first = issues.front();
-    const QString color = first.severity == ScenarioIssue::Severity::Error ? QStringLiteral("#c62828")
-                                                                           : QStringLiteral("#9a6700");
+    const QString color =
+        first.severity == ScenarioIssue::Severity::Error ? QStringLiteral("#c62828") : QStringLiteral("#9a6700");
     const QString where = first.path.isEmpty() ? QStringLiteral("scenario") : first.path;
-    QString text = QStringLiteral("<span style='color:%1'>%2 <a href='%3'>%4</a>: %5</span>")
-                       .arg(color,
-                            first.severity == ScenarioIssue::Severity::Error ? QStringLiteral("✖") : QStringLiteral("⚠"),
-                            first.path.toHtmlEscaped(), where.toHtmlEscaped(), first.message.toHtmlEscaped());
+    QString text =
+        QStringLiteral("<span style='color:%1'>%2 <a href='%3'>%4</a>: %5</span>")
+            .arg(color, first.severity == ScenarioIssue::Severity::Error ? QStringLiteral("✖") : QStringLiteral("⚠"),
+                 first.path.toHtmlEscaped(), where.toHtmlEscaped(), first.message.toHtmlEscaped());
     if (issues.size() > 1)
-        text += QStringLiteral(" <span style='color:#777'>(%1 errors, %2 warnings in all)</span>").arg(errors).arg(warnings);
+        text += QStringLiteral(" <span style='color:#777'>(%1 errors, %2 warnings in all)</span>")
+                    .arg(errors)
+                    .arg(warnings);
     m_status->setText(text);
 }
 

@@ -363,7 +363,8 @@ QString ScenarioModel::opSummary(const Op& op)
         break;
     }
     case OpKind::Memcpy: {
-        QString c = QStringLiteral("memcpy ") + qs(toString(op.copy)).toUpper() + QLatin1Char(' ') + formatBytes(op.bytes);
+        QString c =
+            QStringLiteral("memcpy ") + qs(toString(op.copy)).toUpper() + QLatin1Char(' ') + formatBytes(op.bytes);
         if (op.copy == CopyKind::H2D || op.copy == CopyKind::D2H)
             c += op.pinned ? QStringLiteral(" pinned") : QStringLiteral(" pageable");
         if (op.copy == CopyKind::P2P)
@@ -379,9 +380,7 @@ QString ScenarioModel::opSummary(const Op& op)
             parts << qs(op.stream);
         break;
     case OpKind::Record:
-    case OpKind::Wait:
-        parts << qs(toString(op.kind)) + QLatin1Char(' ') + qs(op.event) << qs(op.stream);
-        break;
+    case OpKind::Wait: parts << qs(toString(op.kind)) + QLatin1Char(' ') + qs(op.event) << qs(op.stream); break;
     case OpKind::HostFunc:
         parts << QStringLiteral("host-func ") + formatNs(op.durationUs * 1e3) << qs(op.stream);
         break;
@@ -389,9 +388,7 @@ QString ScenarioModel::opSummary(const Op& op)
     case OpKind::StreamSync: parts << QStringLiteral("stream-sync ") + qs(op.stream); break;
     case OpKind::EventSync: parts << QStringLiteral("event-sync ") + qs(op.event); break;
     case OpKind::DeviceSync: parts << QStringLiteral("device-sync"); break;
-    case OpKind::Graph:
-        parts << QStringLiteral("graph of %1 nodes").arg(op.ops.size()) << qs(op.stream);
-        break;
+    case OpKind::Graph: parts << QStringLiteral("graph of %1 nodes").arg(op.ops.size()) << qs(op.stream); break;
     case OpKind::Malloc:
     case OpKind::Free: parts << qs(toString(op.kind)) + QLatin1Char(' ') + formatBytes(op.bytes); break;
     }
@@ -480,8 +477,8 @@ QVariant ScenarioModel::data(const QModelIndex& index, int role) const
         for (const ScenarioIssue& issue : m_issues)
             if (issue.item == item)
                 lines << (issue.severity == ScenarioIssue::Severity::Error ? QStringLiteral("Error: ")
-                                                                          : QStringLiteral("Warning: ")) +
-                             issue.message;
+                                                                           : QStringLiteral("Warning: "))
+                        + issue.message;
         return lines.join(QLatin1Char('\n'));
     }
     default: return {};

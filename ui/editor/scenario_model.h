@@ -24,14 +24,14 @@ namespace streamscope {
 
 enum class ScenarioItemType {
     None,
-    Settings,     // the scenario itself: id, title, description, run settings
+    Settings, // the scenario itself: id, title, description, run settings
     DevicesGroup,
     Device,
     Stream,
     ThreadsGroup,
     Thread,
     Op,
-    GraphNode,    // an op captured in a graph op
+    GraphNode, // an op captured in a graph op
 };
 
 // Names an item by its place in the Scenario's vectors.
@@ -56,8 +56,8 @@ struct ScenarioItemRef {
 struct ScenarioIssue {
     enum class Severity { Error, Warning };
     Severity severity = Severity::Error;
-    QString path;    // JSON pointer: "/threads/0/ops/3/stream"
-    QString field;   // the path below the item: "stream", "grid/0", "run/warmup"; empty: the item itself
+    QString path;  // JSON pointer: "/threads/0/ops/3/stream"
+    QString field; // the path below the item: "stream", "grid/0", "run/warmup"; empty: the item itself
     QString message;
     ScenarioItemRef item;
 };

@@ -101,12 +101,12 @@ void ScenarioModel::revalidate()
             add(w, ScenarioIssue::Severity::Warning);
         m_validated = std::make_shared<const Scenario>(std::move(result->scenario));
     }
-    const bool changed = issues.size() != m_issues.size() ||
-                         !std::equal(issues.begin(), issues.end(), m_issues.begin(),
-                                     [](const ScenarioIssue& x, const ScenarioIssue& y) {
-                                         return x.path == y.path && x.message == y.message &&
-                                                x.severity == y.severity && x.item == y.item;
-                                     });
+    const bool changed = issues.size() != m_issues.size()
+        || !std::equal(issues.begin(), issues.end(), m_issues.begin(),
+                       [](const ScenarioIssue& x, const ScenarioIssue& y) {
+                           return x.path == y.path && x.message == y.message && x.severity == y.severity
+                               && x.item == y.item;
+                       });
     // Items that show an issue (or showed one) and their ancestors repaint.
     std::vector<QModelIndex> touched;
     auto collect = [&](const std::vector<ScenarioIssue>& list) {
@@ -233,8 +233,8 @@ void ScenarioModel::applyScenario(Scenario scenario, const QString& text, std::s
 bool ScenarioModel::isGraphNodeKind(OpKind k)
 {
     // What stream capture can record into a graph.
-    return k == OpKind::Kernel || k == OpKind::Memcpy || k == OpKind::Memset || k == OpKind::HostFunc ||
-           k == OpKind::Record || k == OpKind::Wait;
+    return k == OpKind::Kernel || k == OpKind::Memcpy || k == OpKind::Memset || k == OpKind::HostFunc
+        || k == OpKind::Record || k == OpKind::Wait;
 }
 
 Op ScenarioModel::defaultOp(const Scenario& s, int thread, OpKind kind)
@@ -523,7 +523,8 @@ ScenarioItemRef ScenarioModel::duplicate(const ScenarioItemRef& item)
             names.insert(existing.name);
         st.name = uniqueName(st.name, names, "-");
         const ScenarioItemRef at = ScenarioItemRef::stream(item.a + 1);
-        pushCommand(new InsertCommand(this, at, st, QStringLiteral("Duplicate stream %1").arg(quotedName(stream(item)->name))));
+        pushCommand(
+            new InsertCommand(this, at, st, QStringLiteral("Duplicate stream %1").arg(quotedName(stream(item)->name))));
         return at;
     }
     case ScenarioItemType::Thread: {
@@ -533,7 +534,8 @@ ScenarioItemRef ScenarioModel::duplicate(const ScenarioItemRef& item)
             names.insert(existing.name);
         t.name = uniqueName(t.name, names);
         const ScenarioItemRef at = ScenarioItemRef::thread(item.a + 1);
-        pushCommand(new InsertCommand(this, at, t, QStringLiteral("Duplicate thread %1").arg(quotedName(thread(item)->name))));
+        pushCommand(
+            new InsertCommand(this, at, t, QStringLiteral("Duplicate thread %1").arg(quotedName(thread(item)->name))));
         return at;
     }
     case ScenarioItemType::Op:
@@ -543,7 +545,8 @@ ScenarioItemRef ScenarioModel::duplicate(const ScenarioItemRef& item)
             at.b += 1;
         else
             at.c += 1;
-        pushCommand(new InsertCommand(this, at, *op(item), QStringLiteral("Duplicate %1").arg(quotedName(displayName(*op(item))))));
+        pushCommand(new InsertCommand(this, at, *op(item),
+                                      QStringLiteral("Duplicate %1").arg(quotedName(displayName(*op(item))))));
         return at;
     }
     default: return {};

@@ -51,8 +51,7 @@ class ScenarioModel::Command : public QUndoCommand {
 public:
     Command(ScenarioModel* model, const QString& text, std::shared_ptr<const QuickState> quickAfter = {})
         : QUndoCommand(text), m_model(model), m_quickBefore(model->m_quick), m_quickAfter(std::move(quickAfter))
-    {
-    }
+    {}
     void redo() final
     {
         doRedo();
@@ -79,8 +78,7 @@ public:
                const QString& text)
         : Command(model, text), m_item(item), m_before(std::move(before)), m_after(std::move(after)),
           m_field(std::move(field))
-    {
-    }
+    {}
     int id() const override { return 1; }
     bool mergeWith(const QUndoCommand* other) override
     {
@@ -133,8 +131,7 @@ class ScenarioModel::InsertCommand final : public Command {
 public:
     InsertCommand(ScenarioModel* model, const ScenarioItemRef& at, ItemValue value, const QString& text)
         : Command(model, text), m_at(at), m_value(std::move(value))
-    {
-    }
+    {}
 
 protected:
     void doRedo() override { m_model->primInsert(m_at, m_value); }
@@ -149,8 +146,7 @@ class ScenarioModel::RemoveCommand final : public Command {
 public:
     RemoveCommand(ScenarioModel* model, const ScenarioItemRef& item, const QString& text)
         : Command(model, text), m_item(item)
-    {
-    }
+    {}
 
 protected:
     void doRedo() override { m_value = m_model->primRemove(m_item); }
@@ -165,8 +161,7 @@ class ScenarioModel::MoveCommand final : public Command {
 public:
     MoveCommand(ScenarioModel* model, const ScenarioItemRef& item, int delta, const QString& text)
         : Command(model, text), m_item(item), m_delta(delta)
-    {
-    }
+    {}
     ScenarioItemRef moved() const { return m_moved; }
 
 protected:
@@ -184,8 +179,7 @@ public:
                    std::shared_ptr<const QuickState> quick, QString mergeKey)
         : Command(model, text, std::move(quick)), m_before(std::move(before)), m_after(std::move(after)),
           m_mergeKey(std::move(mergeKey))
-    {
-    }
+    {}
     int id() const override { return m_mergeKey.isEmpty() ? -1 : 2; }
     bool mergeWith(const QUndoCommand* other) override
     {

@@ -22,8 +22,8 @@ QString esc(const QString& s)
 
 QString row(const QString& label, const QString& value, const QString& hint = {})
 {
-    QString r = QStringLiteral("<tr><td style='color:#555; padding-right:10px'>") + esc(label) +
-                QStringLiteral("</td><td><b>") + esc(value) + QStringLiteral("</b>");
+    QString r = QStringLiteral("<tr><td style='color:#555; padding-right:10px'>") + esc(label)
+        + QStringLiteral("</td><td><b>") + esc(value) + QStringLiteral("</b>");
     if (!hint.isEmpty())
         r += QStringLiteral(" <span style='color:#777'>") + esc(hint) + QStringLiteral("</span>");
     return r + QStringLiteral("</td></tr>");
@@ -44,8 +44,8 @@ QString analysisHtml(const AnalyzedTrace* at, const QString& lessonTitle, const 
         h += QStringLiteral("<p style='margin-top:0; background:#fff4d6'>") + esc(variantText) + QStringLiteral("</p>");
     auto addLessonText = [&] {
         if (!text.isEmpty())
-            h += QStringLiteral("<h4 style='margin-bottom:2px'>What to look for</h4><p style='margin-top:0'>") +
-                 esc(text) + QStringLiteral("</p>");
+            h += QStringLiteral("<h4 style='margin-bottom:2px'>What to look for</h4><p style='margin-top:0'>")
+                + esc(text) + QStringLiteral("</p>");
     };
     if (!a) {
         addLessonText();
@@ -65,12 +65,13 @@ QString analysisHtml(const AnalyzedTrace* at, const QString& lessonTitle, const 
                                        : QStringLiteral("<b style='color:#c62828'>✖&nbsp;FAIL</b>");
             QString detail = esc(qs(c.description));
             if (!c.error.empty())
-                detail += QStringLiteral("<br><span style='color:#c62828'>") + esc(qs(c.error)) + QStringLiteral("</span>");
+                detail +=
+                    QStringLiteral("<br><span style='color:#c62828'>") + esc(qs(c.error)) + QStringLiteral("</span>");
             if (!c.expectation.why.empty())
-                detail += QStringLiteral("<br><span style='color:#555'>") + esc(qs(c.expectation.why)) +
-                          QStringLiteral("</span>");
-            h += QStringLiteral("<tr><td valign='top' nowrap>") + badge + QStringLiteral("</td><td>") +
-                 detail + QStringLiteral("</td></tr>");
+                detail += QStringLiteral("<br><span style='color:#555'>") + esc(qs(c.expectation.why))
+                    + QStringLiteral("</span>");
+            h += QStringLiteral("<tr><td valign='top' nowrap>") + badge + QStringLiteral("</td><td>") + detail
+                + QStringLiteral("</td></tr>");
         }
         h += QStringLiteral("</table>");
     }
@@ -83,16 +84,17 @@ QString analysisHtml(const AnalyzedTrace* at, const QString& lessonTitle, const 
         const DiagnosticRule* rule = findDiagnosticRule(a->effect.toStdString());
         h += QStringLiteral("<h4 style='margin-bottom:4px'>What this run shows</h4>");
         if (effect) {
-            h += QStringLiteral("<table cellspacing='0' cellpadding='4' width='100%' style='background:#e8f3ea'><tr><td>"
-                                "<b style='color:#1b7f3b'>✔&nbsp;") +
-                 esc(rule ? qs(rule->title) : a->effect) + QStringLiteral("</b><br>") + esc(qs(effect->message));
+            h +=
+                QStringLiteral("<table cellspacing='0' cellpadding='4' width='100%' style='background:#e8f3ea'><tr><td>"
+                               "<b style='color:#1b7f3b'>✔&nbsp;")
+                + esc(rule ? qs(rule->title) : a->effect) + QStringLiteral("</b><br>") + esc(qs(effect->message));
             if (!effect->spans.empty())
                 h += QStringLiteral(" <a href='span:%1'>show</a>").arg(effect->spans.front());
             h += QStringLiteral("</td></tr></table>");
         } else {
-            h += QStringLiteral("<p style='margin-top:0; color:#9a6700'>✖ The effect this lesson teaches (") +
-                 esc(rule ? qs(rule->title) : a->effect) +
-                 QStringLiteral(") does not show in this run: the analysis does not find it.</p>");
+            h += QStringLiteral("<p style='margin-top:0; color:#9a6700'>✖ The effect this lesson teaches (")
+                + esc(rule ? qs(rule->title) : a->effect)
+                + QStringLiteral(") does not show in this run: the analysis does not find it.</p>");
         }
     }
 
@@ -105,29 +107,30 @@ QString analysisHtml(const AnalyzedTrace* at, const QString& lessonTitle, const 
             if (&d == effect)
                 continue;
             const QString sev = qs(d.severity);
-            const QString colour = sev == QLatin1String("error")     ? QStringLiteral("#c62828")
-                                   : sev == QLatin1String("warning") ? QStringLiteral("#9a6700")
-                                                                     : QStringLiteral("#1f5fa8");
+            const QString colour = sev == QLatin1String("error") ? QStringLiteral("#c62828")
+                : sev == QLatin1String("warning")                ? QStringLiteral("#9a6700")
+                                                                 : QStringLiteral("#1f5fa8");
             QString line = esc(qs(d.message));
             if (const DiagnosticRule* rule = findDiagnosticRule(d.rule); rule && !rule->fix.empty())
-                line += QStringLiteral("<br><span style='color:#555'>") + esc(qs(rule->fix)) + QStringLiteral("</span>");
+                line +=
+                    QStringLiteral("<br><span style='color:#555'>") + esc(qs(rule->fix)) + QStringLiteral("</span>");
             if (!d.spans.empty())
                 line += QStringLiteral(" <a href='span:%1'>show</a>").arg(d.spans.front());
-            h += QStringLiteral("<tr><td valign='top' style='color:") + colour + QStringLiteral("'>") +
-                 (sev == QLatin1String("info") ? QStringLiteral("ℹ") : QStringLiteral("⚠")) +
-                 QStringLiteral("</td><td>") + line + QStringLiteral("</td></tr>");
+            h += QStringLiteral("<tr><td valign='top' style='color:") + colour + QStringLiteral("'>")
+                + (sev == QLatin1String("info") ? QStringLiteral("ℹ") : QStringLiteral("⚠"))
+                + QStringLiteral("</td><td>") + line + QStringLiteral("</td></tr>");
         }
         h += QStringLiteral("</table>");
     }
 
     // The critical path, each part with what it contributed to the run's length.
     if (const CriticalPath& path = a->criticalPath; !path.segments.empty()) {
-        QString summary = QStringLiteral("%1 from its start to the end: %2 busy (GPU %3, host %4), %5 idle between its "
-                                         "parts; %6 parts (View ▸ Highlight Critical Path outlines them).")
-                              .arg(formatNs(double(path.lengthNs)), formatNs(double(path.busyNs)),
-                                   formatNs(double(path.gpuNs)), formatNs(double(path.hostNs)),
-                                   formatNs(double(path.idleNs)))
-                              .arg(path.segments.size());
+        QString summary =
+            QStringLiteral("%1 from its start to the end: %2 busy (GPU %3, host %4), %5 idle between its "
+                           "parts; %6 parts (View ▸ Highlight Critical Path outlines them).")
+                .arg(formatNs(double(path.lengthNs)), formatNs(double(path.busyNs)), formatNs(double(path.gpuNs)),
+                     formatNs(double(path.hostNs)), formatNs(double(path.idleNs)))
+                .arg(path.segments.size());
         if (path.resourceWaitNs > 0)
             summary += QStringLiteral(" Its operations waited %1 for resources held by the part before them.")
                            .arg(formatNs(double(path.resourceWaitNs)));
@@ -138,10 +141,10 @@ QString analysisHtml(const AnalyzedTrace* at, const QString& lessonTitle, const 
                 parts << formatNs(double(ns)) + QLatin1Char(' ') + qs(toString(cause));
             summary += QStringLiteral(" Idle: ") + parts.join(QStringLiteral("; ")) + QLatin1Char('.');
         }
-        h += QStringLiteral("<h4 style='margin-bottom:4px'>Critical path</h4><p style='margin:0 0 4px 0'>") +
-             esc(summary) +
-             QStringLiteral("</p><table cellspacing='0' cellpadding='1'><tr style='color:#555'><td>part</td>"
-                            "<td>released by</td><td align='right'>adds</td><td align='right'>idle before</td></tr>");
+        h += QStringLiteral("<h4 style='margin-bottom:4px'>Critical path</h4><p style='margin:0 0 4px 0'>")
+            + esc(summary)
+            + QStringLiteral("</p><table cellspacing='0' cellpadding='1'><tr style='color:#555'><td>part</td>"
+                             "<td>released by</td><td align='right'>adds</td><td align='right'>idle before</td></tr>");
         // Long paths: the parts that contribute most, in time order.
         constexpr size_t kShown = 25;
         std::vector<size_t> shown(path.segments.size());
@@ -158,14 +161,15 @@ QString analysisHtml(const AnalyzedTrace* at, const QString& lessonTitle, const 
         for (size_t i : shown) {
             const CriticalPathSegment& seg = path.segments[i];
             const QString track = t && seg.track < t->tracks.size() ? qs(t->tracks[seg.track].name) : QString();
-            h += QStringLiteral("<tr><td><a href='span:%1'>").arg(seg.span) + esc(qs(shortSpanName(seg.name))) +
-                 QStringLiteral("</a> <span style='color:#777'>") + esc(track) + QStringLiteral("</span></td><td>") +
-                 esc(qs(i == 0 ? std::string("start") : t ? describeRelease(*t, path, i)
-                                                            : "after " + std::string(toString(seg.reason)))) +
-                 QStringLiteral("</td><td align='right'>") +
-                 formatNs(double(seg.contributionNs)) + QStringLiteral("</td><td align='right'>") +
-                 (seg.idleBeforeNs > 0 ? formatNs(double(seg.idleBeforeNs)) : QString()) +
-                 QStringLiteral("</td></tr>");
+            h += QStringLiteral("<tr><td><a href='span:%1'>").arg(seg.span) + esc(qs(shortSpanName(seg.name)))
+                + QStringLiteral("</a> <span style='color:#777'>") + esc(track) + QStringLiteral("</span></td><td>")
+                + esc(qs(i == 0  ? std::string("start")
+                             : t ? describeRelease(*t, path, i)
+                                 : "after " + std::string(toString(seg.reason))))
+                + QStringLiteral("</td><td align='right'>") + formatNs(double(seg.contributionNs))
+                + QStringLiteral("</td><td align='right'>")
+                + (seg.idleBeforeNs > 0 ? formatNs(double(seg.idleBeforeNs)) : QString())
+                + QStringLiteral("</td></tr>");
         }
         h += QStringLiteral("</table>");
         if (path.segments.size() > kShown)
@@ -191,10 +195,11 @@ QString analysisHtml(const AnalyzedTrace* at, const QString& lessonTitle, const 
                             "<td align='right'>of makespan</td><td align='right'>ops</td></tr>");
         for (const StreamMetrics& s : m.streams) {
             const double share = m.makespanNs > 0 ? 100.0 * double(s.busyNs) / double(m.makespanNs) : 0.0;
-            h += QStringLiteral("<tr><td>") + esc(qs(s.name)) + QStringLiteral("</td><td>") + QString::number(s.device) +
-                 QStringLiteral("</td><td align='right'>") + formatNs(double(s.busyNs)) +
-                 QStringLiteral("</td><td align='right'>") + QString::number(share, 'f', 1) +
-                 QStringLiteral(" %</td><td align='right'>") + QString::number(s.spanCount) + QStringLiteral("</td></tr>");
+            h += QStringLiteral("<tr><td>") + esc(qs(s.name)) + QStringLiteral("</td><td>") + QString::number(s.device)
+                + QStringLiteral("</td><td align='right'>") + formatNs(double(s.busyNs))
+                + QStringLiteral("</td><td align='right'>") + QString::number(share, 'f', 1)
+                + QStringLiteral(" %</td><td align='right'>") + QString::number(s.spanCount)
+                + QStringLiteral("</td></tr>");
         }
         h += QStringLiteral("</table>");
     }

@@ -168,13 +168,13 @@ void LessonGallery::showSelected()
             m_variant->addItem(e.variantTitles[i], e.variantIds[i]);
         m_variant->setProperty("lesson", e.id);
     }
-    QString h = QStringLiteral("<h3 style='margin-bottom:4px'>") + e.title.toHtmlEscaped() + QStringLiteral("</h3><p>") +
-                e.description.toHtmlEscaped() + QStringLiteral("</p>");
+    QString h = QStringLiteral("<h3 style='margin-bottom:4px'>") + e.title.toHtmlEscaped() + QStringLiteral("</h3><p>")
+        + e.description.toHtmlEscaped() + QStringLiteral("</p>");
     if (!e.variantIds.isEmpty()) {
         h += QStringLiteral("<p style='margin-bottom:2px'><b>Variants</b></p><ul style='margin-top:0'>");
         for (qsizetype i = 0; i < e.variantIds.size(); ++i)
-            h += QStringLiteral("<li><b>") + e.variantTitles[i].toHtmlEscaped() + QStringLiteral("</b>: ") +
-                 e.variantDescriptions[i].toHtmlEscaped() + QStringLiteral("</li>");
+            h += QStringLiteral("<li><b>") + e.variantTitles[i].toHtmlEscaped() + QStringLiteral("</b>: ")
+                + e.variantDescriptions[i].toHtmlEscaped() + QStringLiteral("</li>");
         h += QStringLiteral("</ul>");
     }
     m_text->setHtml(h);

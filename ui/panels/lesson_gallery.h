@@ -16,7 +16,7 @@ class QTextBrowser;
 namespace streamscope {
 
 struct LessonEntry {
-    QString id;          // "01-two-streams"
+    QString id; // "01-two-streams"
     QString title;
     QString description;
     QString path;

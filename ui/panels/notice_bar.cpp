@@ -120,8 +120,8 @@ void NoticeBar::updateText()
 bool NoticeBar::eventFilter(QObject* watched, QEvent* event)
 {
     // A new width: elide again, or (expanded) wrap to a new height; a new height alone changes nothing.
-    if (watched == m_body && event->type() == QEvent::Resize &&
-        static_cast<QResizeEvent*>(event)->oldSize().width() != m_body->width())
+    if (watched == m_body && event->type() == QEvent::Resize
+        && static_cast<QResizeEvent*>(event)->oldSize().width() != m_body->width())
         updateText();
     return QFrame::eventFilter(watched, event);
 }

@@ -20,8 +20,8 @@ QString rowHtml(const QString& label, const QString& valueHtml)
 {
     if (valueHtml.isEmpty())
         return {};
-    return QStringLiteral("<tr><td valign='top' style='color:#555; padding-right:10px'>") + esc(label) +
-           QStringLiteral("</td><td>") + valueHtml + QStringLiteral("</td></tr>");
+    return QStringLiteral("<tr><td valign='top' style='color:#555; padding-right:10px'>") + esc(label)
+        + QStringLiteral("</td><td>") + valueHtml + QStringLiteral("</td></tr>");
 }
 
 QString row(const QString& label, const QString& value)
@@ -32,9 +32,9 @@ QString row(const QString& label, const QString& value)
 // The settings a GPU run writes about its timing: shown in words under Source, not again in the list.
 bool isTimingSetting(const std::string& key)
 {
-    return key == "timing" || key == "timing_reason" || key == "timed_makespan_ns" || key == "untimed_makespan_ns" ||
-           key == "timing_perturbation" || key == "event_timing_corrections" || key == "clock_check" ||
-           key == "cupti_records";
+    return key == "timing" || key == "timing_reason" || key == "timed_makespan_ns" || key == "untimed_makespan_ns"
+        || key == "timing_perturbation" || key == "event_timing_corrections" || key == "clock_check"
+        || key == "cupti_records";
 }
 
 // Timing, what it cost (bold past the diagnostic's limit), why CUPTI was not used, and its checks.
@@ -43,9 +43,9 @@ QString timingRows(const RunInfo& i)
     QString h = row(QStringLiteral("Timing"), timingSettingText(runSetting(i, "timing")));
     if (const auto cost = timingCost(i)) {
         const QString text = esc(timingCostText(*cost));
-        h += rowHtml(QStringLiteral("Timing cost"), cost->ratio > timingPerturbationLimit()
-                                                        ? QStringLiteral("<b>") + text + QStringLiteral("</b>")
-                                                        : text);
+        h += rowHtml(QStringLiteral("Timing cost"),
+                     cost->ratio > timingPerturbationLimit() ? QStringLiteral("<b>") + text + QStringLiteral("</b>")
+                                                             : text);
     }
     h += row(QStringLiteral("Why not CUPTI"), runSetting(i, "timing_reason"));
     h += row(QStringLiteral("Event corrections"), runSetting(i, "event_timing_corrections"));
@@ -73,8 +73,9 @@ QString runInfoHtml(const Trace* t, const QString& file, double wallMs)
         return QStringLiteral("<p style='color:#777'>No trace yet.</p>");
     const RunInfo& i = t->info;
     QString h = QStringLiteral("<table cellspacing='0' cellpadding='2'>");
-    h += row(QStringLiteral("Source"), sourceText(i.source) +
-                                           (i.backend.empty() ? QString() : QStringLiteral(" (backend ") + qs(i.backend) + QLatin1Char(')')));
+    h += row(QStringLiteral("Source"),
+             sourceText(i.source)
+                 + (i.backend.empty() ? QString() : QStringLiteral(" (backend ") + qs(i.backend) + QLatin1Char(')')));
     h += timingRows(i);
     QString scenario = qs(i.scenarioId);
     if (!i.scenarioTitle.empty())
@@ -93,15 +94,16 @@ QString runInfoHtml(const Trace* t, const QString& file, double wallMs)
         if (!isTimingSetting(k))
             h += row(qs(k), qs(v));
     const auto [first, last] = t->timeRange();
-    h += row(QStringLiteral("Spans"), QStringLiteral("%1 on %2 tracks, %3 dependency arrows")
-                                          .arg(t->spanCount())
-                                          .arg(t->tracks.size())
-                                          .arg(t->flows.size()));
+    h += row(QStringLiteral("Spans"),
+             QStringLiteral("%1 on %2 tracks, %3 dependency arrows")
+                 .arg(t->spanCount())
+                 .arg(t->tracks.size())
+                 .arg(t->flows.size()));
     h += row(QStringLiteral("Time span"), formatNs(double(last - first)));
     h += QStringLiteral("</table>");
     for (const DeviceInfo& d : i.devices) {
-        h += QStringLiteral("<h4 style='margin-bottom:2px'>GPU ") + QString::number(d.index) + QStringLiteral(": ") +
-             esc(qs(d.name)) + QStringLiteral("</h4><table cellspacing='0' cellpadding='1'>");
+        h += QStringLiteral("<h4 style='margin-bottom:2px'>GPU ") + QString::number(d.index) + QStringLiteral(": ")
+            + esc(qs(d.name)) + QStringLiteral("</h4><table cellspacing='0' cellpadding='1'>");
         for (const auto& [k, v] : d.properties)
             h += row(qs(k), qs(v));
         h += QStringLiteral("</table>");

@@ -24,8 +24,8 @@ QString trackText(const Trace& t, uint32_t track)
 {
     const Track& tr = t.tracks[track];
     if (tr.kind == TrackKind::Ranges && tr.parent >= 0 && size_t(tr.parent) < t.tracks.size())
-        return QStringLiteral("ranges of ") + trackText(t, uint32_t(tr.parent)) +
-               QStringLiteral(", depth %1").arg(tr.depth);
+        return QStringLiteral("ranges of ") + trackText(t, uint32_t(tr.parent))
+            + QStringLiteral(", depth %1").arg(tr.depth);
     if (tr.kind == TrackKind::HostThread)
         return trackNameText(QStringLiteral("host thread"), tr.name);
     return trackNameText(QStringLiteral("stream"), tr.name) + QStringLiteral(" on GPU ") + QString::number(tr.device);
@@ -33,8 +33,8 @@ QString trackText(const Trace& t, uint32_t track)
 
 QString row(const QString& label, const QString& valueHtml)
 {
-    return QStringLiteral("<tr><td valign='top' style='color:#555; padding-right:10px'>") + esc(label) +
-           QStringLiteral("</td><td>") + valueHtml + QStringLiteral("</td></tr>");
+    return QStringLiteral("<tr><td valign='top' style='color:#555; padding-right:10px'>") + esc(label)
+        + QStringLiteral("</td><td>") + valueHtml + QStringLiteral("</td></tr>");
 }
 
 QString swatch(SpanKind k)
@@ -48,7 +48,8 @@ QString flowText(FlowKind k, bool incoming)
     case FlowKind::Launch: return incoming ? QStringLiteral("launched by") : QStringLiteral("launched");
     case FlowKind::Event: return incoming ? QStringLiteral("waited for event after") : QStringLiteral("event released");
     case FlowKind::Sync: return incoming ? QStringLiteral("waited for") : QStringLiteral("released the host in");
-    case FlowKind::Implicit: return incoming ? QStringLiteral("implicitly waited for") : QStringLiteral("implicitly held back");
+    case FlowKind::Implicit:
+        return incoming ? QStringLiteral("implicitly waited for") : QStringLiteral("implicitly held back");
     case FlowKind::Call: return incoming ? QStringLiteral("called in") : QStringLiteral("made the call");
     }
     return {};
@@ -65,15 +66,15 @@ QString spanInspectorHtml(const Trace& t, int span)
     const int64_t origin = t.timeRange().first;
     const std::string_view raw = t.spanName(i);
     const QString shortName = qs(shortSpanName(raw));
-    QString h = QStringLiteral("<h3 style='margin-bottom:4px'>") + swatch(s.kind[i]) + esc(shortName) +
-                QStringLiteral("</h3><table cellspacing='0' cellpadding='1'>");
+    QString h = QStringLiteral("<h3 style='margin-bottom:4px'>") + swatch(s.kind[i]) + esc(shortName)
+        + QStringLiteral("</h3><table cellspacing='0' cellpadding='1'>");
     h += row(QStringLiteral("Kind"), esc(spanKindLabel(s.kind[i])));
     h += row(QStringLiteral("On"), esc(trackText(t, s.track[i])));
     // Where it came from (ranges.h): the op a GPU operation's launch was called in, with its Python function.
     const LaunchOrigins origins(t);
     const auto link = [&t](uint32_t r) -> QString {
-        return QStringLiteral("<a href='span:%1'>").arg(r) + esc(qs(shortSpanName(t.spanName(r)))) +
-               QStringLiteral("</a>");
+        return QStringLiteral("<a href='span:%1'>").arg(r) + esc(qs(shortSpanName(t.spanName(r))))
+            + QStringLiteral("</a>");
     };
     if (const LaunchOrigin o = origins.of(i); o.op != kNoOrigin) {
         QString v = link(o.op);
@@ -89,14 +90,14 @@ QString spanInspectorHtml(const Trace& t, int span)
     }
     h += row(QStringLiteral("Start"), formatNs(double(s.start[i] - origin)));
     h += row(QStringLiteral("End"), formatNs(double(s.end[i] - origin)));
-    h += row(QStringLiteral("Duration"), QStringLiteral("<b>") + formatNs(double(s.end[i] - s.start[i])) + QStringLiteral("</b>"));
+    h += row(QStringLiteral("Duration"),
+             QStringLiteral("<b>") + formatNs(double(s.end[i] - s.start[i])) + QStringLiteral("</b>"));
     // How far a GPU span's times are known (timing_text.h): a start that is only a bound says so first.
     if (const QString timing = spanTimingText(t, i); !timing.isEmpty()) {
         const qsizetype colon = timing.indexOf(QLatin1Char(':'));
         QString v = s.timingOf(i) == SpanTiming::Measured || colon < 0
-                        ? esc(timing)
-                        : QStringLiteral("<b>") + esc(timing.left(colon)) + QStringLiteral("</b>") +
-                              esc(timing.mid(colon));
+            ? esc(timing)
+            : QStringLiteral("<b>") + esc(timing.left(colon)) + QStringLiteral("</b>") + esc(timing.mid(colon));
         if (const QString error = spanEventErrorText(t, i); !error.isEmpty())
             v += QStringLiteral("<br>") + esc(error);
         h += row(QStringLiteral("Timing"), v);
@@ -108,18 +109,20 @@ QString spanInspectorHtml(const Trace& t, int span)
         h += row(QStringLiteral("Bytes"), b);
     }
     if (s.grid[i].count() > 0)
-        h += row(QStringLiteral("Grid × block"), formatDim3(s.grid[i]) + QStringLiteral(" × ") + formatDim3(s.block[i]) +
-                                                   QStringLiteral(" (%1 blocks)").arg(s.grid[i].count()));
+        h += row(QStringLiteral("Grid × block"),
+                 formatDim3(s.grid[i]) + QStringLiteral(" × ") + formatDim3(s.block[i])
+                     + QStringLiteral(" (%1 blocks)").arg(s.grid[i].count()));
     if (s.thread[i] >= 0)
-        h += row(QStringLiteral("Scenario op"), QStringLiteral("<a href='op:%1:%2'>thread %1, op %2</a>, iteration %3")
-                                                    .arg(s.thread[i])
-                                                    .arg(s.op[i])
-                                                    .arg(s.iteration[i]));
+        h += row(QStringLiteral("Scenario op"),
+                 QStringLiteral("<a href='op:%1:%2'>thread %1, op %2</a>, iteration %3")
+                     .arg(s.thread[i])
+                     .arg(s.op[i])
+                     .arg(s.iteration[i]));
     h += QStringLiteral("</table>");
     // The name as recorded, to read and to copy: a kernel's whole signature, and the symbol when it was mangled.
     if (const QString full = qs(demangledName(raw)); full != shortName || full != qs(raw)) {
-        h += QStringLiteral("<h4 style='margin-bottom:2px'>Full name</h4><p style='margin-top:0'>") + esc(full) +
-             QStringLiteral("</p>");
+        h += QStringLiteral("<h4 style='margin-bottom:2px'>Full name</h4><p style='margin-top:0'>") + esc(full)
+            + QStringLiteral("</p>");
         if (full != qs(raw))
             h += QStringLiteral("<p style='margin-top:0; color:#555'>symbol ") + esc(qs(raw)) + QStringLiteral("</p>");
     }
@@ -130,14 +133,13 @@ QString spanInspectorHtml(const Trace& t, int span)
         if (!incoming && f.from != i)
             continue;
         const uint32_t other = incoming ? f.from : f.to;
-        const QString line = QStringLiteral("<li>") + esc(flowText(f.kind, incoming)) + QStringLiteral(" ") +
-                             swatch(s.kind[other]) + QStringLiteral("<a href='span:%1'>").arg(other) +
-                             esc(qs(shortSpanName(t.spanName(other)))) +
-                             QStringLiteral("</a> <span style='color:#777'>(") +
-                             esc(trackText(t, s.track[other])) + QStringLiteral(", ") +
-                             (incoming ? QStringLiteral("ended at ") + formatNs(double(s.end[other] - origin))
-                                       : QStringLiteral("started at ") + formatNs(double(s.start[other] - origin))) +
-                             QStringLiteral(")</span></li>");
+        const QString line = QStringLiteral("<li>") + esc(flowText(f.kind, incoming)) + QStringLiteral(" ")
+            + swatch(s.kind[other]) + QStringLiteral("<a href='span:%1'>").arg(other)
+            + esc(qs(shortSpanName(t.spanName(other)))) + QStringLiteral("</a> <span style='color:#777'>(")
+            + esc(trackText(t, s.track[other])) + QStringLiteral(", ")
+            + (incoming ? QStringLiteral("ended at ") + formatNs(double(s.end[other] - origin))
+                        : QStringLiteral("started at ") + formatNs(double(s.start[other] - origin)))
+            + QStringLiteral(")</span></li>");
         (incoming ? in : out) += line;
     }
     h += QStringLiteral("<h4 style='margin-bottom:2px'>Depends on</h4>");

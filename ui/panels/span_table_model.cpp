@@ -73,7 +73,8 @@ QVariant SpanTableModel::headerData(int section, Qt::Orientation orientation, in
     if (role == Qt::ToolTipRole && section == StartColumn)
         return QStringLiteral("Time since the first span of the trace");
     if (role == Qt::ToolTipRole && section == LaunchedByColumn)
-        return QStringLiteral("The op (CPU op, annotation) whose runtime call launched the GPU work, or the call was made in");
+        return QStringLiteral(
+            "The op (CPU op, annotation) whose runtime call launched the GPU work, or the call was made in");
     if (role == Qt::ToolTipRole && section == OriginColumn)
         return QStringLiteral("The scenario op the span came from: host thread · op · iteration");
     return {};
@@ -111,7 +112,8 @@ QVariant SpanTableModel::data(const QModelIndex& index, int role) const
         case StartColumn: return qlonglong(s.start[i]);
         case DurationColumn: return qlonglong(s.end[i] - s.start[i]);
         case EndColumn: return qlonglong(s.end[i]);
-        case OriginColumn: return qlonglong(s.thread[i]) * (1LL << 40) + qlonglong(s.op[i]) * (1LL << 20) + s.iteration[i];
+        case OriginColumn:
+            return qlonglong(s.thread[i]) * (1LL << 40) + qlonglong(s.op[i]) * (1LL << 20) + s.iteration[i];
         case BytesColumn: return qlonglong(s.bytes[i]);
         case GridColumn: return qlonglong(s.grid[i].count());
         case LaunchedByColumn: return launchOpName(i);

@@ -23,10 +23,10 @@ public:
         NameColumn,
         KindColumn,
         TrackColumn,
-        StartColumn,    // relative to the trace's first span, as on the timeline
+        StartColumn, // relative to the trace's first span, as on the timeline
         DurationColumn,
         EndColumn,
-        OriginColumn,   // host thread / op / iteration of the scenario
+        OriginColumn, // host thread / op / iteration of the scenario
         BytesColumn,
         GridColumn,
         LaunchedByColumn, // the op (range) whose runtime call launched a GPU span, or a call was made in (ranges.h)

@@ -65,8 +65,7 @@ Result<LoadedDocument> loadDocument(const QString& pathOrLesson, const QString& 
         if (!preset) {
             if (looksLikePath)
                 return Error{pathOrLesson.toStdString(), {}, "no such file"};
-            return Error{pathOrLesson.toStdString(), {},
-                         "no such file, and not a lesson: " + preset.error().message};
+            return Error{pathOrLesson.toStdString(), {}, "no such file, and not a lesson: " + preset.error().message};
         }
         path = qs(preset->path);
         doc.lessonId = qs(preset->id);

@@ -21,13 +21,13 @@ namespace streamscope {
 // What the metrics, the lesson's checks and the diagnostics say about a trace (computed off the GUI thread).
 struct TraceReport {
     TraceMetrics metrics;
-    std::vector<CheckResult> checks; // the expectations of the scenario embedded in the trace
+    std::vector<CheckResult> checks;     // the expectations of the scenario embedded in the trace
     std::vector<Diagnostic> diagnostics; // why work did not overlap, where the rules see it
-    QString scenarioTitle;           // of the embedded scenario
+    QString scenarioTitle;               // of the embedded scenario
     QString scenarioDescription;
-    QString note;                    // why there are no checks, when there are none
-    QString effect;                  // the rule id of the effect the scenario teaches (Scenario::effect), if any
-    CriticalPath criticalPath;       // the chain of operations that decided the run's length
+    QString note;              // why there are no checks, when there are none
+    QString effect;            // the rule id of the effect the scenario teaches (Scenario::effect), if any
+    CriticalPath criticalPath; // the chain of operations that decided the run's length
 };
 
 TraceReport reportOnTrace(const Trace& trace);
@@ -44,10 +44,10 @@ enum class DocumentKind { Scenario, Trace };
 
 struct LoadedDocument {
     DocumentKind kind = DocumentKind::Scenario;
-    QString path;       // the file read (for a lesson: its file under resources/presets)
-    QString lessonId;   // set when a lesson was opened by id
-    QString variant;    // the variant applied, if any
-    Scenario scenario;  // Scenario: the scenario; Trace: the embedded one, if any (hasScenario)
+    QString path;      // the file read (for a lesson: its file under resources/presets)
+    QString lessonId;  // set when a lesson was opened by id
+    QString variant;   // the variant applied, if any
+    Scenario scenario; // Scenario: the scenario; Trace: the embedded one, if any (hasScenario)
     bool hasScenario = false;
     std::vector<Warning> warnings;
     std::shared_ptr<const AnalyzedTrace> trace; // Trace only

@@ -80,7 +80,7 @@ QStringList gpuRunArguments(const QString& scenarioPath, const QString& tracePat
 {
     return QStringList{QStringLiteral("run"), scenarioPath, QStringLiteral("--backend"), QStringLiteral("cuda"),
                        QStringLiteral("-o"),  tracePath,    QStringLiteral("--progress")}
-           + timingArguments(timing);
+    + timingArguments(timing);
 }
 
 RunController::RunController(QObject* parent) : QObject(parent), m_tick(new QTimer(this))
@@ -149,7 +149,8 @@ Result<Trace> RunController::simulate(const Scenario& scenario, const QString& p
     SimulatorBackend backend(std::move(options));
     RunOptions run;
     run.variant = variant.toStdString();
-    run.command = "streamscope (simulator" + (profileId.isEmpty() ? std::string() : ", profile " + profileId.toStdString()) + ")";
+    run.command =
+        "streamscope (simulator" + (profileId.isEmpty() ? std::string() : ", profile " + profileId.toStdString()) + ")";
     run.cancel = cancel;
     RunOutcome outcome = runScenario(scenario, backend, run);
     if (!outcome.status)
@@ -229,8 +230,8 @@ void RunController::startGpu(std::shared_ptr<const Scenario> scenario)
             if (line.startsWith("progress: ")) {
                 const QList<QByteArray> parts = line.mid(10).split(' ').first().split('/');
                 if (parts.size() == 2)
-                    m_progress = QStringLiteral("iteration %1 of %2").arg(QString::fromLatin1(parts[0]),
-                                                                           QString::fromLatin1(parts[1]));
+                    m_progress = QStringLiteral("iteration %1 of %2")
+                                     .arg(QString::fromLatin1(parts[0]), QString::fromLatin1(parts[1]));
             } else {
                 rest += line + '\n';
             }
@@ -269,9 +270,9 @@ void RunController::gpuProcessFinished(int exitCode, QProcess::ExitStatus status
     }
     QString failure;
     if (exitCode != 0 && exitCode != 1) {
-        const QString what = exitCode == 2   ? QStringLiteral("Bad input")
-                             : exitCode == 3 ? QStringLiteral("GPU error")
-                                             : QStringLiteral("streamscope-cli failed (exit code %1)").arg(exitCode);
+        const QString what = exitCode == 2 ? QStringLiteral("Bad input")
+            : exitCode == 3                ? QStringLiteral("GPU error")
+                                           : QStringLiteral("streamscope-cli failed (exit code %1)").arg(exitCode);
         failure = what + QStringLiteral(": ") + cliErrorMessage(err);
         // A GPU run that failed part-way leaves the trace of what it issued and timed until then: shown with the
         // error. Anything else (bad input, no trace written) is the error alone.
@@ -414,7 +415,8 @@ void RunController::probeGpu()
     p->setArguments({QStringLiteral("--version")});
     connect(p, &QProcess::errorOccurred, this, [this, p](QProcess::ProcessError e) {
         if (p == m_probe && e == QProcess::FailedToStart)
-            finishProbe(GpuStatus::State::Unusable, QStringLiteral("could not start streamscope-cli: ") + p->errorString());
+            finishProbe(GpuStatus::State::Unusable,
+                        QStringLiteral("could not start streamscope-cli: ") + p->errorString());
     });
     connect(p, &QProcess::finished, this, [this, p, cli](int code, QProcess::ExitStatus status) {
         if (p != m_probe)

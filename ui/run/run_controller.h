@@ -81,8 +81,8 @@ public:
     void cancel();
 
     // Simulates synchronously (headless export, tests). `profileId` as setProfileId.
-    static Result<Trace> simulate(const Scenario& scenario, const QString& profileId = {},
-                                  const QString& variant = {}, const std::atomic<bool>* cancel = nullptr);
+    static Result<Trace> simulate(const Scenario& scenario, const QString& profileId = {}, const QString& variant = {},
+                                  const std::atomic<bool>* cancel = nullptr);
 
 Q_SIGNALS:
     void started(RunBackend backend);
@@ -119,8 +119,8 @@ private:
     std::unique_ptr<QTemporaryDir> m_tmp;
     QString m_tracePath;
     QTimer* m_tick = nullptr;
-    QByteArray m_stderr;      // the GPU run's stderr so far (progress lines are taken out of it as they come)
-    QString m_progress;       // "iteration 2 of 5", from the CLI's --progress lines
+    QByteArray m_stderr; // the GPU run's stderr so far (progress lines are taken out of it as they come)
+    QString m_progress;  // "iteration 2 of 5", from the CLI's --progress lines
 
     QPointer<QProcess> m_probe;
     std::unique_ptr<QTemporaryDir> m_probeDir;

@@ -26,8 +26,8 @@ QString withWindowChoices(QString text, std::optional<TimingMode>* firstNamed)
             continue;
         if (firstNamed && !*firstNamed)
             *firstNamed = mode;
-        out += text.mid(last, m.capturedStart() - last) + QStringLiteral("Timing “") + timingModeLabel(*mode) +
-               QStringLiteral("”");
+        out += text.mid(last, m.capturedStart() - last) + QStringLiteral("Timing “") + timingModeLabel(*mode)
+            + QStringLiteral("”");
         last = m.capturedEnd();
     }
     return out + text.mid(last);
@@ -95,8 +95,8 @@ std::optional<TimingCost> timingCost(const RunInfo& info)
 QString timingCostText(const TimingCost& cost)
 {
     const int pct = int(std::lround(100.0 * (cost.ratio - 1.0)));
-    const QString percent = (pct < 0 ? QStringLiteral("\u2212") : QStringLiteral("+")) +
-                            QString::number(std::abs(pct)) + QStringLiteral(" %");
+    const QString percent = (pct < 0 ? QStringLiteral("\u2212") : QStringLiteral("+")) + QString::number(std::abs(pct))
+        + QStringLiteral(" %");
     if (cost.timedNs > 0 && cost.untimedNs > 0)
         return QStringLiteral("timed %1 vs %2 without timing (%3)")
             .arg(formatNs(double(cost.timedNs)), formatNs(double(cost.untimedNs)), percent);
@@ -155,8 +155,8 @@ bool hasMeasuredTiming(const Trace& t, uint32_t i)
 {
     if (i >= t.spanCount() || !isGpuSpan(t.spans.kind[i]))
         return false;
-    return t.info.source == TraceSource::Cupti || t.info.source == TraceSource::CudaEvents || !t.spans.timing.empty() ||
-           t.spans.hasEventError(i);
+    return t.info.source == TraceSource::Cupti || t.info.source == TraceSource::CudaEvents || !t.spans.timing.empty()
+        || t.spans.hasEventError(i);
 }
 
 QString spanTimingText(const Trace& t, uint32_t i)
@@ -168,12 +168,13 @@ QString spanTimingText(const Trace& t, uint32_t i)
     case SpanTiming::Measured: {
         // By the timing the run used; older traces describe it in a sentence: their source says it.
         const QString timing = runSetting(t.info, "timing");
-        const bool named = timing == QLatin1String("cupti") || timing == QLatin1String("both") ||
-                           timing == QLatin1String("events");
+        const bool named =
+            timing == QLatin1String("cupti") || timing == QLatin1String("both") || timing == QLatin1String("events");
         const bool cupti = named ? timing != QLatin1String("events") : t.info.source == TraceSource::Cupti;
         const bool events = named ? timing == QLatin1String("events") : t.info.source == TraceSource::CudaEvents;
         return cupti ? QStringLiteral("measured (CUPTI)")
-                     : events ? QStringLiteral("measured (CUDA events)") : QStringLiteral("measured");
+            : events ? QStringLiteral("measured (CUDA events)")
+                     : QStringLiteral("measured");
     }
     case SpanTiming::Corrected:
         if (isCopySpan(kind))

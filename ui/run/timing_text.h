@@ -27,8 +27,8 @@ QString timingSettingText(const QString& timing);
 // What timing cost the run, from the settings the CUDA backend writes (timing_perturbation, timed_makespan_ns,
 // untimed_makespan_ns); nullopt when the trace has neither the ratio nor both makespans.
 struct TimingCost {
-    double ratio = 0;        // timed / untimed makespan
-    int64_t timedNs = 0;     // 0: not in the trace
+    double ratio = 0;    // timed / untimed makespan
+    int64_t timedNs = 0; // 0: not in the trace
     int64_t untimedNs = 0;
 };
 std::optional<TimingCost> timingCost(const RunInfo& info);

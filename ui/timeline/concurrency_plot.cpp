@@ -37,10 +37,10 @@ double DurationTicker::getTickStep(const QCPRange& range)
 {
     const double top = std::max(std::abs(range.lower), std::abs(range.upper));
     m_scale = top < 1e3 ? 1 : top < 1e6 ? 1e3 : top < 1e9 ? 1e6 : 1e9;
-    m_suffix = top < 1e3   ? QStringLiteral(" ns")
-               : top < 1e6 ? QStringLiteral(" µs")
-               : top < 1e9 ? QStringLiteral(" ms")
-                           : QStringLiteral(" s");
+    m_suffix = top < 1e3 ? QStringLiteral(" ns")
+        : top < 1e6      ? QStringLiteral(" µs")
+        : top < 1e9      ? QStringLiteral(" ms")
+                         : QStringLiteral(" s");
     return QCPAxisTicker::getTickStep(range);
 }
 
@@ -277,8 +277,9 @@ void ConcurrencyPlot::updateHistogram()
     const int top = std::max(0, int(m_shown.timeAtNs.size()) - 1);
     yAxis->setRange(-0.6, top + 0.6);
     const QString where = m_shown.device < 0 ? QString() : QStringLiteral(" on GPU %1").arg(m_shown.device);
-    xAxis->setLabel(QStringLiteral("time") + where + QStringLiteral(" (of the %1 from first to last GPU operation)")
-                                                         .arg(formatNs(double(m_shown.totalNs))));
+    xAxis->setLabel(
+        QStringLiteral("time") + where
+        + QStringLiteral(" (of the %1 from first to last GPU operation)").arg(formatNs(double(m_shown.totalNs))));
     layoutHistogramLabels();
 }
 
@@ -287,9 +288,8 @@ void ConcurrencyPlot::layoutHistogramLabels()
     if (m_mode != Mode::Histogram)
         return;
     // The time axis leaves room right of the longest bar for its label.
-    const double longest = m_shown.timeAtNs.empty()
-                               ? 0.0
-                               : double(*std::max_element(m_shown.timeAtNs.begin(), m_shown.timeAtNs.end()));
+    const double longest =
+        m_shown.timeAtNs.empty() ? 0.0 : double(*std::max_element(m_shown.timeAtNs.begin(), m_shown.timeAtNs.end()));
     const QFontMetrics fm(m_modeButton->font());
     int labelWidth = 0;
     for (const QCPItemText* label : m_labels)
@@ -393,11 +393,12 @@ bool ConcurrencyPlot::event(QEvent* event)
             const long k = std::lround(yAxis->pixelToCoord(help->pos().y()));
             if (k >= 0 && size_t(k) < m_shown.timeAtNs.size()) {
                 const int64_t ns = m_shown.timeAtNs[size_t(k)];
-                text = QStringLiteral("%1 GPU operation%2 running%3: %4 of %5 (%6)")
-                           .arg(k)
-                           .arg(k == 1 ? QString() : QStringLiteral("s"))
-                           .arg(m_shown.device < 0 ? QString() : QStringLiteral(" on GPU %1").arg(m_shown.device))
-                           .arg(formatNs(double(ns)), formatNs(double(m_shown.totalNs)), percentText(ns, m_shown.totalNs));
+                text =
+                    QStringLiteral("%1 GPU operation%2 running%3: %4 of %5 (%6)")
+                        .arg(k)
+                        .arg(k == 1 ? QString() : QStringLiteral("s"))
+                        .arg(m_shown.device < 0 ? QString() : QStringLiteral(" on GPU %1").arg(m_shown.device))
+                        .arg(formatNs(double(ns)), formatNs(double(m_shown.totalNs)), percentText(ns, m_shown.totalNs));
             }
         } else if (m_graph->dataCount() > 0) {
             const double t = xAxis->pixelToCoord(help->pos().x());

@@ -27,9 +27,9 @@ class TimelineView;
 
 // Time with exactly k GPU operations running, k = 0..max, over the analysed range of one device or all of them.
 struct ConcurrencyHistogram {
-    int device = -1;                 // -1: all devices
-    std::vector<int64_t> timeAtNs;   // [k]
-    int64_t totalNs = 0;             // the analysed range (sum of timeAtNs): the makespan of the device or run
+    int device = -1;               // -1: all devices
+    std::vector<int64_t> timeAtNs; // [k]
+    int64_t totalNs = 0;           // the analysed range (sum of timeAtNs): the makespan of the device or run
 };
 
 // Tick labels for a duration axis that starts at 0: "0", "0.5 ms", "1 ms", in the unit the range calls for.

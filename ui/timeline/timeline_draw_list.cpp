@@ -96,8 +96,8 @@ struct LaneWalk {
 // else lane[position]) and appends their rectangles. Spans a pixel wide or more get one rectangle each; the ones
 // starting in one pixel column fold into one block, found by galloping search, so a wide view costs O(columns).
 template <bool Contiguous>
-void walkLane(const LaneWalk& w, const uint32_t* lane, uint32_t base, size_t first, size_t last,
-              TimelineDrawList& out, size_t& visited)
+void walkLane(const LaneWalk& w, const uint32_t* lane, uint32_t base, size_t first, size_t last, TimelineDrawList& out,
+              size_t& visited)
 {
     auto id = [lane, base](size_t k) -> uint32_t {
         if constexpr (Contiguous)
@@ -274,8 +274,8 @@ void TimelinePlottable::computeDrawList(TimelineDrawList& out) const
         // Only bars of their own, wide enough to show a mark; blocks of sub-pixel spans stay plain.
         const auto& runs = out.runs;
         for (size_t k = 0; k < runs.size(); ++k)
-            if (!runs[k].merged && runs[k].x1 - runs[k].x0 >= 4 &&
-                tr.spans.timingOf(runs[k].firstSpan) == SpanTiming::Uncertain)
+            if (!runs[k].merged && runs[k].x1 - runs[k].x0 >= 4
+                && tr.spans.timingOf(runs[k].firstSpan) == SpanTiming::Uncertain)
                 out.uncertainRuns.push_back(uint32_t(k));
         out.stats.uncertainMarks = out.uncertainRuns.size();
     }

@@ -1,10 +1,10 @@
 // Rows of the timeline, computed from a Trace (Qt-free): host-thread rows on top, then per device a header row and
 // its streams (legacy default stream first, then the per-thread default streams, then by name), the way Nsight
 // Systems lays out a report. Ranges (PyTorch's CPU ops, annotations) are one row directly above the host thread or
-// stream they annotate, a lane per nesting depth, the outermost on top. Overlapping spans of one track are never hidden: they are stacked into lanes (greedy
-// interval partitioning, so a row has as many lanes as its deepest overlap). Within a lane spans do not overlap, so
-// they are sorted by start *and* by end: the first span visible in a time window is one binary search away, even
-// when it began long before the window.
+// stream they annotate, a lane per nesting depth, the outermost on top. Overlapping spans of one track are never
+// hidden: they are stacked into lanes (greedy interval partitioning, so a row has as many lanes as its deepest
+// overlap). Within a lane spans do not overlap, so they are sorted by start *and* by end: the first span visible in a
+// time window is one binary search away, even when it began long before the window.
 #pragma once
 
 #include "trace.h"
@@ -26,11 +26,11 @@ enum class TimelineRowKind : uint8_t {
 
 struct TimelineRow {
     TimelineRowKind kind = TimelineRowKind::Stream;
-    int track = -1;      // index into Trace::tracks; -1 for headers; Ranges: the host thread or stream annotated
+    int track = -1; // index into Trace::tracks; -1 for headers; Ranges: the host thread or stream annotated
     int device = -1;
     std::string label;
-    int firstLane = 0;   // vertical position in lane units (rows are stacked top to bottom)
-    int laneCount = 1;   // headers: 1
+    int firstLane = 0;        // vertical position in lane units (rows are stacked top to bottom)
+    int laneCount = 1;        // headers: 1
     int firstGlobalLane = -1; // index of its first lane in TimelineLayout's lane arrays; -1 for headers
 };
 
@@ -77,11 +77,11 @@ private:
     std::vector<int> m_rowOfTrack;
     std::vector<int> m_rowFirstLane; // rows' firstLane, for binary search
     int m_totalLanes = 0;
-    std::vector<TimelineLane> m_lanes;        // per global lane
-    std::vector<uint32_t> m_laneLists;        // the span lists of lanes of tracks with overlaps
-    std::vector<int64_t> m_trackLaneOffset;   // per track: -1 (one lane) or offset into m_spanLane
-    std::vector<uint16_t> m_spanLane;         // lane per span, for tracks with overlaps only
-    std::vector<int> m_trackFirstLane;        // per track: its first lane in its row (a Ranges track: its depth)
+    std::vector<TimelineLane> m_lanes;      // per global lane
+    std::vector<uint32_t> m_laneLists;      // the span lists of lanes of tracks with overlaps
+    std::vector<int64_t> m_trackLaneOffset; // per track: -1 (one lane) or offset into m_spanLane
+    std::vector<uint16_t> m_spanLane;       // lane per span, for tracks with overlaps only
+    std::vector<int> m_trackFirstLane;      // per track: its first lane in its row (a Ranges track: its depth)
     int64_t m_origin = 0;
     int64_t m_end = 0;
 };

@@ -15,7 +15,6 @@
 
 namespace streamscope {
 
-
 TimelinePlottable::TimelinePlottable(QCPAxis* keyAxis, QCPAxis* valueAxis) : QCPAbstractPlottable(keyAxis, valueAxis)
 {
     setSelectable(QCP::stNone);
@@ -33,8 +32,9 @@ void TimelinePlottable::setTrace(const Trace* trace, const TimelineLayout* layou
     m_labelNames.clear();
     m_labelSprites.clear();
     m_labelFontPx = -1;
-    m_anyUncertain = trace && std::find(trace->spans.timing.begin(), trace->spans.timing.end(),
-                                        SpanTiming::Uncertain) != trace->spans.timing.end();
+    m_anyUncertain = trace
+        && std::find(trace->spans.timing.begin(), trace->spans.timing.end(), SpanTiming::Uncertain)
+            != trace->spans.timing.end();
     buildFlowIndex();
 }
 
@@ -221,8 +221,8 @@ void TimelinePlottable::drawLabels(QPainter* painter, const TimelineDrawList& li
     const QPaintEngine* engine = painter->paintEngine();
     // On raster devices each distinct label (name, characters shown, text colour) is rendered once into a small
     // image and then blitted: a label costs one image copy instead of shaping and rasterizing glyphs every frame.
-    const bool sprites = engine && engine->type() == QPaintEngine::Raster
-        && painter->transform().type() <= QTransform::TxTranslate;
+    const bool sprites =
+        engine && engine->type() == QPaintEngine::Raster && painter->transform().type() <= QTransform::TxTranslate;
     const qreal dpr = painter->device() ? painter->device()->devicePixelRatioF() : 1.0;
     if (m_labelFontPx != font.pixelSize() || m_labelNames.size() != m_trace->strings.size() || m_spriteDpr != dpr
         || m_labelSprites.size() > 8192) {
@@ -276,8 +276,8 @@ void TimelinePlottable::drawLabels(QPainter* painter, const TimelineDrawList& li
         const QColor colour = spanKindTextColor(kind);
         const double top = clip.top() + (clip.height() - height) / 2;
         if (sprites) {
-            const uint64_t key = (uint64_t(nameIndex) << 32) | (uint64_t(chars) << 2) | (elided ? 2 : 0)
-                | (colour == Qt::white ? 1 : 0);
+            const uint64_t key =
+                (uint64_t(nameIndex) << 32) | (uint64_t(chars) << 2) | (elided ? 2 : 0) | (colour == Qt::white ? 1 : 0);
             auto it = m_labelSprites.find(key);
             if (it == m_labelSprites.end()) {
                 const QString text = elided ? name->text.left(chars) + ellipsis : name->text;

@@ -58,9 +58,9 @@ bool flowIsCurved(FlowKind kind);
 // What one draw produced (for tests and benchmarks).
 struct TimelineDrawStats {
     size_t rowsDrawn = 0;
-    size_t spansVisited = 0;   // spans looked at (binary/galloping searches skip the rest)
-    size_t spanRects = 0;      // rectangles for spans at least a pixel wide
-    size_t mergedRects = 0;    // rectangles standing for one or more sub-pixel spans (after joining neighbours)
+    size_t spansVisited = 0; // spans looked at (binary/galloping searches skip the rest)
+    size_t spanRects = 0;    // rectangles for spans at least a pixel wide
+    size_t mergedRects = 0;  // rectangles standing for one or more sub-pixel spans (after joining neighbours)
     size_t labels = 0;
     size_t flows = 0;          // arrows drawn
     size_t flowsSkipped = 0;   // arrows in view but not drawn because there were too many to read
@@ -73,12 +73,12 @@ struct TimelineDrawStats {
 // span it stands for. A run is one span at least a pixel wide, or a block of sub-pixel spans.
 struct TimelineDrawList {
     struct Run {
-        int x0, x1;          // pixel columns [x0, x1)
-        uint32_t firstSpan;  // the (first) span it stands for
-        uint32_t spanCount;  // spans it covers (1 for a span drawn on its own)
-        uint16_t lane;       // index into laneTop
+        int x0, x1;         // pixel columns [x0, x1)
+        uint32_t firstSpan; // the (first) span it stands for
+        uint32_t spanCount; // spans it covers (1 for a span drawn on its own)
+        uint16_t lane;      // index into laneTop
         SpanKind kind;
-        bool merged;         // a block of sub-pixel spans
+        bool merged; // a block of sub-pixel spans
     };
     // A growable array of runs that keeps its memory between draws and appends without a call per run.
     class Runs {
@@ -103,7 +103,7 @@ struct TimelineDrawList {
         size_t m_size = 0, m_capacity = 0;
     };
     Runs runs;
-    std::vector<int> laneTop;    // top pixel of the bars of each lane drawn
+    std::vector<int> laneTop; // top pixel of the bars of each lane drawn
     int barHeight = 0;
     int canvasLeft = 0, canvasRight = 0; // pixel range the runs are clamped to
     QRect rectOf(const Run& r) const { return QRect(r.x0, laneTop[r.lane], r.x1 - r.x0, barHeight); }
@@ -167,7 +167,7 @@ public:
     }
 
     // Geometry in widget pixels for the current axes.
-    QRectF spanRect(uint32_t span) const;  // the bar (at least 1 px wide)
+    QRectF spanRect(uint32_t span) const; // the bar (at least 1 px wide)
     QRectF laneRect(int row, int lane) const;
     // Start and end points of a flow's arrow.
     QPointF flowFrom(const Flow& flow) const;
@@ -231,8 +231,8 @@ private:
     mutable std::unordered_map<uint64_t, QImage> m_labelSprites;  // rendered labels, see drawLabels
     mutable int m_labelFontPx = -1;
     mutable qreal m_spriteDpr = 1;
-    mutable TimelineDrawList m_drawList;    // reused between draws (no allocation per frame)
-    mutable QImage m_canvas;                // raster drawing: one row of pixels per lane
+    mutable TimelineDrawList m_drawList; // reused between draws (no allocation per frame)
+    mutable QImage m_canvas;             // raster drawing: one row of pixels per lane
     TimelineDrawStats m_lastStats;
     QRect m_lastClip;
 };

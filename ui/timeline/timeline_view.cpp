@@ -50,8 +50,8 @@ TimelineView::TimelineView(QWidget* parent) : QCustomPlot(parent)
     if (QCPLayer* overlayLayer = layer(QStringLiteral("overlay")))
         overlayLayer->setMode(QCPLayer::lmLogical);
     mPaintBuffers.clear();
-    mPaintBuffers.append(QSharedPointer<QCPAbstractPaintBuffer>(
-        new OpaquePaintBuffer(viewport().size(), bufferDevicePixelRatio())));
+    mPaintBuffers.append(
+        QSharedPointer<QCPAbstractPaintBuffer>(new OpaquePaintBuffer(viewport().size(), bufferDevicePixelRatio())));
 
     m_kindLegend = new QCPLegend;
     plotLayout()->insertRow(0);

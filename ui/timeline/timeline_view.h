@@ -17,9 +17,9 @@
 
 #include <array>
 #include <memory>
-#include <vector>
 #include <optional>
 #include <utility>
+#include <vector>
 
 namespace streamscope {
 
@@ -105,9 +105,9 @@ public Q_SLOTS:
     void selectSpan(int spanIndex);
     void clearSelection() { selectSpan(-1); }
     void fitToView();
-    void zoomIn();  // W
-    void zoomOut(); // S
-    void panLeft(); // A
+    void zoomIn();   // W
+    void zoomOut();  // S
+    void panLeft();  // A
     void panRight(); // D
 
 Q_SIGNALS:
@@ -187,8 +187,8 @@ private:
     bool m_dragMoved = false;
     QCPRange m_dragStartXRange;
     double m_dragStartScroll = 0;
-    double m_measureAnchor = 0;    // x-axis coordinate
-    int m_thumbGrab = 0;           // pixels from the thumb's top where it was grabbed
+    double m_measureAnchor = 0; // x-axis coordinate
+    int m_thumbGrab = 0;        // pixels from the thumb's top where it was grabbed
 };
 
 } // namespace streamscope

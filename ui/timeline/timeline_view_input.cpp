@@ -131,8 +131,8 @@ void TimelineView::mouseMoveEvent(QMouseEvent* event)
     } else if (m_drag == Drag::Measure && m_dragMoved) {
         const double a = m_measureAnchor, b = xOfPixel(pos.x());
         const double o = double(m_layout.origin());
-        m_measured = std::make_pair(int64_t(std::llround(std::min(a, b) + o)),
-                                    int64_t(std::llround(std::max(a, b) + o)));
+        m_measured =
+            std::make_pair(int64_t(std::llround(std::min(a, b) + o)), int64_t(std::llround(std::max(a, b) + o)));
         replotOverlay();
     } else if (m_drag == Drag::None) {
         setHovered(spanAt(pos));
@@ -199,33 +199,17 @@ void TimelineView::keyPressEvent(QKeyEvent* event)
     switch (event->key()) {
     case Qt::Key_W:
     case Qt::Key_Plus:
-    case Qt::Key_Equal:
-        zoomIn();
-        break;
+    case Qt::Key_Equal: zoomIn(); break;
     case Qt::Key_S:
-    case Qt::Key_Minus:
-        zoomOut();
-        break;
+    case Qt::Key_Minus: zoomOut(); break;
     case Qt::Key_A:
-    case Qt::Key_Left:
-        panLeft();
-        break;
+    case Qt::Key_Left: panLeft(); break;
     case Qt::Key_D:
-    case Qt::Key_Right:
-        panRight();
-        break;
-    case Qt::Key_Up:
-        scrollLanes(-1);
-        break;
-    case Qt::Key_Down:
-        scrollLanes(1);
-        break;
-    case Qt::Key_PageUp:
-        scrollLanes(-visibleLanes() * 0.9);
-        break;
-    case Qt::Key_PageDown:
-        scrollLanes(visibleLanes() * 0.9);
-        break;
+    case Qt::Key_Right: panRight(); break;
+    case Qt::Key_Up: scrollLanes(-1); break;
+    case Qt::Key_Down: scrollLanes(1); break;
+    case Qt::Key_PageUp: scrollLanes(-visibleLanes() * 0.9); break;
+    case Qt::Key_PageDown: scrollLanes(visibleLanes() * 0.9); break;
     case Qt::Key_F:
         // Perfetto: F focuses the selection; without one, fit everything.
         if (m_selected >= 0 && m_trace) {
@@ -240,16 +224,12 @@ void TimelineView::keyPressEvent(QKeyEvent* event)
         }
         break;
     case Qt::Key_0:
-    case Qt::Key_Home:
-        fitToView();
-        break;
+    case Qt::Key_Home: fitToView(); break;
     case Qt::Key_Escape:
         clearMeasuredRange();
         selectSpan(-1);
         break;
-    default:
-        QCustomPlot::keyPressEvent(event);
-        return;
+    default: QCustomPlot::keyPressEvent(event); return;
     }
     event->accept();
 }

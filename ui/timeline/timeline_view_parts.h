@@ -113,8 +113,7 @@ protected:
         painter->fillRect(iconRect, spanKindColor(m_kind));
         painter->setFont(mFont);
         painter->setPen(mTextColor);
-        painter->drawText(QRect(iconRect.right() + 1 + mParentLegend->iconTextPadding(), mRect.top(),
-                                mRect.width(), h),
+        painter->drawText(QRect(iconRect.right() + 1 + mParentLegend->iconTextPadding(), mRect.top(), mRect.width(), h),
                           Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, spanKindLabel(m_kind));
     }
 
@@ -152,9 +151,9 @@ protected:
         painter->setRenderHint(QPainter::Antialiasing, false);
         painter->setFont(mFont);
         painter->setPen(mTextColor);
-        painter->drawText(QRect(mRect.left() + icon.width() + mParentLegend->iconTextPadding(), mRect.top(),
-                                mRect.width(), h),
-                          Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, text());
+        painter->drawText(
+            QRect(mRect.left() + icon.width() + mParentLegend->iconTextPadding(), mRect.top(), mRect.width(), h),
+            Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, text());
     }
 
 private:
@@ -172,8 +171,8 @@ protected:
     {
         const QFontMetrics fm(mFont);
         const QSize icon = mParentLegend->iconSize();
-        return QSize(icon.width() * 2 + mParentLegend->iconTextPadding() + fm.horizontalAdvance(text()) +
-                         mMargins.left() + mMargins.right(),
+        return QSize(icon.width() * 2 + mParentLegend->iconTextPadding() + fm.horizontalAdvance(text())
+                         + mMargins.left() + mMargins.right(),
                      std::max(fm.height(), icon.height()) + mMargins.top() + mMargins.bottom());
     }
     void draw(QCPPainter* painter) override
@@ -240,7 +239,8 @@ private:
         if (!v.m_trace)
             return;
         const QRect area = v.plotArea();
-        const QFont font = timeline_detail::pixelFont(v.font(), int(std::lround(QFontInfo(v.font()).pixelSize() * v.m_fontScale)));
+        const QFont font =
+            timeline_detail::pixelFont(v.font(), int(std::lround(QFontInfo(v.font()).pixelSize() * v.m_fontScale)));
         const QFontMetrics fm(font);
 
         if (v.m_measured) {
@@ -404,7 +404,9 @@ protected:
             const int avail = clip.right() - 6 - x;
             const QFontMetrics& fm = header ? hfm : rfm;
             painter->setFont(header ? hfs : rfs);
-            painter->setPen(header ? QColor(0x1F, 0x2A, 0x3A) : ranges ? QColor(0x6A, 0x74, 0x82) : QColor(0x20, 0x20, 0x20));
+            painter->setPen(header       ? QColor(0x1F, 0x2A, 0x3A)
+                                : ranges ? QColor(0x6A, 0x74, 0x82)
+                                         : QColor(0x20, 0x20, 0x20));
             // Centred on the first lane, so a stacked row reads like the others.
             const int lh = int(std::lround(laneH));
             painter->drawText(QRect(x, y0, std::max(0, avail), lh), Qt::AlignLeft | Qt::AlignVCenter,

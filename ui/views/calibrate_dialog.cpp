@@ -28,8 +28,7 @@ namespace streamscope {
 
 CliCalibrationSource::CliCalibrationSource(QString cliPath, QObject* parent)
     : CalibrationSource(parent), m_cli(std::move(cliPath))
-{
-}
+{}
 
 CliCalibrationSource::~CliCalibrationSource()
 {
@@ -119,7 +118,8 @@ CalibrateDialog::CalibrateDialog(CalibrationSource* source, QWidget* parent)
     m_save->setEnabled(false);
     m_use->setEnabled(false);
     m_close->setVisible(false);
-    m_save->setToolTip(QStringLiteral("Save the measured device profile (JSON; streamscope-cli --profile FILE reads it)"));
+    m_save->setToolTip(
+        QStringLiteral("Save the measured device profile (JSON; streamscope-cli --profile FILE reads it)"));
     m_use->setToolTip(QStringLiteral("Save the profile and simulate with it from now on (toolbar: Profile)"));
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(m_status);
@@ -158,7 +158,10 @@ CalibrateDialog::~CalibrateDialog()
         m_source->cancel();
 }
 
-QString CalibrateDialog::log() const { return m_log->toPlainText(); }
+QString CalibrateDialog::log() const
+{
+    return m_log->toPlainText();
+}
 
 void CalibrateDialog::setState(State s)
 {
@@ -238,14 +241,13 @@ bool CalibrateDialog::save()
     if (!path.endsWith(QLatin1String(".json")))
         path += QStringLiteral(".json"); // findDeviceProfile takes a name ending in .json as a file
     QFile in(m_outputPath);
-    if (!in.open(QIODevice::ReadOnly)
-        || !saveTextFileAtomic(path.toStdString(), in.readAll().toStdString())) {
+    if (!in.open(QIODevice::ReadOnly) || !saveTextFileAtomic(path.toStdString(), in.readAll().toStdString())) {
         m_status->setText(QStringLiteral("Could not save the profile to %1").arg(path));
         return false;
     }
     m_savedPath = QFileInfo(path).absoluteFilePath();
-    m_status->setText(QStringLiteral("Saved %1 (streamscope-cli run SCENARIO --backend sim --profile %1).")
-                          .arg(m_savedPath));
+    m_status->setText(
+        QStringLiteral("Saved %1 (streamscope-cli run SCENARIO --backend sim --profile %1).").arg(m_savedPath));
     m_save->setEnabled(false);
     return true;
 }

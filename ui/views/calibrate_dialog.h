@@ -53,8 +53,8 @@ private:
     void readProgress();
     QString m_cli;
     QPointer<QProcess> m_process;
-    QByteArray m_stderr;   // not yet a whole line
-    QByteArray m_allErr;   // for the error message
+    QByteArray m_stderr; // not yet a whole line
+    QByteArray m_allErr; // for the error message
     bool m_cancelled = false;
 };
 
@@ -71,7 +71,10 @@ public:
     QString log() const;
     QString savedPath() const { return m_savedPath; }
     // Asks where to save the profile (a file dialog unless set; tests set it). Empty: the user declined.
-    void setSavePathChooser(std::function<QString(const QString& suggested)> chooser) { m_chooser = std::move(chooser); }
+    void setSavePathChooser(std::function<QString(const QString& suggested)> chooser)
+    {
+        m_chooser = std::move(chooser);
+    }
 
     QPushButton* saveButton() const { return m_save; }
     QPushButton* useButton() const { return m_use; }

@@ -31,8 +31,8 @@ namespace streamscope {
 
 namespace {
 
-const QColor kColorA(0, 114, 178);  // blue, as the concurrency plot
-const QColor kColorB(213, 94, 0);   // vermillion: tells apart from blue for colour-blind readers too
+const QColor kColorA(0, 114, 178); // blue, as the concurrency plot
+const QColor kColorB(213, 94, 0);  // vermillion: tells apart from blue for colour-blind readers too
 const QString kMinus = QStringLiteral("\u2212");
 
 QString duration(int64_t ns)
@@ -56,8 +56,8 @@ QString signedNumber(double v, int decimals, const QString& suffix = {})
 
 QString percent(double fraction)
 {
-    return QString::number(100.0 * fraction, 'f', 100.0 * fraction >= 9.95 || fraction == 0 ? 0 : 1) +
-           QStringLiteral(" %");
+    return QString::number(100.0 * fraction, 'f', 100.0 * fraction >= 9.95 || fraction == 0 ? 0 : 1)
+        + QStringLiteral(" %");
 }
 
 // +1 when B is better, -1 when worse, for a metric where `higherIsBetter`; changes under 0.5 % count as none.
@@ -170,13 +170,13 @@ std::vector<ComparisonRow> comparisonRows(const TraceComparison& c)
     const int64_t copyA = copyNs(a), copyB = copyNs(b);
     if (copyA > 0 || copyB > 0) {
         auto overlapText = [](const TraceAnalysis& t, int64_t copies) {
-            return copies > 0 ? duration(t.copyComputeOverlapNs) + QStringLiteral(" (") + percent(t.copyComputeOverlap) +
-                                    QLatin1Char(')')
+            return copies > 0 ? duration(t.copyComputeOverlapNs) + QStringLiteral(" (") + percent(t.copyComputeOverlap)
+                    + QLatin1Char(')')
                               : QStringLiteral("no copies");
         };
         add(QStringLiteral("Copy/compute overlap"), overlapText(a, copyA), overlapText(b, copyB),
-            signedDuration(c.copyComputeOverlapDeltaNs) + QStringLiteral("  (") +
-                signedNumber(100.0 * c.copyComputeOverlapDelta, 1, QStringLiteral(" pp")) + QLatin1Char(')'),
+            signedDuration(c.copyComputeOverlapDeltaNs) + QStringLiteral("  (")
+                + signedNumber(100.0 * c.copyComputeOverlapDelta, 1, QStringLiteral(" pp")) + QLatin1Char(')'),
             judge(a.copyComputeOverlap, b.copyComputeOverlap, true),
             QStringLiteral("Time a copy and a kernel ran at once; in brackets the share of the copy time "
                            "(pp: percentage points)"));
@@ -191,8 +191,8 @@ std::vector<ComparisonRow> comparisonRows(const TraceComparison& c)
             const QString name =
                 severalDevices ? QStringLiteral("GPU %1 · %2").arg(s.device).arg(qs(s.name)) : qs(s.name);
             const QString change = s.inA && s.inB ? signedDuration(s.busyDeltaNs)
-                                   : s.inA       ? QStringLiteral("only in A")
-                                                 : QStringLiteral("only in B");
+                : s.inA                           ? QStringLiteral("only in A")
+                                                  : QStringLiteral("only in B");
             add(name, s.inA ? duration(s.busyA) : QStringLiteral("—"), s.inB ? duration(s.busyB) : QStringLiteral("—"),
                 change, 0, QStringLiteral("Busy time of stream %1").arg(qs(s.name)));
         }
@@ -290,8 +290,8 @@ protected:
             text = QStringLiteral("%1 GPU operation%2 running").arg(k).arg(k == 1 ? QString() : QStringLiteral("s"));
             for (int r = 0; r < 2; ++r) {
                 const int64_t ns = size_t(k) < times[r].size() ? times[r][size_t(k)] : 0;
-                text += QStringLiteral("\n%1: %2").arg(r == 0 ? QStringLiteral("A") : QStringLiteral("B"),
-                                                       histogramBarLabel(ns, totals[r]));
+                text += QStringLiteral("\n%1: %2")
+                            .arg(r == 0 ? QStringLiteral("A") : QStringLiteral("B"), histogramBarLabel(ns, totals[r]));
             }
         }
         if (text.isEmpty())
@@ -343,10 +343,8 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent)
         l->addWidget(timeline, 1);
         return w;
     };
-    connect(m_timelineA, &TimelineView::visibleTimeRangeChanged, this,
-            [this] { syncRange(m_timelineA, m_timelineB); });
-    connect(m_timelineB, &TimelineView::visibleTimeRangeChanged, this,
-            [this] { syncRange(m_timelineB, m_timelineA); });
+    connect(m_timelineA, &TimelineView::visibleTimeRangeChanged, this, [this] { syncRange(m_timelineA, m_timelineB); });
+    connect(m_timelineB, &TimelineView::visibleTimeRangeChanged, this, [this] { syncRange(m_timelineB, m_timelineA); });
 
     m_table = new QTableWidget(0, 4);
     m_table->setObjectName(QStringLiteral("compareTable"));
@@ -484,7 +482,8 @@ void CompareView::showLoaded(Loaded loaded)
     fitBoth();
 
     auto caption = [](const QString& letter, const QColor& color, const QString& name, const TraceAnalysis* t) {
-        QString text = badge(letter, color) + QStringLiteral("&nbsp; <b>") + name.toHtmlEscaped() + QStringLiteral("</b>");
+        QString text =
+            badge(letter, color) + QStringLiteral("&nbsp; <b>") + name.toHtmlEscaped() + QStringLiteral("</b>");
         if (t)
             text += QStringLiteral(" &nbsp;—&nbsp; makespan %1, up to %2 GPU operation%3 at once")
                         .arg(duration(t->makespanNs))
@@ -523,12 +522,12 @@ QString CompareView::summary() const
         text += QStringLiteral("%1 and %2 take the same time: <b>%3</b>.").arg(a, b, duration(c.b.makespanNs));
     } else if (ratioBA > 1.0) {
         text += QStringLiteral("%1 takes <b>%2</b>, <b>%3 as long</b> as %4 (%5): %6.")
-                   .arg(b, duration(c.b.makespanNs), ratio(ratioBA), a, duration(c.a.makespanNs),
-                        signedDuration(c.makespanDeltaNs));
+                    .arg(b, duration(c.b.makespanNs), ratio(ratioBA), a, duration(c.a.makespanNs),
+                         signedDuration(c.makespanDeltaNs));
     } else {
         text += QStringLiteral("%1 takes <b>%2</b>, <b>%3 faster</b> than %4 (%5): %6.")
-                   .arg(b, duration(c.b.makespanNs), ratio(c.speedupOfB), a, duration(c.a.makespanNs),
-                        signedDuration(c.makespanDeltaNs));
+                    .arg(b, duration(c.b.makespanNs), ratio(c.speedupOfB), a, duration(c.a.makespanNs),
+                         signedDuration(c.makespanDeltaNs));
     }
     text += QStringLiteral(" Up to %1 GPU operations ran at once in A, %2 in B; speedup over the work serialized "
                            "%3 in A, %4 in B.")

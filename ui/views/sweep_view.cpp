@@ -45,8 +45,7 @@ namespace streamscope {
 
 using namespace sweep_detail;
 
-SweepView::SweepView(QWidget* parent)
-    : QWidget(parent), m_rerunTimer(new QTimer(this)), m_tick(new QTimer(this))
+SweepView::SweepView(QWidget* parent) : QWidget(parent), m_rerunTimer(new QTimer(this)), m_tick(new QTimer(this))
 {
     setObjectName(QStringLiteral("sweepView"));
 
@@ -245,9 +244,9 @@ void SweepView::createTable()
 {
     m_table = new QTableWidget(0, 6);
     m_table->setObjectName(QStringLiteral("sweepTable"));
-    m_table->setHorizontalHeaderLabels({QStringLiteral("Value"), QStringLiteral("Makespan"),
-                                        QStringLiteral("vs first"), QStringLiteral("vs serial"),
-                                        QStringLiteral("At once"), QStringLiteral("Note")});
+    m_table->setHorizontalHeaderLabels({QStringLiteral("Value"), QStringLiteral("Makespan"), QStringLiteral("vs first"),
+                                        QStringLiteral("vs serial"), QStringLiteral("At once"),
+                                        QStringLiteral("Note")});
     m_table->horizontalHeaderItem(2)->setToolTip(QStringLiteral("Speedup vs the first value: its makespan / this one"));
     m_table->horizontalHeaderItem(3)->setToolTip(QStringLiteral(
         "Speedup over serialized work: GPU work / makespan, how much faster than the same operations one by one"));
@@ -407,9 +406,8 @@ void SweepView::updateThreads()
     if (m_scenario)
         for (size_t t = 0; t < m_scenario->threads.size(); ++t) {
             const auto& th = m_scenario->threads[t];
-            m_threadBox->addItem(QStringLiteral("%1: %2").arg(t).arg(th.name.empty() ? QStringLiteral("thread")
-                                                                                      : qs(th.name)),
-                                 int(t));
+            m_threadBox->addItem(
+                QStringLiteral("%1: %2").arg(t).arg(th.name.empty() ? QStringLiteral("thread") : qs(th.name)), int(t));
         }
     const int i = m_threadBox->findData(current);
     m_threadBox->setCurrentIndex(i >= 0 ? i : 0);
@@ -507,9 +505,9 @@ SweepValues SweepView::parseValues(const QString& text, SweepKnob k)
             return out;
         }
         if (k != SweepKnob::KernelSize && !isWhole(v)) {
-            out.error = QStringLiteral("The number of %1 must be a whole number; %2 is not.")
-                            .arg(k == SweepKnob::Streams ? QStringLiteral("streams") : QStringLiteral("chunks"),
-                                 valueText(v));
+            out.error =
+                QStringLiteral("The number of %1 must be a whole number; %2 is not.")
+                    .arg(k == SweepKnob::Streams ? QStringLiteral("streams") : QStringLiteral("chunks"), valueText(v));
             return out;
         }
         if (k == SweepKnob::Streams && v > kMaxStreams) {

@@ -172,19 +172,19 @@ private:
     RunBackend m_sweptBackend = RunBackend::Simulator;
     std::vector<SweepPoint> m_points;
     State m_state = State::Idle;
-    bool m_stale = false;         // the scenario changed since the sweep shown
-    quint64 m_generation = 0;     // results of an older generation are stale and dropped
+    bool m_stale = false;     // the scenario changed since the sweep shown
+    quint64 m_generation = 0; // results of an older generation are stale and dropped
     std::shared_ptr<std::atomic<bool>> m_simCancel;
     QElapsedTimer m_clock;
-    double m_lastSimMs = 0;       // how long the last complete simulator sweep took
+    double m_lastSimMs = 0; // how long the last complete simulator sweep took
     double m_quickSweepMs = 1000;
     QTimer* m_rerunTimer = nullptr;
     QTimer* m_tick = nullptr;
 
     QPointer<QProcess> m_process;
     std::unique_ptr<QTemporaryDir> m_tmp;
-    QByteArray m_stderr;          // the GPU sweep's stderr, progress lines taken out
-    QString m_gpuProgress;        // "streams = 2 (2 of 5)"
+    QByteArray m_stderr;   // the GPU sweep's stderr, progress lines taken out
+    QString m_gpuProgress; // "streams = 2 (2 of 5)"
     int m_gpuDone = 0;
 
     QHash<int, QString> m_valuesByKnob; // the values text last used per knob
@@ -201,8 +201,8 @@ private:
     QLabel* m_messageLabel = nullptr;
     QCustomPlot* m_plot = nullptr;
     QCPTextElement* m_title = nullptr;
-    QString m_fullTitle;               // the title before it is elided to the plot's width
-    std::vector<double> m_tickValues;  // the swept values labelled on the x axis (every stride-th when narrow)
+    QString m_fullTitle;              // the title before it is elided to the plot's width
+    std::vector<double> m_tickValues; // the swept values labelled on the x axis (every stride-th when narrow)
     size_t m_tickStride = 0;
     QCPGraph* m_makespanGraph = nullptr;
     QCPGraph* m_relativeGraph = nullptr;

@@ -125,15 +125,15 @@ void SweepView::rebuildPlot()
 
     QString title = QStringLiteral("Sweep");
     if (m_swept) {
-        const QString name = m_swept->id.empty() ? (m_swept->title.empty() ? QStringLiteral("the scenario")
-                                                                             : qs(m_swept->title))
-                                                 : qs(m_swept->id);
-        title = QStringLiteral("%1 over %2 values of %3, %4")
-                    .arg(name)
-                    .arg(m_spec.values.size())
-                    .arg(qs(toString(m_spec.knob)),
-                         m_sweptBackend == RunBackend::Gpu ? QStringLiteral("on the GPU")
-                                                           : QStringLiteral("simulated"));
+        const QString name = m_swept->id.empty()
+            ? (m_swept->title.empty() ? QStringLiteral("the scenario") : qs(m_swept->title))
+            : qs(m_swept->id);
+        title =
+            QStringLiteral("%1 over %2 values of %3, %4")
+                .arg(name)
+                .arg(m_spec.values.size())
+                .arg(qs(toString(m_spec.knob)),
+                     m_sweptBackend == RunBackend::Gpu ? QStringLiteral("on the GPU") : QStringLiteral("simulated"));
     }
     m_fullTitle = title;
     m_title->setText(title);
@@ -169,8 +169,9 @@ void SweepView::rebuildTable()
         m_table->setItem(row, 2, cell(speedupText(p.relativeSpeedup)));
         m_table->setItem(row, 3, cell(speedupText(p.speedup)));
         m_table->setItem(row, 4, cell(QString::number(p.maxConcurrency)));
-        m_table->setItem(row, 5, cell(row == best && m_points.size() > 1 ? QStringLiteral("fastest") : QString(),
-                                      Qt::AlignLeft | Qt::AlignVCenter));
+        m_table->setItem(row, 5,
+                         cell(row == best && m_points.size() > 1 ? QStringLiteral("fastest") : QString(),
+                              Qt::AlignLeft | Qt::AlignVCenter));
         const QString tip = pointText(row);
         for (int c = 0; c < 6; ++c) {
             m_table->item(row, c)->setToolTip(tip);
@@ -186,8 +187,8 @@ void SweepView::rebuildTable()
         m_table->resizeColumnToContents(c);
     QFont bold = m_table->font();
     bold.setBold(true);
-    int width = 2 * m_table->frameWidth() + m_table->verticalScrollBar()->sizeHint().width() +
-                QFontMetrics(bold).horizontalAdvance(QStringLiteral("fastest")) + 24;
+    int width = 2 * m_table->frameWidth() + m_table->verticalScrollBar()->sizeHint().width()
+        + QFontMetrics(bold).horizontalAdvance(QStringLiteral("fastest")) + 24;
     for (int c = 0; c < 5; ++c)
         width += m_table->horizontalHeader()->sectionSize(c);
     // The dock stays narrow enough for small screens: the table asks for its width from the splitter instead of
@@ -226,8 +227,8 @@ void SweepView::fitLegend()
     }
     // The title and the value labels fit the plot's width: a long title is elided, and when the values are
     // crowded only every second (third, …) one is labelled.
-    const QString shownTitle = QFontMetrics(m_title->font())
-                                   .elidedText(m_fullTitle, Qt::ElideRight, std::max(60, m_plot->width() - 16));
+    const QString shownTitle =
+        QFontMetrics(m_title->font()).elidedText(m_fullTitle, Qt::ElideRight, std::max(60, m_plot->width() - 16));
     if (m_title->text() != shownTitle)
         m_title->setText(shownTitle);
     if (auto ticker = m_plot->xAxis->ticker().dynamicCast<QCPAxisTickerText>(); ticker && !m_tickValues.empty()) {
@@ -235,10 +236,10 @@ void SweepView::fitLegend()
         int widest = 0;
         for (double v : m_tickValues)
             widest = std::max(widest, fm.horizontalAdvance(valueText(v)));
-        const double axisWidth = std::max(1, m_plot->axisRect()->width() > 0 ? m_plot->axisRect()->width()
-                                                                             : m_plot->width() - 100);
-        const size_t stride = std::max<size_t>(
-            1, size_t(std::ceil(double(m_tickValues.size()) * double(widest + 10) / axisWidth)));
+        const double axisWidth =
+            std::max(1, m_plot->axisRect()->width() > 0 ? m_plot->axisRect()->width() : m_plot->width() - 100);
+        const size_t stride =
+            std::max<size_t>(1, size_t(std::ceil(double(m_tickValues.size()) * double(widest + 10) / axisWidth)));
         if (stride != m_tickStride) {
             m_tickStride = stride;
             ticker->clear();

@@ -276,9 +276,11 @@ void SweepView::startGpu()
     QStringList values;
     for (double v : m_spec.values)
         values << QString::number(v, 'g', 12);
-    QStringList args{QStringLiteral("sweep"), scenarioPath, QStringLiteral("--knob"), qs(toString(m_spec.knob)),
-                     QStringLiteral("--values"), values.join(QLatin1Char(',')), QStringLiteral("--backend"),
-                     QStringLiteral("cuda"), QStringLiteral("--json")};
+    QStringList args{QStringLiteral("sweep"),     scenarioPath,
+                     QStringLiteral("--knob"),    qs(toString(m_spec.knob)),
+                     QStringLiteral("--values"),  values.join(QLatin1Char(',')),
+                     QStringLiteral("--backend"), QStringLiteral("cuda"),
+                     QStringLiteral("--json")};
     if (m_spec.thread >= 0)
         args << QStringLiteral("--thread") << QString::number(m_spec.thread);
     // Timed as the window's GPU runs are (the toolbar's Timing choice).
@@ -362,12 +364,12 @@ void SweepView::gpuFinished(int exitCode, QProcess::ExitStatus status)
         points = parseSweepJson(out, &parseError);
     if (!points) {
         const QString reason = cliErrorMessage(err);
-        const QString what = exitCode == 2   ? QStringLiteral("Bad input")
-                             : exitCode == 3 ? QStringLiteral("GPU error")
-                             : exitCode == 0 ? QStringLiteral("Could not read the sweep")
-                                             : QStringLiteral("streamscope-cli failed (exit code %1)").arg(exitCode);
-        fail(what + QStringLiteral(": ") +
-             (reason.isEmpty() ? (parseError.isEmpty() ? QStringLiteral("no message") : parseError) : reason));
+        const QString what = exitCode == 2 ? QStringLiteral("Bad input")
+            : exitCode == 3                ? QStringLiteral("GPU error")
+            : exitCode == 0                ? QStringLiteral("Could not read the sweep")
+                                           : QStringLiteral("streamscope-cli failed (exit code %1)").arg(exitCode);
+        fail(what + QStringLiteral(": ")
+             + (reason.isEmpty() ? (parseError.isEmpty() ? QStringLiteral("no message") : parseError) : reason));
         return;
     }
     m_points = std::move(*points);

@@ -48,18 +48,18 @@ QString recordedValue(const Scenario& s, const QString& key)
 QStringList suggestedValues(const QString& key)
 {
     if (key == QStringLiteral("streams"))
-        return {QStringLiteral("1"), QStringLiteral("2"), QStringLiteral("4"), QStringLiteral("8"),
-                QStringLiteral("16"), QStringLiteral("32")};
+        return {QStringLiteral("1"), QStringLiteral("2"),  QStringLiteral("4"),
+                QStringLiteral("8"), QStringLiteral("16"), QStringLiteral("32")};
     if (key == QStringLiteral("connections"))
-        return {QStringLiteral("1"), QStringLiteral("2"), QStringLiteral("4"), QStringLiteral("8"),
-                QStringLiteral("16"), QStringLiteral("32")};
+        return {QStringLiteral("1"), QStringLiteral("2"),  QStringLiteral("4"),
+                QStringLiteral("8"), QStringLiteral("16"), QStringLiteral("32")};
     if (key == QStringLiteral("pinned"))
         return {QStringLiteral("true"), QStringLiteral("false")};
     if (key == QStringLiteral("priorities"))
         return {QStringLiteral("off")};
     if (key.startsWith(QStringLiteral("priority.")))
-        return {QStringLiteral("0"), QStringLiteral("-1"), QStringLiteral("-2"), QStringLiteral("-3"),
-                QStringLiteral("-4"), QStringLiteral("-5")};
+        return {QStringLiteral("0"),  QStringLiteral("-1"), QStringLiteral("-2"),
+                QStringLiteral("-3"), QStringLiteral("-4"), QStringLiteral("-5")};
     if (key.startsWith(QStringLiteral("kind.")))
         return {QStringLiteral("blocking"), QStringLiteral("non-blocking")};
     return {};
@@ -89,7 +89,8 @@ WhatIfDialog::WhatIfDialog(const Scenario& scenario, const QString& documentTitl
         }
         const QString prefix = key.left(key.indexOf(QLatin1Char('.')) + 1);
         for (const StreamSpec& st : scenario.streams) {
-            if (prefix == QStringLiteral("kind.") && st.kind != StreamKind::Blocking && st.kind != StreamKind::NonBlocking)
+            if (prefix == QStringLiteral("kind.") && st.kind != StreamKind::Blocking
+                && st.kind != StreamKind::NonBlocking)
                 continue;
             const QString name = prefix + qs(st.name);
             m_key->addItem(name, name);

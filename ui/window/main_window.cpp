@@ -121,25 +121,26 @@ void MainWindow::createPrompts()
     m_recoverPrompt = [this](const QString& what) {
         QMessageBox box(QMessageBox::Question, QStringLiteral("Recover unsaved changes"),
                         QStringLiteral("StreamScope did not close normally. %1 has changes that were not saved. "
-                                       "Recover them?").arg(what),
+                                       "Recover them?")
+                            .arg(what),
                         QMessageBox::NoButton, this);
         QPushButton* recover = box.addButton(QStringLiteral("Recover"), QMessageBox::AcceptRole);
         QPushButton* discard = box.addButton(QStringLiteral("Discard"), QMessageBox::DestructiveRole);
         box.addButton(QStringLiteral("Later"), QMessageBox::RejectRole);
         box.setDefaultButton(recover);
         box.exec();
-        return box.clickedButton() == recover   ? RecoverChoice::Recover
-               : box.clickedButton() == discard ? RecoverChoice::Discard
-                                                : RecoverChoice::Keep;
+        return box.clickedButton() == recover ? RecoverChoice::Recover
+            : box.clickedButton() == discard  ? RecoverChoice::Discard
+                                              : RecoverChoice::Keep;
     };
     m_unsavedPrompt = [this] {
-        const auto answer = QMessageBox::warning(
-            this, QStringLiteral("Unsaved changes"),
-            QStringLiteral("%1 has changes that are not saved. Save them?").arg(documentTitle()),
-            QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
-        return answer == QMessageBox::Save      ? UnsavedChoice::Save
-               : answer == QMessageBox::Discard ? UnsavedChoice::Discard
-                                                : UnsavedChoice::Cancel;
+        const auto answer =
+            QMessageBox::warning(this, QStringLiteral("Unsaved changes"),
+                                 QStringLiteral("%1 has changes that are not saved. Save them?").arg(documentTitle()),
+                                 QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+        return answer == QMessageBox::Save   ? UnsavedChoice::Save
+            : answer == QMessageBox::Discard ? UnsavedChoice::Discard
+                                             : UnsavedChoice::Cancel;
     };
 }
 
@@ -215,8 +216,9 @@ void MainWindow::connectEditing()
     connect(m_model->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
     // Autosave: a moment after the last edit, while there are unsaved ones.
     static std::atomic<int> windows{0};
-    m_autosavePath = QDir(autosaveDirectory())
-                         .filePath(QStringLiteral("scenario-%1-%2.json").arg(QCoreApplication::applicationPid()).arg(++windows));
+    m_autosavePath =
+        QDir(autosaveDirectory())
+            .filePath(QStringLiteral("scenario-%1-%2.json").arg(QCoreApplication::applicationPid()).arg(++windows));
     m_autosaveTimer = new QTimer(this);
     m_autosaveTimer->setSingleShot(true);
     m_autosaveTimer->setInterval(1000);
@@ -234,26 +236,30 @@ void MainWindow::connectRuns()
                 clearError();
                 m_traceFile.clear();
                 showTrace(std::move(trace), {}, ms, m_previewRun && b == RunBackend::Simulator);
-                m_statusText->setText(b == RunBackend::Gpu ? QStringLiteral("Ran on the GPU in %1.").arg(formatNs(ms * 1e6))
-                                                           : QStringLiteral("Simulated in %1.").arg(formatNs(ms * 1e6)));
+                m_statusText->setText(b == RunBackend::Gpu
+                                          ? QStringLiteral("Ran on the GPU in %1.").arg(formatNs(ms * 1e6))
+                                          : QStringLiteral("Simulated in %1.").arg(formatNs(ms * 1e6)));
             });
-    connect(m_runner, &RunController::partialTrace, this, [this](std::shared_ptr<const AnalyzedTrace> trace, double ms) {
-        m_traceFile.clear();
-        m_partialShown = true;
-        showTrace(std::move(trace), {}, ms);
-    });
+    connect(m_runner, &RunController::partialTrace, this,
+            [this](std::shared_ptr<const AnalyzedTrace> trace, double ms) {
+                m_traceFile.clear();
+                m_partialShown = true;
+                showTrace(std::move(trace), {}, ms);
+            });
     connect(m_runner, &RunController::failed, this, [this](const QString& message, int) {
         if (m_quitAfterScreenshot)
             std::fprintf(stderr, "streamscope: the run failed: %s\n", qPrintable(message));
         const bool partial = std::exchange(m_partialShown, false);
-        showError(partial ? message + QStringLiteral("\nThe timeline shows the partial trace: what ran until the failure.")
-                          : message);
+        showError(partial
+                      ? message + QStringLiteral("\nThe timeline shows the partial trace: what ran until the failure.")
+                      : message);
         m_statusText->setText(partial ? QStringLiteral("The run failed; the partial trace is shown.")
                                       : QStringLiteral("The run failed."));
         if (m_quitAfterScreenshot)
             QCoreApplication::exit(message.startsWith(QLatin1String("GPU error")) ? 3 : 2);
     });
-    connect(m_runner, &RunController::cancelled, this, [this] { m_statusText->setText(QStringLiteral("Run cancelled.")); });
+    connect(m_runner, &RunController::cancelled, this,
+            [this] { m_statusText->setText(QStringLiteral("Run cancelled.")); });
     connect(m_runner, &RunController::progressMessage, m_statusText, &QLabel::setText);
     connect(m_runner, &RunController::runningChanged, this, [this](bool running) {
         m_cancelAction->setEnabled(running);
@@ -309,9 +315,9 @@ MainWindow::~MainWindow()
     removeAutosave(); // a window that closes keeps nothing to recover
     // Signals sent while the parts go (the undo stack clearing itself, the timeline dropping its trace) must not
     // reach a half-destroyed window; and the widgets that watch the scenario model go before it does.
-    for (QObject* sender : std::initializer_list<QObject*>{m_model, m_model->undoStack(), m_runner, m_timeline,
-                                                           m_inspector, m_analysis, m_spanTable->selectionModel(), m_gallery,
-                                                           m_liveTimer, m_progressDelay})
+    for (QObject* sender :
+         std::initializer_list<QObject*>{m_model, m_model->undoStack(), m_runner, m_timeline, m_inspector, m_analysis,
+                                         m_spanTable->selectionModel(), m_gallery, m_liveTimer, m_progressDelay})
         disconnect(sender, nullptr, this, nullptr);
     const auto docks = findChildren<QDockWidget*>(Qt::FindDirectChildrenOnly);
     for (QDockWidget* dock : docks)
@@ -394,7 +400,8 @@ void MainWindow::createDocks()
     QDockWidget* scenarioDock = makeDock(QStringLiteral("Scenario"), QStringLiteral("scenarioDock"), m_editor, this);
     QDockWidget* lessonsDock = makeDock(QStringLiteral("Lessons"), QStringLiteral("lessonsDock"), m_gallery, this);
     QDockWidget* analysisDock = makeDock(QStringLiteral("Analysis"), QStringLiteral("analysisDock"), m_analysis, this);
-    QDockWidget* inspectorDock = makeDock(QStringLiteral("Inspector"), QStringLiteral("inspectorDock"), m_inspector, this);
+    QDockWidget* inspectorDock =
+        makeDock(QStringLiteral("Inspector"), QStringLiteral("inspectorDock"), m_inspector, this);
     QDockWidget* runInfoDock = makeDock(QStringLiteral("Run info"), QStringLiteral("runInfoDock"), m_runInfo, this);
     QDockWidget* spansDock = makeDock(QStringLiteral("Spans"), QStringLiteral("spansDock"), spans, this);
 

@@ -182,7 +182,8 @@ private:
     void createToolbars();
     void applyDocument(LoadedDocument doc);
     // `preview`: a live re-simulation of an edit, which keeps the user's zoom (unless the view showed everything).
-    void showTrace(std::shared_ptr<const AnalyzedTrace> trace, const QString& file, double wallMs, bool preview = false);
+    void showTrace(std::shared_ptr<const AnalyzedTrace> trace, const QString& file, double wallMs,
+                   bool preview = false);
     void updateCriticalPath();
     void showError(const QString& message);
     void clearError();
@@ -221,7 +222,7 @@ private:
     SpanInspector* m_inspector = nullptr;
     SpanTableModel* m_spanModel = nullptr;
     SpanTableProxy* m_spanProxy = nullptr;
-    OpGpuTimeModel* m_opModel = nullptr;     // the span table grouped: GPU time by launching op
+    OpGpuTimeModel* m_opModel = nullptr; // the span table grouped: GPU time by launching op
     QTableView* m_opTable = nullptr;
     class QCheckBox* m_groupByOp = nullptr;
     QTableView* m_spanTable = nullptr;
@@ -275,7 +276,7 @@ private:
     std::function<UnsavedChoice()> m_unsavedPrompt;
     quint64 m_openGeneration = 0;
     bool m_syncingSelection = false;
-    bool m_previewRun = false; // the run in progress is a live preview
+    bool m_previewRun = false;   // the run in progress is a live preview
     bool m_partialShown = false; // a failed GPU run's partial trace was just shown (its error follows)
     bool m_probeGpu = true;
     bool m_probed = false;

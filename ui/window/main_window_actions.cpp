@@ -9,7 +9,6 @@
 #include "analysis_panel.h"
 #include "calibrate_dialog.h"
 #include "compare_view.h"
-#include "whatif_dialog.h"
 #include "format.h"
 #include "image_export.h"
 #include "lesson_gallery.h"
@@ -31,6 +30,7 @@
 #include "timing_text.h"
 #include "trace_import.h"
 #include "trace_json.h"
+#include "whatif_dialog.h"
 #include "worker.h"
 
 #include <QAction>
@@ -65,9 +65,9 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QSortFilterProxyModel>
-#include <QStandardPaths>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <QStandardPaths>
 #include <QStatusBar>
 #include <QTableView>
 #include <QThread>
@@ -125,8 +125,8 @@ void MainWindow::createActions()
         QString suggestion = m_path;
         if (suggestion.isEmpty())
             suggestion = QDir(settings.value(QStringLiteral("lastDir"), QDir::homePath()).toString())
-                             .filePath((m_lessonId.isEmpty() ? QStringLiteral("scenario") : m_lessonId) +
-                                       QStringLiteral(".json"));
+                             .filePath((m_lessonId.isEmpty() ? QStringLiteral("scenario") : m_lessonId)
+                                       + QStringLiteral(".json"));
         const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Save the scenario"), suggestion,
                                                           QStringLiteral("Scenario (*.json)"));
         if (!path.isEmpty())
@@ -145,10 +145,9 @@ void MainWindow::createActions()
             QStringLiteral("StreamScope trace (*.json);;") + chrome + QStringLiteral(";;") + csv, &filter);
         if (path.isEmpty())
             return;
-        const ExportFormat format = filter == chrome ? ExportFormat::Chrome
-                                    : filter == csv || path.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive)
-                                        ? ExportFormat::Csv
-                                        : ExportFormat::Streamscope;
+        const ExportFormat format = filter == chrome                                     ? ExportFormat::Chrome
+            : filter == csv || path.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive) ? ExportFormat::Csv
+                                                                                         : ExportFormat::Streamscope;
         saveTraceAs(path, format);
     });
     m_exportAction = file->addAction(QStringLiteral("&Export Image…"), this, [this] {
@@ -163,9 +162,9 @@ void MainWindow::createActions()
             return;
         QString chosen = path;
         if (!imageFormatForPath(chosen))
-            chosen += filter.startsWith(QLatin1String("SVG"))   ? QStringLiteral(".svg")
-                      : filter.startsWith(QLatin1String("PDF")) ? QStringLiteral(".pdf")
-                                                                : QStringLiteral(".png");
+            chosen += filter.startsWith(QLatin1String("SVG")) ? QStringLiteral(".svg")
+                : filter.startsWith(QLatin1String("PDF"))     ? QStringLiteral(".pdf")
+                                                              : QStringLiteral(".png");
         // The size, remembered for next time (PDF: points).
         QDialog dialog(this);
         dialog.setWindowTitle(QStringLiteral("Image size"));
@@ -362,7 +361,6 @@ void MainWindow::createToolbars()
     m_noticeToolBar->hide();
 }
 
-
 // ---- Analysis menu ------------------------------------------------------------------------------------------------
 
 void MainWindow::createCompareActions()
@@ -384,7 +382,8 @@ void MainWindow::createCompareActions()
         }
         QSettings settings;
         const QString path = QFileDialog::getOpenFileName(
-            this, QStringLiteral("Compare with a trace or scenario"), settings.value(QStringLiteral("lastDir")).toString(),
+            this, QStringLiteral("Compare with a trace or scenario"),
+            settings.value(QStringLiteral("lastDir")).toString(),
             QStringLiteral("Traces and scenarios (*.json *.json.gz *.csv *.sqlite);;All files (*)"));
         if (path.isEmpty())
             return;
@@ -547,17 +546,18 @@ void MainWindow::createSweepActions()
             disconnect((*note)[1]);
         });
     });
-    QAction* action = m_analysisMenu->addAction(QStringLiteral("&Sweep…"), this, [this, dock, view, scenarioDock,
-                                                                              analysisDock] {
-        // Showing it must not squeeze the side docks.
-        const QList<int> sideWidths{scenarioDock ? scenarioDock->width() : 0, analysisDock ? analysisDock->width() : 0};
-        dock->show();
-        dock->raise();
-        resizeDocks({dock}, {qMax(dock->height(), 360)}, Qt::Vertical);
-        if (scenarioDock && analysisDock && scenarioDock->isVisible() && analysisDock->isVisible())
-            resizeDocks({scenarioDock, analysisDock}, sideWidths, Qt::Horizontal);
-        view->setFocus();
-    });
+    QAction* action =
+        m_analysisMenu->addAction(QStringLiteral("&Sweep…"), this, [this, dock, view, scenarioDock, analysisDock] {
+            // Showing it must not squeeze the side docks.
+            const QList<int> sideWidths{scenarioDock ? scenarioDock->width() : 0,
+                                        analysisDock ? analysisDock->width() : 0};
+            dock->show();
+            dock->raise();
+            resizeDocks({dock}, {qMax(dock->height(), 360)}, Qt::Vertical);
+            if (scenarioDock && analysisDock && scenarioDock->isVisible() && analysisDock->isVisible())
+                resizeDocks({scenarioDock, analysisDock}, sideWidths, Qt::Horizontal);
+            view->setFocus();
+        });
     action->setObjectName(QStringLiteral("sweep"));
     action->setShortcut(QKeySequence(QStringLiteral("Ctrl+Shift+W")));
     action->setToolTip(QStringLiteral("Vary streams, chunks or kernel size and plot makespan and speedup"));

@@ -9,7 +9,6 @@
 #include "analysis_panel.h"
 #include "calibrate_dialog.h"
 #include "compare_view.h"
-#include "whatif_dialog.h"
 #include "format.h"
 #include "image_export.h"
 #include "lesson_gallery.h"
@@ -31,6 +30,7 @@
 #include "timing_text.h"
 #include "trace_import.h"
 #include "trace_json.h"
+#include "whatif_dialog.h"
 #include "worker.h"
 
 #include <QAction>
@@ -65,9 +65,9 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QSortFilterProxyModel>
-#include <QStandardPaths>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <QStandardPaths>
 #include <QStatusBar>
 #include <QTableView>
 #include <QThread>
@@ -121,8 +121,8 @@ QString traceKindText(const Trace& trace)
     case TraceSource::Cupti:
     case TraceSource::CudaEvents:
         return info.devices.empty() || info.devices.front().name.empty()
-                   ? QStringLiteral("trace (GPU run)")
-                   : QStringLiteral("trace (GPU run on %1)").arg(qs(info.devices.front().name));
+            ? QStringLiteral("trace (GPU run)")
+            : QStringLiteral("trace (GPU run on %1)").arg(qs(info.devices.front().name));
     case TraceSource::Simulator: return QStringLiteral("trace (simulated)");
     }
     return QStringLiteral("trace");
@@ -143,10 +143,10 @@ QString noScenarioText(const AnalyzedTrace& trace)
         if (info.source == TraceSource::Imported && info.backend == id)
             from = QLatin1String(what);
     return (from.isEmpty() ? QStringLiteral("It was recorded without the scenario that made it")
-                           : QStringLiteral("It was imported from %1").arg(from)) +
-           QStringLiteral(": the timeline, the span table and the analysis show it as recorded, but there is nothing "
-                          "to edit or run again. To try the same pattern on the simulator, start a New Scenario or "
-                          "open a lesson.");
+                           : QStringLiteral("It was imported from %1").arg(from))
+        + QStringLiteral(": the timeline, the span table and the analysis show it as recorded, but there is nothing "
+                         "to edit or run again. To try the same pattern on the simulator, start a New Scenario or "
+                         "open a lesson.");
 }
 
 } // namespace
@@ -190,8 +190,8 @@ void MainWindow::writeAutosave()
     QDir().mkpath(autosaveDirectory());
     QString error;
     // The document's path beside it (one line; empty for an untitled scenario), then the scenario itself.
-    if (!writeFileAtomically(m_autosavePath + QStringLiteral(".origin"), m_path.toStdString(), &error) ||
-        !writeFileAtomically(m_autosavePath, scenarioToJson(m_model->scenario()), &error))
+    if (!writeFileAtomically(m_autosavePath + QStringLiteral(".origin"), m_path.toStdString(), &error)
+        || !writeFileAtomically(m_autosavePath, scenarioToJson(m_model->scenario()), &error))
         m_statusText->setText(QStringLiteral("Could not autosave: %1").arg(error));
 }
 
@@ -214,17 +214,18 @@ bool MainWindow::recoverAutosaved()
         QFile originFile(file.filePath() + QStringLiteral(".origin"));
         const QString origin =
             originFile.open(QIODevice::ReadOnly) ? QString::fromUtf8(originFile.readAll()).trimmed() : QString();
-        const QString what = (origin.isEmpty() ? QStringLiteral("An untitled scenario")
-                                               : QStringLiteral("The scenario %1").arg(origin)) +
-                             QStringLiteral(" (last autosaved %1)")
-                                 .arg(file.lastModified().toString(QStringLiteral("yyyy-MM-dd hh:mm:ss")));
+        const QString what =
+            (origin.isEmpty() ? QStringLiteral("An untitled scenario") : QStringLiteral("The scenario %1").arg(origin))
+            + QStringLiteral(" (last autosaved %1)")
+                  .arg(file.lastModified().toString(QStringLiteral("yyyy-MM-dd hh:mm:ss")));
         const RecoverChoice choice = m_recoverPrompt(what);
         if (choice == RecoverChoice::Keep)
             continue;
         if (choice == RecoverChoice::Recover) {
             auto read = loadScenarioFile(file.filePath().toStdString());
             if (!read) {
-                showError(QStringLiteral("The autosaved scenario cannot be recovered: %1").arg(qs(read.error().toString())));
+                showError(
+                    QStringLiteral("The autosaved scenario cannot be recovered: %1").arg(qs(read.error().toString())));
                 continue; // kept: it may be opened as a file
             }
             m_path = origin;
@@ -255,8 +256,8 @@ void MainWindow::updateTitle()
 {
     // A trace opened as such says so: its file's name and what made it.
     if (!m_tracePath.isEmpty())
-        setWindowTitle(QFileInfo(m_tracePath).fileName() + QStringLiteral(" — ") + m_traceKind +
-                       QStringLiteral("[*] — StreamScope"));
+        setWindowTitle(QFileInfo(m_tracePath).fileName() + QStringLiteral(" — ") + m_traceKind
+                       + QStringLiteral("[*] — StreamScope"));
     else
         setWindowTitle(documentTitle() + QStringLiteral("[*] — StreamScope"));
     setWindowModified(isModified());
@@ -272,9 +273,9 @@ void MainWindow::updateScenarioActions()
                                        "Scenario to run one");
     m_runAction->setEnabled(!none);
     const bool embedded = m_editor->mode() == ScenarioEditor::Mode::EmbeddedInTrace;
-    m_runAction->setToolTip(none       ? why
-                            : embedded ? QStringLiteral("Run the trace's scenario again, as an editable copy (F5)")
-                                       : QStringLiteral("Run the scenario on the chosen backend (F5)"));
+    m_runAction->setToolTip(none           ? why
+                                : embedded ? QStringLiteral("Run the trace's scenario again, as an editable copy (F5)")
+                                           : QStringLiteral("Run the scenario on the chosen backend (F5)"));
     m_runAction->setStatusTip(none ? why : QString());
     for (QAction* a : {m_saveAction, m_saveAsAction, m_compareVariantAction}) {
         if (!a)
@@ -293,7 +294,8 @@ void MainWindow::updateLesson()
         for (const Variant& v : s.variants) {
             if (qs(v.id) != m_variant)
                 continue;
-            variantText = QStringLiteral("Variant “") + (v.title.empty() ? qs(v.id) : qs(v.title)) + QStringLiteral("”");
+            variantText =
+                QStringLiteral("Variant “") + (v.title.empty() ? qs(v.id) : qs(v.title)) + QStringLiteral("”");
             if (!v.description.empty())
                 variantText += QStringLiteral(": ") + qs(v.description);
         }

@@ -9,7 +9,6 @@
 #include "analysis_panel.h"
 #include "calibrate_dialog.h"
 #include "compare_view.h"
-#include "whatif_dialog.h"
 #include "format.h"
 #include "image_export.h"
 #include "lesson_gallery.h"
@@ -31,6 +30,7 @@
 #include "timing_text.h"
 #include "trace_import.h"
 #include "trace_json.h"
+#include "whatif_dialog.h"
 #include "worker.h"
 
 #include <QAction>
@@ -65,9 +65,9 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QSortFilterProxyModel>
-#include <QStandardPaths>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <QStandardPaths>
 #include <QStatusBar>
 #include <QTableView>
 #include <QThread>
@@ -149,10 +149,10 @@ void MainWindow::updateGpuChoice()
     auto* model = qobject_cast<QStandardItemModel*>(m_backendBox->model());
     const bool usable = gpu.state == GpuStatus::State::Usable;
     m_backendBox->setItemText(gpuRow, gpuChoiceText(gpu));
-    m_backendBox->setItemData(gpuRow, gpu.state == GpuStatus::State::Unusable
-                                          ? QStringLiteral("No usable GPU: ") + gpu.description
-                                          : gpu.description,
-                              Qt::ToolTipRole);
+    m_backendBox->setItemData(
+        gpuRow,
+        gpu.state == GpuStatus::State::Unusable ? QStringLiteral("No usable GPU: ") + gpu.description : gpu.description,
+        Qt::ToolTipRole);
     if (model)
         if (QStandardItem* item = model->item(gpuRow))
             item->setEnabled(usable);
@@ -199,8 +199,8 @@ void MainWindow::runScenario()
     const auto validated = m_model->validatedScenario();
     if (!validated) {
         const auto error = m_model->error();
-        showError(QStringLiteral("The scenario cannot run: ") +
-                  (error ? error->path + QStringLiteral(": ") + error->message : QStringLiteral("it has an error")));
+        showError(QStringLiteral("The scenario cannot run: ")
+                  + (error ? error->path + QStringLiteral(": ") + error->message : QStringLiteral("it has an error")));
         return;
     }
     m_previewRun = false;
@@ -221,8 +221,8 @@ void MainWindow::liveRun()
     const auto validated = m_model->validatedScenario();
     if (!validated) {
         const auto error = m_model->error();
-        m_statusText->setText(QStringLiteral("Not simulated: ") +
-                              (error ? error->path + QStringLiteral(": ") + error->message : QString()));
+        m_statusText->setText(QStringLiteral("Not simulated: ")
+                              + (error ? error->path + QStringLiteral(": ") + error->message : QString()));
         return;
     }
     if (m_runner->isRunning() && m_runner->runningBackend() == RunBackend::Gpu)
@@ -238,7 +238,8 @@ void MainWindow::showTrace(std::shared_ptr<const AnalyzedTrace> trace, const QSt
     if (preview && m_trace && m_timeline->trace()) {
         const auto [first, last] = m_timeline->trace()->timeRange();
         const auto [from, to] = m_timeline->visibleTimeRange();
-        keepView = from > double(first) + 0.02 * double(last - first) || to < double(last) - 0.02 * double(last - first);
+        keepView =
+            from > double(first) + 0.02 * double(last - first) || to < double(last) - 0.02 * double(last - first);
     }
     m_trace = std::move(trace);
     std::shared_ptr<const Trace> t = m_trace ? m_trace->trace : nullptr;
@@ -265,18 +266,17 @@ void MainWindow::showTrace(std::shared_ptr<const AnalyzedTrace> trace, const QSt
 
 void MainWindow::updateTimingNotice()
 {
-    const TimingNotice notice = m_trace && m_trace->trace
-                                    ? timingNotice(*m_trace->trace, m_trace->report.diagnostics)
-                                    : TimingNotice{};
+    const TimingNotice notice =
+        m_trace && m_trace->trace ? timingNotice(*m_trace->trace, m_trace->report.diagnostics) : TimingNotice{};
     m_timingWarning->setNotice(notice.perturbation.title, notice.perturbation.text);
     // One click to the timing the fix names, unless GPU runs already use it.
     m_suggestedTiming.reset();
     if (!notice.perturbation.isEmpty() && notice.suggested && *notice.suggested != timingMode())
         m_suggestedTiming = notice.suggested;
     if (m_suggestedTiming)
-        m_timingWarning->setAction(QStringLiteral("Time with %1").arg(timingModeLabel(*m_suggestedTiming)),
-                                   QStringLiteral("Set Timing to %1 for the next GPU run")
-                                       .arg(timingModeLabel(*m_suggestedTiming)));
+        m_timingWarning->setAction(
+            QStringLiteral("Time with %1").arg(timingModeLabel(*m_suggestedTiming)),
+            QStringLiteral("Set Timing to %1 for the next GPU run").arg(timingModeLabel(*m_suggestedTiming)));
     else
         m_timingWarning->setAction({});
     m_timingInfo->setNotice(notice.fallback.title, notice.fallback.text);
@@ -312,8 +312,8 @@ void MainWindow::selectSpanInTable(int span)
         m_spanTable->selectionModel()->clearSelection();
     } else {
         const QModelIndex index = m_spanProxy->index(row, 0);
-        m_spanTable->selectionModel()->setCurrentIndex(
-            index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        m_spanTable->selectionModel()->setCurrentIndex(index,
+                                                       QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
         m_spanTable->scrollTo(index);
     }
     m_syncingSelection = false;

@@ -101,14 +101,14 @@ PresentationMode::PresentationMode(MainWindow* window) : QObject(window), m_wind
     });
     connect(runner, &RunController::finished, this,
             [this](const std::shared_ptr<const AnalyzedTrace>&, RunBackend backend, double wallMs) {
-        if (!m_active || m_runState != RunState::Running)
-            return;
-        m_runState = RunState::Finished;
-        m_runOnGpu = backend == RunBackend::Gpu;
-        m_runWallMs = wallMs;
-        m_runMessage.clear();
-        scheduleRefresh();
-    });
+                if (!m_active || m_runState != RunState::Running)
+                    return;
+                m_runState = RunState::Finished;
+                m_runOnGpu = backend == RunBackend::Gpu;
+                m_runWallMs = wallMs;
+                m_runMessage.clear();
+                scheduleRefresh();
+            });
     connect(runner, &RunController::failed, this, [this](const QString& message, int) {
         if (!m_active || m_runState != RunState::Running)
             return;
@@ -147,8 +147,8 @@ QString PresentationMode::slideText() const
 {
     if (!m_active)
         return {};
-    QString text = QTextDocumentFragment::fromHtml(m_title->text()).toPlainText() + QLatin1Char('\n') +
-                   stepIndicator() + QLatin1Char('\n');
+    QString text = QTextDocumentFragment::fromHtml(m_title->text()).toPlainText() + QLatin1Char('\n') + stepIndicator()
+        + QLatin1Char('\n');
     if (!m_textColumn->isHidden())
         text += QTextDocumentFragment::fromHtml(m_textHtml).toPlainText() + QLatin1Char('\n');
     if (!m_explanation->isHidden())
@@ -648,12 +648,12 @@ void PresentationMode::refresh()
     m_indicator->setText(stepIndicator());
     m_nextHint->setText(footerText());
 
-    const bool showTimeline = (m_step == Step::Timeline || m_step == Step::Explanation) && !waitingForTrace() &&
-                              m_window->currentTrace();
+    const bool showTimeline =
+        (m_step == Step::Timeline || m_step == Step::Explanation) && !waitingForTrace() && m_window->currentTrace();
     const bool showExplanation = showTimeline && m_step == Step::Explanation;
     m_textColumn->setVisible(!showTimeline);
-    m_progress->setVisible(!showTimeline && (m_loading || m_runState == RunState::Running ||
-                                             (m_step != Step::SetUp && m_awaitingTrace)));
+    m_progress->setVisible(
+        !showTimeline && (m_loading || m_runState == RunState::Running || (m_step != Step::SetUp && m_awaitingTrace)));
     if (m_central)
         m_central->setVisible(showTimeline);
     m_explanation->setVisible(showExplanation);
@@ -677,8 +677,8 @@ void PresentationMode::refresh()
         highlightDiagnostics();
     }
     // The run without a variant, for the variant's contrast.
-    if (const auto trace = m_window->currentTrace(); trace && !waitingForTrace() && !id.isEmpty() &&
-                                                     m_window->lessonVariant().isEmpty())
+    if (const auto trace = m_window->currentTrace();
+        trace && !waitingForTrace() && !id.isEmpty() && m_window->lessonVariant().isEmpty())
         m_baseMetrics[id] = {trace->report.metrics.makespanNs, trace->report.metrics.speedup};
 }
 

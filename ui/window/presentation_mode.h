@@ -112,11 +112,11 @@ private:
     bool m_active = false;
     Step m_step = Step::SetUp;
     RunState m_runState = RunState::Idle;
-    QString m_runMessage;  // progress while running; the error when it failed
+    QString m_runMessage; // progress while running; the error when it failed
     double m_runWallMs = 0;
     bool m_runOnGpu = false;
-    bool m_loading = false;       // a lesson was asked for and has not opened yet
-    bool m_awaitingTrace = false; // the trace on the timeline is not yet the open lesson's
+    bool m_loading = false;                       // a lesson was asked for and has not opened yet
+    bool m_awaitingTrace = false;                 // the trace on the timeline is not yet the open lesson's
     std::map<QString, BaseMetrics> m_baseMetrics; // per lesson id: its run without a variant, for the contrast
 
     // What is restored on leaving.

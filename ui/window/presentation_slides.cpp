@@ -92,8 +92,8 @@ QString PresentationMode::setUpHtml(double scale) const
              .arg(int(detail * 0.15))
              .arg(px(detail));
     auto row = [&](const QString& label, const QString& html) {
-        h += QStringLiteral("<tr><td valign='top' style='padding-right:%1'><b>").arg(px(detail)) + label +
-             QStringLiteral("</b></td><td valign='top'>") + html + QStringLiteral("</td></tr>");
+        h += QStringLiteral("<tr><td valign='top' style='padding-right:%1'><b>").arg(px(detail)) + label
+            + QStringLiteral("</b></td><td valign='top'>") + html + QStringLiteral("</td></tr>");
     };
 
     // Streams, grouped by what they are.
@@ -110,8 +110,8 @@ QString PresentationMode::setUpHtml(double scale) const
     }
     QStringList streamLines;
     for (const auto& [what, names] : groups)
-        streamLines << QStringLiteral("<b>") + esc(nameList(names)) + QStringLiteral("</b> — ") + esc(what) +
-                           (names.size() > 6 ? QStringLiteral(" (%1 streams)").arg(names.size()) : QString());
+        streamLines << QStringLiteral("<b>") + esc(nameList(names)) + QStringLiteral("</b> — ") + esc(what)
+                + (names.size() > 6 ? QStringLiteral(" (%1 streams)").arg(names.size()) : QString());
     if (!streamLines.isEmpty())
         row(s.streams.size() == 1 ? QStringLiteral("Stream") : QStringLiteral("Streams"),
             streamLines.join(QStringLiteral("<br>")));
@@ -129,8 +129,9 @@ QString PresentationMode::setUpHtml(double scale) const
             const Op& op = thread.ops[i];
             const QString name = qs(displayName(op));
             const QString summary = ScenarioModel::opSummary(op);
-            ops << (summary.contains(name) ? esc(summary)
-                                           : QStringLiteral("<b>") + esc(name) + QStringLiteral("</b>: ") + esc(summary));
+            ops << (summary.contains(name)
+                        ? esc(summary)
+                        : QStringLiteral("<b>") + esc(name) + QStringLiteral("</b>: ") + esc(summary));
         }
         if (thread.ops.size() > size_t(kMaxOpsListed))
             ops << QStringLiteral("… and %1 more").arg(thread.ops.size() - size_t(kMaxOpsListed));
@@ -163,9 +164,8 @@ QString PresentationMode::runHtml(double scale) const
     QString h = QStringLiteral("<div style='color:%1'>").arg(colour(kInk));
     auto line = [&](double size, const QString& html, const char* ink = kInk, bool bold = false) {
         h += QStringLiteral("<p style='font-size:%1; color:%2;%3 margin-bottom:%4'>")
-                 .arg(px(size), colour(ink), bold ? QStringLiteral(" font-weight:bold;") : QString(),
-                      px(size * 0.4)) +
-             html + QStringLiteral("</p>");
+                 .arg(px(size), colour(ink), bold ? QStringLiteral(" font-weight:bold;") : QString(), px(size * 0.4))
+            + html + QStringLiteral("</p>");
     };
     if (m_loading) {
         line(big, QStringLiteral("Opening the lesson…"), kInk, true);
@@ -179,8 +179,8 @@ QString PresentationMode::runHtml(double scale) const
     } else if (m_runState == RunState::Finished) {
         const auto trace = m_window->currentTrace();
         line(big, QStringLiteral("✔ Finished on ") + where, kPass, true);
-        QString done = (m_runOnGpu ? QStringLiteral("Ran in ") : QStringLiteral("Simulated in ")) +
-                       formatDurationNs((long long)(m_runWallMs * 1e6)) + QLatin1Char('.');
+        QString done = (m_runOnGpu ? QStringLiteral("Ran in ") : QStringLiteral("Simulated in "))
+            + formatDurationNs((long long)(m_runWallMs * 1e6)) + QLatin1Char('.');
         if (trace && trace->trace)
             done += QStringLiteral(" %1 GPU operations and %2 API calls recorded.")
                         .arg(trace->report.metrics.gpuSpanCount)
@@ -203,13 +203,14 @@ QString PresentationMode::explanationHtml(double scale, bool columns) const
     const double small = body * 0.8;
     const QString open = QStringLiteral("<div style='color:%1'>").arg(colour(kInk));
     if (!analyzed)
-        return open + QStringLiteral("<p style='font-size:%1'>Run the lesson to see what happened.</p></div>").arg(px(body));
+        return open
+            + QStringLiteral("<p style='font-size:%1'>Run the lesson to see what happened.</p></div>").arg(px(body));
     const TraceReport& report = analyzed->report;
     const bool isVariant = !m_window->lessonVariant().isEmpty();
     auto heading = [&](const QString& text, bool first = false) -> QString {
         return QStringLiteral("<p style='font-size:%1; font-weight:bold; color:%2; margin-top:%3; margin-bottom:%4'>")
-                   .arg(px(body * 0.85), colour(kAccent), px(first ? 0 : body * 0.5), px(body * 0.15)) +
-               text + QStringLiteral("</p>");
+                   .arg(px(body * 0.85), colour(kAccent), px(first ? 0 : body * 0.5), px(body * 0.15))
+            + text + QStringLiteral("</p>");
     };
 
     // The verdict: the key check (the one the contrasting variant fails).
@@ -222,9 +223,10 @@ QString PresentationMode::explanationHtml(double scale, bool columns) const
         key = &report.checks.front();
     if (key) {
         const bool pass = key->passed && key->error.empty();
-        verdict += QStringLiteral("<p style='font-size:%1; font-weight:bold; color:%2; margin-top:0; margin-bottom:%3'>%4</p>")
-                       .arg(px(body * 1.25), colour(pass ? kPass : kFail), px(body * 0.2),
-                            pass ? QStringLiteral("✔ PASS") : QStringLiteral("✖ FAIL"));
+        verdict +=
+            QStringLiteral("<p style='font-size:%1; font-weight:bold; color:%2; margin-top:0; margin-bottom:%3'>%4</p>")
+                .arg(px(body * 1.25), colour(pass ? kPass : kFail), px(body * 0.2),
+                     pass ? QStringLiteral("✔ PASS") : QStringLiteral("✖ FAIL"));
         if (!key->expectation.why.empty())
             verdict += QStringLiteral("<p style='font-size:%1; margin-bottom:%2'>%3</p>")
                            .arg(px(body), px(body * 0.2), esc(qs(key->expectation.why)));
@@ -248,10 +250,10 @@ QString PresentationMode::explanationHtml(double scale, bool columns) const
     if (const auto base = m_baseMetrics.find(m_window->lessonId());
         isVariant && base != m_baseMetrics.end() && base->second.makespanNs > 0 && m.makespanNs > 0) {
         const double ratio = double(m.makespanNs) / double(base->second.makespanNs);
-        makespan += QStringLiteral("<br>%1 without the change: <b>%2× %3</b>")
-                        .arg(formatDurationNs(base->second.makespanNs),
-                             QString::number(ratio >= 1 ? ratio : 1 / ratio, 'f', 2),
-                             ratio >= 1 ? QStringLiteral("slower") : QStringLiteral("faster"));
+        makespan +=
+            QStringLiteral("<br>%1 without the change: <b>%2× %3</b>")
+                .arg(formatDurationNs(base->second.makespanNs), QString::number(ratio >= 1 ? ratio : 1 / ratio, 'f', 2),
+                     ratio >= 1 ? QStringLiteral("slower") : QStringLiteral("faster"));
     }
     QStringList numbers{makespan};
     if (std::isfinite(m.speedup) && m.speedup > 0)
@@ -260,9 +262,9 @@ QString PresentationMode::explanationHtml(double scale, bool columns) const
                                       : QStringLiteral("Up to <b>%1</b> GPU operations at once").arg(m.maxConcurrency));
     if (m.copyComputeOverlapNs > 0)
         numbers << QStringLiteral("Copies overlap kernels for <b>%1</b>").arg(formatDurationNs(m.copyComputeOverlapNs));
-    const QString effect = heading(QStringLiteral("What the run shows"), verdict.isEmpty()) +
-                           QStringLiteral("<p style='font-size:%1; margin-top:0'>").arg(px(body)) +
-                           numbers.join(QStringLiteral("<br>")) + QStringLiteral("</p>");
+    const QString effect = heading(QStringLiteral("What the run shows"), verdict.isEmpty())
+        + QStringLiteral("<p style='font-size:%1; margin-top:0'>").arg(px(body)) + numbers.join(QStringLiteral("<br>"))
+        + QStringLiteral("</p>");
 
     // Why: the diagnostics, one sentence each (with what to do about a problem).
     QString why;
@@ -270,10 +272,11 @@ QString PresentationMode::explanationHtml(double scale, bool columns) const
         bool spans = false;
         for (const Diagnostic& d : report.diagnostics)
             spans = spans || !d.spans.empty();
-        why += heading(spans ? QStringLiteral("Why <span style='color:%1'>(outlined on the timeline)</span>")
-                                   .arg(colour(kHighlight))
-                             : QStringLiteral("Why"),
-                       columns);
+        why += heading(
+            spans
+                ? QStringLiteral("Why <span style='color:%1'>(outlined on the timeline)</span>").arg(colour(kHighlight))
+                : QStringLiteral("Why"),
+            columns);
         for (const Diagnostic* shown : diagnosticsToShow(report)) {
             const Diagnostic& d = *shown;
             const bool info = d.severity == "info";
@@ -298,17 +301,17 @@ QString PresentationMode::explanationHtml(double scale, bool columns) const
                            esc(qs(c.description)));
     }
     if (!others.isEmpty())
-        why += heading(QStringLiteral("Other checks"), columns && why.isEmpty()) +
-               QStringLiteral("<p style='font-size:%1; margin-top:0'>").arg(px(small)) +
-               others.join(QStringLiteral("<br>")) + QStringLiteral("</p>");
+        why += heading(QStringLiteral("Other checks"), columns && why.isEmpty())
+            + QStringLiteral("<p style='font-size:%1; margin-top:0'>").arg(px(small))
+            + others.join(QStringLiteral("<br>")) + QStringLiteral("</p>");
 
     if (!columns)
         return open + verdict + effect + why + QStringLiteral("</div>");
     // Below a short timeline: the verdict and numbers on the left, the reasons on the right.
-    return open +
-           QStringLiteral("<table width='100%' cellspacing='0' cellpadding='0'><tr><td width='47%' valign='top'>") +
-           verdict + effect + QStringLiteral("</td><td width='6%'></td><td width='47%' valign='top'>") + why +
-           QStringLiteral("</td></tr></table></div>");
+    return open
+        + QStringLiteral("<table width='100%' cellspacing='0' cellpadding='0'><tr><td width='47%' valign='top'>")
+        + verdict + effect + QStringLiteral("</td><td width='6%'></td><td width='47%' valign='top'>") + why
+        + QStringLiteral("</td></tr></table></div>");
 }
 
 } // namespace streamscope

@@ -60,7 +60,6 @@ inline QString colour(const char* name)
     return QLatin1String(name);
 }
 
-
 inline QString formatDurationNs(long long ns)
 {
     return TimelineView::formatDuration(double(ns));

@@ -150,9 +150,10 @@ void appendJsonString(std::string& out, std::string_view s)
     out += '"';
 }
 
-
-
-bool isZero(const Dim3& d) { return d.x == 0 && d.y == 0 && d.z == 0; }
+bool isZero(const Dim3& d)
+{
+    return d.x == 0 && d.y == 0 && d.z == 0;
+}
 
 std::string deviceProcessName(const Trace& t, int device)
 {
@@ -200,8 +201,7 @@ void appendProcessesAndThreads(std::string& out, bool& first, const Trace& t,
         appendMetadata(out, first, "process_sort_index", kHostPid, 0, "sort_index", "0");
     }
     for (const int64_t pid : devicePids) {
-        const std::string name =
-            pid == kNoDevicePid ? "GPU (unknown device)" : deviceProcessName(t, int(pid));
+        const std::string name = pid == kNoDevicePid ? "GPU (unknown device)" : deviceProcessName(t, int(pid));
         appendMetadata(out, first, "process_name", pid, 0, "name", chrome::quotedJson(name));
         appendMetadata(out, first, "process_sort_index", pid, 0, "sort_index",
                        std::to_string(pid == kNoDevicePid ? pid : pid + 1));

@@ -51,11 +51,11 @@ struct RawThread {
     int64_t sortIndex = 0;
     bool hasSortIndex = false;
     uint64_t spans = 0;
-    uint64_t gpuSpans = 0;        // spans whose kind is known to be GPU work
-    int64_t device = -1;          // "device" seen in the args of its spans
-    std::string stream;           // "stream" seen in the args of its spans (a name, or a number as text)
+    uint64_t gpuSpans = 0; // spans whose kind is known to be GPU work
+    int64_t device = -1;   // "device" seen in the args of its spans
+    std::string stream;    // "stream" seen in the args of its spans (a name, or a number as text)
     bool streamIsNumber = false;
-    std::vector<uint32_t> open;   // "B" events not yet ended
+    std::vector<uint32_t> open; // "B" events not yet ended
 };
 
 struct RawProcess {
@@ -69,14 +69,14 @@ struct RawProcess {
 
 // One end of a flow event that still has to be bound to a span by time.
 struct FlowEnd {
-    uint32_t thread = 0; // raw thread
-    int64_t ts = 0;      // ns
+    uint32_t thread = 0;   // raw thread
+    int64_t ts = 0;        // ns
     bool enclosing = true; // the slice enclosing ts; false: the next slice that starts at or after ts
 };
 
 struct UnboundFlow {
     FlowEnd from, to;
-    int kind = -1;      // a FlowKind from the event's name ("launch", ...), -1: decided by the ends
+    int kind = -1;           // a FlowKind from the event's name ("launch", ...), -1: decided by the ends
     bool launchOnly = false; // "ac2g": PyTorch's launch arrows, host call -> GPU work
 };
 
@@ -91,13 +91,13 @@ struct IndexFlow {
 // synchronizing call, drawn on the GPU stream it concerns.
 struct SyncRecord {
     enum Type { StreamWait, StreamSync, EventSync, ContextSync, Other } type = Other;
-    uint32_t thread = 0;   // raw thread (pid = device, tid = stream)
-    int64_t ts = 0;        // ns
+    uint32_t thread = 0; // raw thread (pid = device, tid = stream)
+    int64_t ts = 0;      // ns
     int64_t device = -1;
     int64_t stream = -1;
-    int64_t waitOnStream = -1;    // the stream the waited-for event was recorded on
+    int64_t waitOnStream = -1;      // the stream the waited-for event was recorded on
     int64_t recordCorrelation = -1; // correlation id of the cudaEventRecord call
-    int64_t correlation = -1;     // correlation id of the synchronizing call itself
+    int64_t correlation = -1;       // correlation id of the synchronizing call itself
 };
 
 struct RawTrace {
@@ -114,9 +114,9 @@ struct RawTrace {
     std::string otherData;        // raw JSON text of the top-level "otherData" value
     std::string deviceProperties; // raw JSON text of the top-level "deviceProperties" value (PyTorch)
     std::vector<std::pair<std::string, std::string>> topLevel; // other top-level keys with scalar values
-    uint64_t bytes = 0;           // size of the input
-    uint64_t skippedEvents = 0;   // events that are not spans in this dialect
-    uint64_t withoutDur = 0;      // complete events ("X") without "dur", read as instants
+    uint64_t bytes = 0;                                        // size of the input
+    uint64_t skippedEvents = 0;                                // events that are not spans in this dialect
+    uint64_t withoutDur = 0;                                   // complete events ("X") without "dur", read as instants
 };
 
 Result<RawTrace> readText(std::string_view text, const std::string& file, Dialect dialect);

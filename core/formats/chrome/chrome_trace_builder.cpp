@@ -50,7 +50,10 @@ bool startsWithNoCase(std::string_view s, std::string_view prefix)
     return s.size() >= prefix.size() && lower(s.substr(0, prefix.size())) == prefix;
 }
 
-std::string idText(int64_t number, const std::string& text) { return text.empty() ? std::to_string(number) : text; }
+std::string idText(int64_t number, const std::string& text)
+{
+    return text.empty() ? std::to_string(number) : text;
+}
 
 // The processes by (pid, pid text), for looking up each thread's in log time (a linear search per thread was
 // quadratic: 300 000 pids took hours).
@@ -63,7 +66,7 @@ std::map<std::pair<int64_t, std::string_view>, const chrome::RawProcess*> proces
 }
 
 struct OwnExport {
-    Trace header;       // info and tracks
+    Trace header; // info and tracks
     int64_t origin = 0;
 };
 
@@ -154,8 +157,8 @@ std::optional<Error> genericTracks(const chrome::RawTrace& raw, Trace& t, std::v
             if (devices.insert(device).second && devices.size() > kMaxImportedDevices)
                 return Error{file, where, tooManyDevicesMessage()};
         }
-        cands.push_back({i, stream, device, proc && proc->hasSortIndex ? proc->sortIndex : 0,
-                         th.hasSortIndex ? th.sortIndex : 0});
+        cands.push_back(
+            {i, stream, device, proc && proc->hasSortIndex ? proc->sortIndex : 0, th.hasSortIndex ? th.sortIndex : 0});
     }
     // Host threads first, then streams by device; the file's sort indices, then its order, within each.
     std::stable_sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
@@ -411,7 +414,6 @@ int deviceFromProcessName(std::string_view name)
     }
     return -1;
 }
-
 
 Result<Trace> finish(RawTrace&& raw, const std::vector<uint32_t>& threadTrack, std::vector<IndexFlow> extra,
                      bool bindUnbound, int64_t origin, const std::string& file)

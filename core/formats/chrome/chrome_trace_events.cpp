@@ -40,8 +40,9 @@ chrome::RawTrace EventReader::run()
                         state = State::Key;
                     }
                 } else {
-                    fail(m_p, "not a Chrome trace: expected a JSON object {\"traceEvents\": [...]} or an array "
-                              "of events");
+                    fail(m_p,
+                         "not a Chrome trace: expected a JSON object {\"traceEvents\": [...]} or an array "
+                         "of events");
                 }
                 break;
             }
@@ -189,8 +190,7 @@ void EventReader::args(Event& ev)
                     if (ev.device != -1)
                         if (const std::string problem = deviceIndexProblem(ev.device); !problem.empty())
                             fail(at, "args.device: " + problem);
-                }
-                else if (is(key, "stream"))
+                } else if (is(key, "stream"))
                     ev.stream = idValue();
                 else if (is(key, "thread"))
                     ev.thread = intValue("args.thread");
@@ -250,8 +250,7 @@ void EventReader::event()
     skipWs();
     const char* start = m_p;
     if (*m_p != '{') {
-        if (*m_p == '"' || *m_p == '[' || *m_p == '-' || isDigit(*m_p) || *m_p == 't' || *m_p == 'f'
-            || *m_p == 'n')
+        if (*m_p == '"' || *m_p == '[' || *m_p == '-' || isDigit(*m_p) || *m_p == 't' || *m_p == 'f' || *m_p == 'n')
             fail(m_p, "an event must be a JSON object");
         fail(m_p, "not valid JSON: unexpected character");
     }

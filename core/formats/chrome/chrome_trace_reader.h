@@ -44,7 +44,7 @@ struct Event {
     bool hasExternalId = false;
     int64_t externalId = -1; // Kineto's "External id": the CPU op a runtime call was made in
     int64_t spanHint = -1;
-    std::string_view wait;   // our own exports: what held the GPU op ("sms", ...), and the span that held it
+    std::string_view wait; // our own exports: what held the GPU op ("sms", ...), and the span that held it
     int64_t waitFor = -1;
     int64_t waitOnStream = -1, recordCorrelation = -1;
 };

@@ -97,8 +97,8 @@ uint32_t EventReader::addSpan(const Event& ev, uint32_t thread, SpanKind kind, i
     s.start.push_back(start);
     s.end.push_back(end);
     const auto clamp32 = [](int64_t v) {
-        return int32_t(std::clamp<int64_t>(v, std::numeric_limits<int32_t>::min(),
-                                           std::numeric_limits<int32_t>::max()));
+        return int32_t(
+            std::clamp<int64_t>(v, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
     };
     s.thread.push_back(clamp32(ev.thread));
     s.op.push_back(clamp32(ev.op));

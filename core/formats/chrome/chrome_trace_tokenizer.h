@@ -99,7 +99,10 @@ struct Id {
     bool present = false;
 };
 
-inline uint64_t hashText(std::string_view s) { return std::hash<std::string_view>{}(s); }
+inline uint64_t hashText(std::string_view s)
+{
+    return std::hash<std::string_view>{}(s);
+}
 
 // Equality with a literal, compared inline (a memcmp of known length), not by a call per key.
 template <size_t N>

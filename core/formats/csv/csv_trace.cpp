@@ -192,8 +192,8 @@ Result<Trace> parseCsvTrace(std::string_view text, const std::string& file)
         if (f.size() == 1 && f[0].empty())
             continue; // an empty line
         if (f.size() != 8)
-            return Error{file, row, "expected 8 fields (" + std::string(kCsvHeader) + "), found "
-                                        + std::to_string(f.size())};
+            return Error{file, row,
+                         "expected 8 fields (" + std::string(kCsvHeader) + "), found " + std::to_string(f.size())};
         const auto kind = spanKindFromString(f[3]);
         if (!kind)
             return Error{file, row + ", kind", "unknown span kind \"" + f[3] + "\""};

@@ -53,11 +53,19 @@ struct ReadError {
     throw ReadError{std::move(path), std::move(message)};
 }
 
-std::string child(const std::string& path, std::string_view key) { return path + "/" + jsonPointerToken(key); }
-std::string child(const std::string& path, size_t index) { return path + "/" + std::to_string(index); }
+std::string child(const std::string& path, std::string_view key)
+{
+    return path + "/" + jsonPointerToken(key);
+}
+std::string child(const std::string& path, size_t index)
+{
+    return path + "/" + std::to_string(index);
+}
 
-
-std::string inQuotes(std::string_view s) { return dumpJson(Json(s)); }
+std::string inQuotes(std::string_view s)
+{
+    return dumpJson(Json(s));
+}
 
 std::string rangeText(int64_t lo, int64_t hi)
 {
@@ -266,8 +274,7 @@ class ColumnReader {
 public:
     ColumnReader(const Json& table, std::string path, const std::map<std::string, RawColumn>& raw)
         : m_table(table), m_path(std::move(path)), m_raw(raw)
-    {
-    }
+    {}
 
     const RawColumn* column(std::string_view key, bool isRequired)
     {
@@ -287,8 +294,9 @@ public:
             m_first = p;
             m_size = raw.size();
         } else if (raw.size() != m_size) {
-            fail(p, "column has " + std::to_string(raw.size()) + " values, but " + m_first + " has "
-                        + std::to_string(m_size));
+            fail(p,
+                 "column has " + std::to_string(raw.size()) + " values, but " + m_first + " has "
+                     + std::to_string(m_size));
         }
         if (raw.bad)
             fail(child(p, raw.badIndex) + raw.badSuffix, raw.badMessage);
@@ -334,8 +342,9 @@ void readIndices(const RawColumn* c, const std::string& path, size_t count, std:
     for (size_t i = 0; i < c->values.size(); ++i) {
         const int64_t v = c->values[i];
         if (v < 0 || uint64_t(v) >= count)
-            fail(child(path, i), std::string(what) + " " + std::to_string(v) + " is out of range (" + std::string(table)
-                                     + " has " + std::to_string(count) + (count == 1 ? " entry)" : " entries)"));
+            fail(child(path, i),
+                 std::string(what) + " " + std::to_string(v) + " is out of range (" + std::string(table) + " has "
+                     + std::to_string(count) + (count == 1 ? " entry)" : " entries)"));
         map(i, uint32_t(v));
     }
 }
@@ -377,8 +386,8 @@ void readSpans(const Json& j, const std::map<std::string, RawColumn>& raw, Trace
     s.end = end->values;
     for (size_t i = 0; i < n; ++i)
         if (s.end[i] < s.start[i])
-            fail(child(cols.path("end"), i), "end before start (" + std::to_string(s.end[i]) + " < "
-                                                 + std::to_string(s.start[i]) + ")");
+            fail(child(cols.path("end"), i),
+                 "end before start (" + std::to_string(s.end[i]) + " < " + std::to_string(s.start[i]) + ")");
     readInts(thread, cols.path("thread"), s.thread, int32_t(-1), n);
     readInts(op, cols.path("op"), s.op, int32_t(-1), n);
     readInts(iteration, cols.path("iteration"), s.iteration, int32_t(-1), n);
@@ -396,8 +405,8 @@ void readSpans(const Json& j, const std::map<std::string, RawColumn>& raw, Trace
         for (size_t i = 0; i < n; ++i) {
             const int64_t v = timing->values[i];
             if (v < 0 || v > int64_t(SpanTiming::Uncertain))
-                fail(child(cols.path("timing"), i), "timing " + std::to_string(v) +
-                                                        " is not 0 (measured), 1 (corrected) or 2 (uncertain)");
+                fail(child(cols.path("timing"), i),
+                     "timing " + std::to_string(v) + " is not 0 (measured), 1 (corrected) or 2 (uncertain)");
             s.timing[i] = SpanTiming(v);
         }
     }
@@ -419,8 +428,9 @@ void readSpans(const Json& j, const std::map<std::string, RawColumn>& raw, Trace
         for (size_t i = 0; i < n; ++i) {
             const int64_t v = wait->values[i];
             if (v < 0 || v >= kWaitCauseCount)
-                fail(child(cols.path("wait"), i), "wait " + std::to_string(v) + " is not a wait cause (0 to "
-                                                      + std::to_string(kWaitCauseCount - 1) + ")");
+                fail(child(cols.path("wait"), i),
+                     "wait " + std::to_string(v) + " is not a wait cause (0 to " + std::to_string(kWaitCauseCount - 1)
+                         + ")");
             s.wait[i] = WaitCause(v);
             const int64_t h = waitFor->values[i];
             if (h < -1 || h >= int64_t(n))
@@ -467,8 +477,9 @@ Trace readTrace(const Json& root, const std::map<std::string, RawColumn>& raw)
         fail("/version", "must be an integer, not " + typeName(version));
     if (version.is_number_unsigned() ? version.get<uint64_t>() != uint64_t(kTraceVersion)
                                      : version.get<int64_t>() != kTraceVersion)
-        fail("/version", "unsupported version " + dumpJson(version) + " (this StreamScope reads version "
-                             + std::to_string(kTraceVersion) + ")");
+        fail("/version",
+             "unsupported version " + dumpJson(version) + " (this StreamScope reads version "
+                 + std::to_string(kTraceVersion) + ")");
     checkKeys(root, "",
               {"format", "version", "info", "strings", "span_kinds", "flow_kinds", "tracks", "spans", "flows"});
 
@@ -482,10 +493,10 @@ Trace readTrace(const Json& root, const std::map<std::string, RawColumn>& raw)
     for (size_t i = 0; i < strings.size(); ++i)
         t.strings.push_back(toStr(strings[i], child("/strings", i)));
 
-    const auto spanKinds = readLegend<SpanKind>(required(root, "span_kinds", ""), "/span_kinds", spanKindFromString,
-                                                "span kind");
-    const auto flowKinds = readLegend<FlowKind>(required(root, "flow_kinds", ""), "/flow_kinds", flowKindFromString,
-                                                "flow kind");
+    const auto spanKinds =
+        readLegend<SpanKind>(required(root, "span_kinds", ""), "/span_kinds", spanKindFromString, "span kind");
+    const auto flowKinds =
+        readLegend<FlowKind>(required(root, "flow_kinds", ""), "/flow_kinds", flowKindFromString, "flow kind");
 
     const Json& tracks = expectArray(required(root, "tracks", ""), "/tracks");
     if (tracks.size() > kMaxImportedTracks)
@@ -505,9 +516,9 @@ Trace readTrace(const Json& root, const std::map<std::string, RawColumn>& raw)
             continue;
         if (tr.parent < 0 || size_t(tr.parent) >= t.tracks.size()
             || t.tracks[size_t(tr.parent)].kind == TrackKind::Ranges)
-            fail(child(child("/tracks", i), "parent"), "track " + std::to_string(tr.parent)
-                                                          + " is not a host thread or stream of the file (tracks has "
-                                                          + std::to_string(t.tracks.size()) + " entries)");
+            fail(child(child("/tracks", i), "parent"),
+                 "track " + std::to_string(tr.parent) + " is not a host thread or stream of the file (tracks has "
+                     + std::to_string(t.tracks.size()) + " entries)");
     }
 
     readSpans(required(root, "spans", ""), raw, t, spanKinds);

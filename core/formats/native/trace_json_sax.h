@@ -32,7 +32,10 @@ inline std::string_view typeName(Json::value_t t)
     }
 }
 
-inline std::string typeName(const Json& j) { return std::string(typeName(j.type())); }
+inline std::string typeName(const Json& j)
+{
+    return std::string(typeName(j.type()));
+}
 
 // One column of "spans" or "flows", captured while parsing instead of being built as JSON values: a million
 // spans as a JSON DOM take several times the memory and time of the integers themselves.
@@ -70,14 +73,26 @@ public:
     std::string errorMessage;
     std::string duplicateKey, duplicatePath; // a key an object names twice (nlohmann would keep the last silently)
 
-    bool null() override { return scalar(Json::value_t::null, [] { return Json(nullptr); }); }
-    bool boolean(bool v) override { return scalar(Json::value_t::boolean, [v] { return Json(v); }); }
+    bool null() override
+    {
+        return scalar(Json::value_t::null, [] { return Json(nullptr); });
+    }
+    bool boolean(bool v) override
+    {
+        return scalar(Json::value_t::boolean, [v] { return Json(v); });
+    }
     bool number_float(number_float_t v, const string_t&) override
     {
         return scalar(Json::value_t::number_float, [v] { return Json(v); });
     }
-    bool string(string_t& v) override { return scalar(Json::value_t::string, [&v] { return Json(std::move(v)); }); }
-    bool binary(binary_t& v) override { return scalar(Json::value_t::binary, [&v] { return Json(std::move(v)); }); }
+    bool string(string_t& v) override
+    {
+        return scalar(Json::value_t::string, [&v] { return Json(std::move(v)); });
+    }
+    bool binary(binary_t& v) override
+    {
+        return scalar(Json::value_t::binary, [&v] { return Json(std::move(v)); });
+    }
 
     bool number_integer(number_integer_t v) override
     {
@@ -117,7 +132,7 @@ public:
             duplicateKey = k;
             duplicatePath = m_stack.size() == 1 ? std::string()
                 : m_stack.size() == 2           ? "/" + jsonPointerToken(m_rootKey)
-                                                : "/" + jsonPointerToken(m_rootKey) + "/" + jsonPointerToken(m_tableKey);
+                                      : "/" + jsonPointerToken(m_rootKey) + "/" + jsonPointerToken(m_tableKey);
             return false;
         }
         if (m_stack.size() == 1)
@@ -232,9 +247,9 @@ private:
                 m_column->markBad(index, "/" + std::to_string(m_dimPos),
                                   std::to_string(v) + " is out of range (0 to 4294967295)");
             else
-                (m_dimPos == 0 ? m_column->dim3.back().x
-                               : m_dimPos == 1 ? m_column->dim3.back().y
-                                               : m_column->dim3.back().z) = uint32_t(v);
+                (m_dimPos == 0       ? m_column->dim3.back().x
+                     : m_dimPos == 1 ? m_column->dim3.back().y
+                                     : m_column->dim3.back().z) = uint32_t(v);
         }
         ++m_dimPos;
         return true;
@@ -272,6 +287,5 @@ private:
     int m_skipDepth = 0;    // inside a wrong object or array in a column
     int m_dimPos = 0;
 };
-
 
 } // namespace streamscope::trace_json

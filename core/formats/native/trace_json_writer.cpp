@@ -52,7 +52,6 @@ void appendColumn(std::string& out, std::string_view key, const std::vector<T>& 
     out += last ? "]\n" : "],\n";
 }
 
-
 Json keyValueObject(const std::vector<std::pair<std::string, std::string>>& kv)
 {
     Json o = Json::object();
@@ -176,13 +175,15 @@ std::string writeFinalized(const Trace& t)
     }
     if (waits) {
         appendColumn(out, "wait", s.wait, writeInt);
-        appendColumn(out, "wait_for", s.waitFor,
-                     [](std::string& o, uint32_t v) { appendInt(o, v == kNoSpan ? -1 : int64_t(v)); }, true);
+        appendColumn(
+            out, "wait_for", s.waitFor,
+            [](std::string& o, uint32_t v) { appendInt(o, v == kNoSpan ? -1 : int64_t(v)); }, true);
     }
     out += "  },\n  \"flows\": {\n";
     appendColumn(out, "from", t.flows, [](std::string& o, const Flow& f) { appendInt(o, f.from); });
     appendColumn(out, "to", t.flows, [](std::string& o, const Flow& f) { appendInt(o, f.to); });
-    appendColumn(out, "kind", t.flows, [](std::string& o, const Flow& f) { appendInt(o, int(f.kind)); }, true);
+    appendColumn(
+        out, "kind", t.flows, [](std::string& o, const Flow& f) { appendInt(o, int(f.kind)); }, true);
     out += "  }\n}\n";
     return out;
 }

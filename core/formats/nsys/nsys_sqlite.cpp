@@ -55,11 +55,20 @@ public:
             sqlite3_progress_handler(m_db, 10000, &Database::progress, &m_budget);
         }
     }
-    ~Database() { sqlite3_close(m_db); }
+    ~Database()
+    {
+        sqlite3_close(m_db);
+    }
     Database(const Database&) = delete;
     Database& operator=(const Database&) = delete;
-    sqlite3* get() const { return m_db; }
-    QueryBudget& budget() { return m_budget; }
+    sqlite3* get() const
+    {
+        return m_db;
+    }
+    QueryBudget& budget()
+    {
+        return m_budget;
+    }
 
     std::set<std::string> tables();
     std::set<std::string> columns(const std::string& table);
@@ -98,15 +107,16 @@ public:
         const int rc = sqlite3_step(m_stmt);
         b.spent += std::chrono::steady_clock::now() - b.stepStarted;
         if (b.overTime)
-            throw DbError{m_where, "reading the database took more than " +
-                                       std::to_string(b.limits.maxQuerySeconds) +
-                                       " s inside SQLite (a view that does not end, or a table far too large?); "
-                                       "the limit is " + std::to_string(b.limits.maxQuerySeconds) + " s"};
+            throw DbError{m_where,
+                          "reading the database took more than " + std::to_string(b.limits.maxQuerySeconds)
+                              + " s inside SQLite (a view that does not end, or a table far too large?); "
+                                "the limit is "
+                              + std::to_string(b.limits.maxQuerySeconds) + " s"};
         if (rc == SQLITE_ROW) {
             if (++b.rows > b.limits.maxRows)
-                throw DbError{m_where, "more than " + std::to_string(b.limits.maxRows) +
-                                           " rows read from the database; the limit is " +
-                                           std::to_string(b.limits.maxRows)};
+                throw DbError{m_where,
+                              "more than " + std::to_string(b.limits.maxRows)
+                                  + " rows read from the database; the limit is " + std::to_string(b.limits.maxRows)};
             return true;
         }
         if (rc == SQLITE_DONE)
@@ -182,8 +192,8 @@ SpanKind copyKind(int64_t k)
 // ENUM_CUDA_MEM_KIND.
 const char* memoryKindText(int64_t k)
 {
-    static const char* const names[] = {"Pageable", "Pinned", "Device", "Array", "Managed", "Device Static",
-                                        "Managed Static"};
+    static const char* const names[] = {"Pageable", "Pinned",        "Device",        "Array",
+                                        "Managed",  "Device Static", "Managed Static"};
     return k >= 0 && k < int64_t(std::size(names)) ? names[k] : "Unknown";
 }
 
@@ -198,8 +208,14 @@ std::string apiName(std::string name)
 }
 
 // A serialized global id: the process in bits 24..47, the thread in bits 0..23.
-int64_t pidOf(int64_t globalId) { return (globalId >> 24) & 0xffffff; }
-int64_t tidOf(int64_t globalId) { return globalId & 0xffffff; }
+int64_t pidOf(int64_t globalId)
+{
+    return (globalId >> 24) & 0xffffff;
+}
+int64_t tidOf(int64_t globalId)
+{
+    return globalId & 0xffffff;
+}
 
 class Importer {
 public:
@@ -211,9 +227,10 @@ public:
         const bool any = has("CUPTI_ACTIVITY_KIND_KERNEL") || has("CUPTI_ACTIVITY_KIND_MEMCPY")
             || has("CUPTI_ACTIVITY_KIND_MEMSET") || has("CUPTI_ACTIVITY_KIND_RUNTIME");
         if (!any)
-            throw DbError{{}, "an SQLite database without CUDA activity tables (CUPTI_ACTIVITY_KIND_KERNEL, "
-                              "_MEMCPY, _MEMSET, _RUNTIME): not an Nsight Systems export, or a report without "
-                              "CUDA trace (profile with nsys profile --trace=cuda)"};
+            throw DbError{{},
+                          "an SQLite database without CUDA activity tables (CUPTI_ACTIVITY_KIND_KERNEL, "
+                          "_MEMCPY, _MEMSET, _RUNTIME): not an Nsight Systems export, or a report without "
+                          "CUDA trace (profile with nsys profile --trace=cuda)"};
         // Correlation ids are per process; older exports have no globalPid on the GPU tables, then one scope.
         m_scoped = !has("CUPTI_ACTIVITY_KIND_KERNEL") || m_db.columns("CUPTI_ACTIVITY_KIND_KERNEL").count("globalPid");
         m_t.info.source = TraceSource::Imported;
@@ -267,10 +284,10 @@ private:
             const std::string sql = "SELECT " + col(cols, "cuDevice", col(cols, "id", "0")) + ", "
                 + col(cols, "name", "''") + ", " + col(cols, "smCount", "NULL") + ", "
                 + col(cols, "totalMemory", "NULL") + ", " + col(cols, "computeMajor", "NULL") + ", "
-                + col(cols, "computeMinor", "NULL") + ", "
-                + col(cols, "asyncEngines", "NULL") + ", " + col(cols, "l2CacheSize", "NULL") + ", "
-                + col(cols, "busLocation", "NULL") + ", " + col(cols, "maxShmemPerSm", "NULL") + ", "
-                + col(cols, "maxRegistersPerSm", "NULL") + " FROM TARGET_INFO_GPU";
+                + col(cols, "computeMinor", "NULL") + ", " + col(cols, "asyncEngines", "NULL") + ", "
+                + col(cols, "l2CacheSize", "NULL") + ", " + col(cols, "busLocation", "NULL") + ", "
+                + col(cols, "maxShmemPerSm", "NULL") + ", " + col(cols, "maxRegistersPerSm", "NULL")
+                + " FROM TARGET_INFO_GPU";
             Statement st(m_db, sql, "TARGET_INFO_GPU");
             std::set<int64_t> seen;
             int64_t row = 0;
@@ -303,8 +320,7 @@ private:
             }
         }
         if (has("TARGET_INFO_SESSION_START_TIME") && m_db.columns("TARGET_INFO_SESSION_START_TIME").count("utcTime")) {
-            Statement st(m_db, "SELECT utcTime FROM TARGET_INFO_SESSION_START_TIME",
-                         "TARGET_INFO_SESSION_START_TIME");
+            Statement st(m_db, "SELECT utcTime FROM TARGET_INFO_SESSION_START_TIME", "TARGET_INFO_SESSION_START_TIME");
             if (st.step())
                 m_t.info.date = st.text(0);
         }
@@ -443,7 +459,8 @@ private:
             const GpuRow r = gpuRow(st, table);
             const std::string* n = st.isNull(7) ? &m_unnamedKernel : lookup(st.integer(7), table, r.rowid);
             const auto dim = [&](int c) { return uint32_t(std::clamp<int64_t>(st.integerOr(c, 0), 0, UINT32_MAX)); };
-            addGpuSpan(table, r, SpanKind::Kernel, *n, 0, Dim3{dim(8), dim(9), dim(10)}, Dim3{dim(11), dim(12), dim(13)});
+            addGpuSpan(table, r, SpanKind::Kernel, *n, 0, Dim3{dim(8), dim(9), dim(10)},
+                       Dim3{dim(11), dim(12), dim(13)});
         }
     }
 
@@ -462,8 +479,8 @@ private:
             const int64_t kind = st.integerOr(8, 0);
             std::string name = std::string("Memcpy ") + copyKindText(kind);
             if (!st.isNull(9) && !st.isNull(10))
-                name += std::string(" (") + memoryKindText(st.integer(9)) + " -> " + memoryKindText(st.integer(10))
-                    + ")";
+                name +=
+                    std::string(" (") + memoryKindText(st.integer(9)) + " -> " + memoryKindText(st.integer(10)) + ")";
             addGpuSpan(table, r, copyKind(kind), name, st.integerOr(7, 0), Dim3{0, 0, 0}, Dim3{0, 0, 0});
         }
     }
@@ -532,8 +549,8 @@ private:
         if (has(events)) {
             const auto cols = m_db.columns(events);
             if (cols.count("eventId") && cols.count("streamId") && cols.count("correlationId")) {
-                const std::string sql = "SELECT eventId, streamId, correlationId, " + col(cols, "deviceId", "0")
-                    + ", " + col(cols, "globalPid", "NULL") + " FROM " + events;
+                const std::string sql = "SELECT eventId, streamId, correlationId, " + col(cols, "deviceId", "0") + ", "
+                    + col(cols, "globalPid", "NULL") + " FROM " + events;
                 Statement st(m_db, sql, events);
                 while (st.step()) {
                     const int64_t process = m_scoped ? pidOf(st.integerOr(4, 0)) : 0;
@@ -655,7 +672,10 @@ private:
 
 } // namespace
 
-bool nsysSqliteSupported() { return true; }
+bool nsysSqliteSupported()
+{
+    return true;
+}
 
 Result<Trace> loadNsysSqliteFile(const std::string& path, const NsysLimits& limits)
 {

@@ -129,7 +129,7 @@ public:
         const int64_t recordTime = *(it - 1);
         const auto& l = launched->second;
         for (auto li = std::lower_bound(l.begin(), l.end(), recordTime,
-                                        [](const Launch& x, int64_t time) { return x.time < time; });
+                                        [](const Launch&x, int64_t time) { return x.time < time; });
              li != l.begin();) {
             --li;
             if (li->device == device && li->stream != waitingStream)
@@ -231,8 +231,8 @@ Result<Trace> build(chrome::RawTrace&& raw, const std::string& file)
                 r.device = th.device;
             if (th.streamIsNumber)
                 r.id = std::strtoll(th.stream.c_str(), nullptr, 10);
-            const std::string where = "pid " + (th.pidText.empty() ? std::to_string(th.pid) : th.pidText) +
-                                      ", tid " + (th.tidText.empty() ? std::to_string(th.tid) : th.tidText);
+            const std::string where = "pid " + (th.pidText.empty() ? std::to_string(th.pid) : th.pidText) + ", tid "
+                + (th.tidText.empty() ? std::to_string(th.tid) : th.tidText);
             if (r.device != -1) { // -1: a stream of a process named by text, on no known device
                 if (const std::string problem = deviceIndexProblem(r.device); !problem.empty())
                     return Error{file, where, problem};
