@@ -77,9 +77,9 @@ struct RunArgs {
     std::string profile;
     std::string variant;
     bool progress = false;
-    std::string timing;        // auto, cupti, events, both; empty: the scenario's run.timing
-    std::string cuptiCapture;  // where set: the CUPTI records of the last measured iteration (test fixtures)
-    std::string injectFault;   // "illegal-address:OP": that kernel op faults (checks what a failed run leaves)
+    std::string timing;       // auto, cupti, events, both; empty: the scenario's run.timing
+    std::string cuptiCapture; // where set: the CUPTI records of the last measured iteration (test fixtures)
+    std::string injectFault;  // "illegal-address:OP": that kernel op faults (checks what a failed run leaves)
 };
 
 struct SweepArgs {

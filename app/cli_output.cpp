@@ -79,8 +79,10 @@ std::string commandLine(int argc, char** argv)
         std::string_view a = argv[i];
         if (i > 0)
             s += ' ';
-        const bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                             "0123456789-_./=:,+@%") == std::string_view::npos;
+        const bool plain = !a.empty()
+            && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                   "0123456789-_./=:,+@%")
+                == std::string_view::npos;
         if (plain) {
             s += a;
             continue;

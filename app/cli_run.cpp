@@ -49,8 +49,8 @@ int cmdProfiles()
 {
     const auto ids = ss::builtinProfileIds();
     if (ids.empty())
-        std::cerr << "no device profiles found in "
-                  << (std::filesystem::path(ss::resourcesDir()) / "profiles").string() << '\n';
+        std::cerr << "no device profiles found in " << (std::filesystem::path(ss::resourcesDir()) / "profiles").string()
+                  << '\n';
     for (const auto& id : ids) {
         auto profile = ss::findDeviceProfile(id);
         if (profile)

@@ -159,8 +159,8 @@ int cmdMerge(const MergeArgs& args)
         files.insert(files.end(), found.begin(), found.end());
     }
     if (files.size() > size_t(ss::kMaxRanks))
-        return fail(std::to_string(files.size()) + " traces: at most " + std::to_string(ss::kMaxRanks) +
-                        " ranks are merged",
+        return fail(std::to_string(files.size()) + " traces: at most " + std::to_string(ss::kMaxRanks)
+                        + " ranks are merged",
                     kExitBadInput);
     std::vector<ss::RankTrace> ranks;
     for (const std::string& f : files) {

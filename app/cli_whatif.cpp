@@ -68,8 +68,8 @@ int cmdSweep(const SweepArgs& args)
             ChosenBackend chosen = chooseBackend(runArgs, sc);
             if (chosen.exitCode != kExitOk)
                 return chosen.exitCode;
-            std::cerr << "sweep " << (i + 1) << "/" << scenarios->size() << ": " << args.knob << " = "
-                      << spec.values[i] << " on " << chosen.backend->name() << "\n";
+            std::cerr << "sweep " << (i + 1) << "/" << scenarios->size() << ": " << args.knob << " = " << spec.values[i]
+                      << " on " << chosen.backend->name() << "\n";
             ss::RunOutcome outcome = ss::runScenario(sc, *chosen.backend);
             ss::SweepPoint point;
             point.value = spec.values[i];
@@ -91,7 +91,8 @@ int cmdSweep(const SweepArgs& args)
         std::cout << ss::sweepToJson(spec, points) << '\n';
     } else {
         std::cout << "sweep of " << args.knob << " over " << path << '\n';
-        std::cout << padRight(args.knob, 12) << "  " << padRight("makespan", 12) << "  speedup  vs first  concurrency\n";
+        std::cout << padRight(args.knob, 12) << "  " << padRight("makespan", 12)
+                  << "  speedup  vs first  concurrency\n";
         for (const auto& p : points) {
             char value[32];
             std::snprintf(value, sizeof value, "%g", p.value);

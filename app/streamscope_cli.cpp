@@ -23,8 +23,9 @@ int runMain(int argc, char** argv)
                  "and analyzes, checks and converts traces.",
                  "streamscope-cli"};
     // The desktop app looks for "no CUDA backend" in this line to know whether GPU runs are possible at all.
-    app.set_version_flag("--version", std::string("streamscope-cli ") + STREAMSCOPE_VERSION +
-                                          (cudaBuiltIn() ? " (CUDA backend built)" : " (no CUDA backend)"));
+    app.set_version_flag("--version",
+                         std::string("streamscope-cli ") + STREAMSCOPE_VERSION
+                             + (cudaBuiltIn() ? " (CUDA backend built)" : " (no CUDA backend)"));
     app.require_subcommand(1);
     app.failure_message([](const CLI::App*, const CLI::Error& e) {
         return "error: " + std::string(e.what()) + "\nRun with --help for more information.\n";
@@ -51,16 +52,18 @@ int runMain(int argc, char** argv)
                              "events around every op), both (CUPTI plus the events' error); default: the scenario's "
                              "run.timing, else auto";
     runCmd->add_option("--timing", run.timing, timingHelp)->check(timingCheck);
-    runCmd->add_option("--cupti-capture", run.cuptiCapture,
-                       "Write the CUPTI records of the last measured iteration to this file (test fixtures)")
+    runCmd
+        ->add_option("--cupti-capture", run.cuptiCapture,
+                     "Write the CUPTI records of the last measured iteration to this file (test fixtures)")
         ->group("");
-    runCmd->add_option("--inject-fault", run.injectFault,
-                       "illegal-address:OP: every launch of kernel op OP writes to an unmapped address (GPU runs; "
-                       "checks what a failed run leaves)")
+    runCmd
+        ->add_option("--inject-fault", run.injectFault,
+                     "illegal-address:OP: every launch of kernel op OP writes to an unmapped address (GPU runs; "
+                     "checks what a failed run leaves)")
         ->check([](const std::string& v) {
             return v.starts_with("illegal-address:") && v.size() > std::string_view("illegal-address:").size()
-                       ? std::string()
-                       : std::string("expected illegal-address:OP, OP the name of a kernel op");
+                ? std::string()
+                : std::string("expected illegal-address:OP, OP the name of a kernel op");
         })
         ->group("");
 
@@ -90,8 +93,9 @@ int runMain(int argc, char** argv)
 
     ReplayArgs replay;
     CLI::App* replayCmd = app.add_subcommand(
-        "replay", "Simulate a GPU recording with the durations it measured, with one setting changed, beside the "
-                  "recording (the replay's error on the unchanged run first)");
+        "replay",
+        "Simulate a GPU recording with the durations it measured, with one setting changed, beside the "
+        "recording (the replay's error on the unchanged run first)");
     replayCmd->add_option("trace", replay.trace, "A trace StreamScope recorded on a GPU (its scenario is embedded)")
         ->required();
     std::string setHelp = "Change a setting (repeatable):";
@@ -106,8 +110,9 @@ int runMain(int argc, char** argv)
     CalibrateArgs calibrate;
     CLI::App* calibrateCmd = app.add_subcommand(
         "calibrate", "Measure a simulator device profile on this machine's GPU (progress on stderr)");
-    calibrateCmd->add_option("--device", calibrate.device, "CUDA device index")->capture_default_str()->check(
-        CLI::NonNegativeNumber);
+    calibrateCmd->add_option("--device", calibrate.device, "CUDA device index")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
     calibrateCmd->add_option("-o,--output", calibrate.output, "Write the profile (JSON) here; default: stdout");
     calibrateCmd->add_option("--repeats", calibrate.repeats, "Repeats per figure (the median is kept)")
         ->capture_default_str()
@@ -122,7 +127,8 @@ int runMain(int argc, char** argv)
     std::string convertOut;
     std::string convertTo = "streamscope";
     CLI::App* convertCmd = app.add_subcommand(
-        "convert", "Convert a trace (StreamScope, Chrome/Perfetto, PyTorch, Nsight Systems SQLite, CSV) to another format");
+        "convert",
+        "Convert a trace (StreamScope, Chrome/Perfetto, PyTorch, Nsight Systems SQLite, CSV) to another format");
     convertCmd->add_option("input", convertIn, "Input trace")->required();
     convertCmd->add_option("-o,--output", convertOut, "Output file")->required();
     convertCmd->add_option("--to", convertTo, "Output format")
@@ -134,9 +140,10 @@ int runMain(int argc, char** argv)
         "merge", "Merge the per-rank traces of one job (run under mpirun, srun or torchrun) into one trace");
     mergeCmd->add_option("traces", merge.inputs, "Per-rank trace files, or folders of them")->required();
     mergeCmd->add_option("-o,--output", merge.output, "The merged trace")->required();
-    mergeCmd->add_option("--align", merge.align,
-                         "How to align ranks on several hosts: auto (refuse: they share no clock) or wall-clock "
-                         "(each host's system clock; its error is not known)")
+    mergeCmd
+        ->add_option("--align", merge.align,
+                     "How to align ranks on several hosts: auto (refuse: they share no clock) or wall-clock "
+                     "(each host's system clock; its error is not known)")
         ->check(CLI::IsMember({"auto", "wall-clock"}))
         ->capture_default_str();
     mergeCmd->add_flag("--ranks-by-order", merge.ranksByOrder,

@@ -123,8 +123,8 @@ int main(int argc, char** argv)
                                          QStringLiteral("w"));
     const QCommandLineOption heightOption(QStringLiteral("height"), QStringLiteral("Image or window height (pixels)"),
                                           QStringLiteral("h"));
-    const QCommandLineOption variantOption(QStringLiteral("variant"), QStringLiteral("Variant of the scenario or lesson"),
-                                           QStringLiteral("id"));
+    const QCommandLineOption variantOption(QStringLiteral("variant"),
+                                           QStringLiteral("Variant of the scenario or lesson"), QStringLiteral("id"));
     const QCommandLineOption backendOption(QStringLiteral("backend"),
                                            QStringLiteral("auto (GPU when usable), sim or gpu"), QStringLiteral("b"),
                                            QStringLiteral("auto"));
@@ -137,8 +137,9 @@ int main(int argc, char** argv)
     QCommandLineOption quitOption(QStringLiteral("quit-after-run"),
                                   QStringLiteral("Quit after the first run (and screenshot)"));
     quitOption.setFlags(QCommandLineOption::HiddenFromHelp);
-    for (const QCommandLineOption* o : std::initializer_list<const QCommandLineOption*>{&exportOption, &widthOption, &heightOption, &variantOption, &backendOption,
-                                        &profileOption, &screenshotOption, &quitOption})
+    for (const QCommandLineOption* o : std::initializer_list<const QCommandLineOption*>{
+             &exportOption, &widthOption, &heightOption, &variantOption, &backendOption, &profileOption,
+             &screenshotOption, &quitOption})
         parser.addOption(*o);
     if (!parser.parse(QApplication::arguments()))
         return fail(parser.errorText(), kExitBadInput);
@@ -168,8 +169,8 @@ int main(int argc, char** argv)
     QString error;
     int width = 0, height = 0;
     const bool exportMode = parser.isSet(exportOption);
-    if (!parseSize(parser, widthOption, exportMode ? 1600 : 0, &width, &error) ||
-        !parseSize(parser, heightOption, exportMode ? 900 : 0, &height, &error))
+    if (!parseSize(parser, widthOption, exportMode ? 1600 : 0, &width, &error)
+        || !parseSize(parser, heightOption, exportMode ? 900 : 0, &height, &error))
         return fail(error, kExitBadInput);
 
     if (exportMode) {

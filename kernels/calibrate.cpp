@@ -29,7 +29,10 @@ namespace streamscope::calibrate {
 
 namespace {
 
-std::string versionText(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+std::string versionText(int v)
+{
+    return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
 
 std::string driverRelease()
 {
@@ -95,9 +98,8 @@ void Calibrator::deviceProperties(DeviceProfile& p)
     m_cal.gpu = p.name;
     if (m_opt.progress)
         m_opt.progress("calibrating device " + std::to_string(m_opt.device) + ": " + p.name + " (driver "
-                       + (m_cal.driver.empty() ? "unknown" : m_cal.driver) + ", CUDA " + m_cal.cudaDriver
-                       + " driver, " + m_cal.cudaRuntime + " runtime), " + std::to_string(m_repeats)
-                       + " repeats per figure");
+                       + (m_cal.driver.empty() ? "unknown" : m_cal.driver) + ", CUDA " + m_cal.cudaDriver + " driver, "
+                       + m_cal.cudaRuntime + " runtime), " + std::to_string(m_repeats) + " repeats per figure");
     const std::string prop_ = "cudaDeviceProp";
     figure("sm_count", "SMs", "count", {double(p.smCount)}, prop_ + "::multiProcessorCount");
     figure("max_threads_per_sm", "threads per SM", "count", {double(p.maxThreadsPerSm)},
@@ -203,35 +205,39 @@ void Calibrator::deriveFields(DeviceProfile& p)
     if (m_cal.figure("p2p_copy_ns"))
         p.p2pBps = bandwidth("p2p_gbps", "p2p_copy_ns", bytes, fixedCopy, copyMethod);
     // A memset lasts max(min_kernel_ns, bytes / memset bandwidth), kernel_overhead_ns after the op before it.
-    p.memsetBps = bandwidth("memset_gbps", "memset_ns", bytes * 4, overhead, ": bytes / (time per memset - kernel_overhead_ns)");
+    p.memsetBps =
+        bandwidth("memset_gbps", "memset_ns", bytes * 4, overhead, ": bytes / (time per memset - kernel_overhead_ns)");
     // Kernels: the simulator's whole-GPU time of each kernel model, and the gap before each in its stream.
     p.dramBps = bandwidth("dram_gbps", "triad_kernel_ns", 12.0 * m_triadN, overhead,
                           ": 12 bytes per element (two reads, one write) / (time per triad - kernel_overhead_ns)");
     const double fmaFlops = 2.0 * double(m_fmaIterations) * m_fmaThreads;
-    p.fp32Flops = figure("fp32_tflops", "  fp32_tflops", "TFLOP/s",
-                         derived("fma_kernel_ns", [&](double ns) { return fmaFlops / std::max(1.0, ns - overhead) / 1e3; }),
-                         "= 2 x iterations x threads / (time per fma kernel - kernel_overhead_ns), the FLOP count the "
-                         "simulator's fma model uses; the kernel runs four FMA chains, so the hardware did 4 x this")
+    p.fp32Flops =
+        figure("fp32_tflops", "  fp32_tflops", "TFLOP/s",
+               derived("fma_kernel_ns", [&](double ns) { return fmaFlops / std::max(1.0, ns - overhead) / 1e3; }),
+               "= 2 x iterations x threads / (time per fma kernel - kernel_overhead_ns), the FLOP count the "
+               "simulator's fma model uses; the kernel runs four FMA chains, so the hardware did 4 x this")
         * 1e12;
     const double mmFlops = 2.0 * m_matmulN * m_matmulN * m_matmulN;
-    p.matmulFlops = figure("matmul_tflops", "  matmul_tflops", "TFLOP/s",
-                           derived("matmul_kernel_ns", [&](double ns) { return mmFlops / std::max(1.0, ns - overhead) / 1e3; }),
-                           "= 2 n^3 / (time per matmul kernel - kernel_overhead_ns)")
+    p.matmulFlops =
+        figure("matmul_tflops", "  matmul_tflops", "TFLOP/s",
+               derived("matmul_kernel_ns", [&](double ns) { return mmFlops / std::max(1.0, ns - overhead) / 1e3; }),
+               "= 2 n^3 / (time per matmul kernel - kernel_overhead_ns)")
         * 1e12;
     // A compute-bound kernel of few blocks: the 768 x 768 matmul of 264 blocks of 256 threads fills the fraction
     // f of the resident blocks, and ran t where the full device rate gives t_full: its rate saturates at
     // f x t / t_full of the resident blocks (1: in proportion to the blocks).
     const double resident = double(p.smCount) * std::min(p.maxBlocksPerSm, p.maxThreadsPerSm / 256);
     const double fullNs = 2.0 * 768.0 * 768.0 * 768.0 / p.matmulFlops * 1e9;
-    p.computeSaturation = figure("compute_saturation", "  compute_saturation", "fraction",
-                                 derived("matmul_264_blocks_kernel_ns",
-                                         [&](double ns) {
-                                             const double f = 264.0 / std::max(1.0, resident);
-                                             return std::clamp(f * std::max(1.0, ns - overhead) / fullNs, 0.01, 1.0);
-                                         }),
-                                 "= f x (time of the 264-block matmul - kernel_overhead_ns) / (2 x 768^3 / matmul rate), "
-                                 "f = 264 / resident blocks of 256 threads: where a compute-bound kernel's rate "
-                                 "stops growing with its blocks");
+    p.computeSaturation =
+        figure("compute_saturation", "  compute_saturation", "fraction",
+               derived("matmul_264_blocks_kernel_ns",
+                       [&](double ns) {
+                           const double f = 264.0 / std::max(1.0, resident);
+                           return std::clamp(f * std::max(1.0, ns - overhead) / fullNs, 0.01, 1.0);
+                       }),
+               "= f x (time of the 264-block matmul - kernel_overhead_ns) / (2 x 768^3 / matmul rate), "
+               "f = 264 / resident blocks of 256 threads: where a compute-bound kernel's rate "
+               "stops growing with its blocks");
 }
 
 DeviceProfile Calibrator::run()
@@ -292,10 +298,10 @@ DeviceProfile Calibrator::run()
     (void)cudaStreamDestroy(m_s2);
     (void)cudaFreeHost(flag);
 
-    p.sources = "Measured by " + m_cal.tool + " on " + p.name + " (device " + std::to_string(m_opt.device)
-        + ", driver " + (m_cal.driver.empty() ? "unknown" : m_cal.driver) + ", CUDA " + m_cal.cudaDriver
-        + " driver / " + m_cal.cudaRuntime + " runtime) on " + m_cal.host + ", " + m_cal.date + "; every figure is "
-        + "the median of " + std::to_string(m_repeats) + " repeats (see \"calibration\").";
+    p.sources = "Measured by " + m_cal.tool + " on " + p.name + " (device " + std::to_string(m_opt.device) + ", driver "
+        + (m_cal.driver.empty() ? "unknown" : m_cal.driver) + ", CUDA " + m_cal.cudaDriver + " driver / "
+        + m_cal.cudaRuntime + " runtime) on " + m_cal.host + ", " + m_cal.date + "; every figure is " + "the median of "
+        + std::to_string(m_repeats) + " repeats (see \"calibration\").";
     p.calibration = m_cal;
     return p;
 }

@@ -19,11 +19,11 @@ namespace streamscope {
 struct CalibrationOptions {
     int device = 0;
     int repeats = 5;
-    bool quick = false;       // fewer calls per repeat and smaller problems (tests): the same figures, rougher
-    std::string command;      // the command line, for the provenance
-    std::string toolVersion;  // StreamScope's version
+    bool quick = false;      // fewer calls per repeat and smaller problems (tests): the same figures, rougher
+    std::string command;     // the command line, for the provenance
+    std::string toolVersion; // StreamScope's version
     std::function<void(const std::string&)> progress; // one line per figure as it is measured
-    const std::atomic<bool>* cancel = nullptr;         // set: stop at the next figure
+    const std::atomic<bool>* cancel = nullptr;        // set: stop at the next figure
 };
 
 // Measures a profile of device `options.device` (id "calibrated", name the GPU's) with its provenance in

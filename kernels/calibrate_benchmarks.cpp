@@ -46,125 +46,155 @@ void Calibrator::hostCosts()
 {
     const int n = m_calls;
     const std::string perCall = "host steady clock around " + std::to_string(n) + " calls";
-    measured("launch_api_ns", "launch cost into one stream", "ns", [&] {
-        sync();
-        const int64_t t0 = nowNs();
-        for (int i = 0; i < n; ++i)
-            launchEmpty(m_s);
-        const int64_t t = nowNs() - t0;
-        sync();
-        return double(t) / n;
-    }, perCall + " of cudaLaunchKernel (empty kernel, <<<1, 1>>>) into one stream, divided by their number");
-    measured("launch_api_round_robin_ns", "launch cost round-robin over 32 streams", "ns", [&] {
-        check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-        const int64_t t0 = nowNs();
-        for (int i = 0; i < n; ++i)
-            launchEmpty(m_rr[size_t(i) % m_rr.size()]);
-        const int64_t t = nowNs() - t0;
-        check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-        return double(t) / n;
-    }, perCall + " of cudaLaunchKernel (empty kernel), each into the next of 32 non-blocking streams");
+    measured(
+        "launch_api_ns", "launch cost into one stream", "ns",
+        [&] {
+            sync();
+            const int64_t t0 = nowNs();
+            for (int i = 0; i < n; ++i)
+                launchEmpty(m_s);
+            const int64_t t = nowNs() - t0;
+            sync();
+            return double(t) / n;
+        },
+        perCall + " of cudaLaunchKernel (empty kernel, <<<1, 1>>>) into one stream, divided by their number");
+    measured(
+        "launch_api_round_robin_ns", "launch cost round-robin over 32 streams", "ns",
+        [&] {
+            check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+            const int64_t t0 = nowNs();
+            for (int i = 0; i < n; ++i)
+                launchEmpty(m_rr[size_t(i) % m_rr.size()]);
+            const int64_t t = nowNs() - t0;
+            check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+            return double(t) / n;
+        },
+        perCall + " of cudaLaunchKernel (empty kernel), each into the next of 32 non-blocking streams");
     // Four host threads launching at once, each into its own stream: the driver serializes part of each call.
-    measured("launch_api_concurrent_ns", "launch cost while 4 host threads launch at once", "ns", [&] {
-        constexpr int kThreads = 4;
-        check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-        std::atomic<int> ready{0};
-        std::vector<int64_t> elapsed(kThreads, 0);
-        std::vector<cudaError_t> errors(kThreads, cudaSuccess);
-        std::vector<std::thread> threads;
-        for (int t = 0; t < kThreads; ++t)
-            threads.emplace_back([&, t] {
-                // No exceptions here (check() throws): errors are kept and reported on the calling thread.
-                cudaError_t& error = errors[size_t(t)];
-                error = cudaSetDevice(m_opt.device);
-                kernels::LaunchArgs a;
-                a.kernel = Kernel::Empty;
-                a.stream = m_rr[size_t(t)];
-                ready.fetch_add(1);
-                while (ready.load() < kThreads) {
-                }
-                const int64_t t0 = nowNs();
-                for (int i = 0; i < n && error == cudaSuccess; ++i)
-                    error = kernels::launch(a);
-                elapsed[size_t(t)] = nowNs() - t0;
-            });
-        for (auto& th : threads)
-            th.join();
-        for (cudaError_t e : errors)
-            check(e, "cudaLaunchKernel (empty, from 4 host threads)");
-        check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-        std::sort(elapsed.begin(), elapsed.end());
-        return double(elapsed[kThreads / 2]) / n;
-    }, perCall + " of cudaLaunchKernel (empty kernel) in each of 4 host threads at once, each into its own "
-                 "non-blocking stream, divided by their number (the median thread)");
+    measured(
+        "launch_api_concurrent_ns", "launch cost while 4 host threads launch at once", "ns",
+        [&] {
+            constexpr int kThreads = 4;
+            check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+            std::atomic<int> ready{0};
+            std::vector<int64_t> elapsed(kThreads, 0);
+            std::vector<cudaError_t> errors(kThreads, cudaSuccess);
+            std::vector<std::thread> threads;
+            for (int t = 0; t < kThreads; ++t)
+                threads.emplace_back([&, t] {
+                    // No exceptions here (check() throws): errors are kept and reported on the calling thread.
+                    cudaError_t& error = errors[size_t(t)];
+                    error = cudaSetDevice(m_opt.device);
+                    kernels::LaunchArgs a;
+                    a.kernel = Kernel::Empty;
+                    a.stream = m_rr[size_t(t)];
+                    ready.fetch_add(1);
+                    while (ready.load() < kThreads) {}
+                    const int64_t t0 = nowNs();
+                    for (int i = 0; i < n && error == cudaSuccess; ++i)
+                        error = kernels::launch(a);
+                    elapsed[size_t(t)] = nowNs() - t0;
+                });
+            for (auto& th : threads)
+                th.join();
+            for (cudaError_t e : errors)
+                check(e, "cudaLaunchKernel (empty, from 4 host threads)");
+            check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+            std::sort(elapsed.begin(), elapsed.end());
+            return double(elapsed[kThreads / 2]) / n;
+        },
+        perCall
+            + " of cudaLaunchKernel (empty kernel) in each of 4 host threads at once, each into its own "
+              "non-blocking stream, divided by their number (the median thread)");
 
     cudaEvent_t ev = nullptr;
     check(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "cudaEventCreateWithFlags");
-    measured("event_record_api_ns", "cudaEventRecord cost", "ns", [&] {
-        sync();
-        const int64_t t0 = nowNs();
-        for (int i = 0; i < n; ++i)
+    measured(
+        "event_record_api_ns", "cudaEventRecord cost", "ns",
+        [&] {
+            sync();
+            const int64_t t0 = nowNs();
+            for (int i = 0; i < n; ++i)
+                check(cudaEventRecord(ev, m_s), "cudaEventRecord");
+            const int64_t t = nowNs() - t0;
+            sync();
+            return double(t) / n;
+        },
+        perCall + " of cudaEventRecord (a cudaEventDisableTiming event) into an idle stream");
+    measured(
+        "stream_wait_api_ns", "cudaStreamWaitEvent cost", "ns",
+        [&] {
+            check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+            launchSpin(m_s, 3'000'000);
             check(cudaEventRecord(ev, m_s), "cudaEventRecord");
-        const int64_t t = nowNs() - t0;
-        sync();
-        return double(t) / n;
-    }, perCall + " of cudaEventRecord (a cudaEventDisableTiming event) into an idle stream");
-    measured("stream_wait_api_ns", "cudaStreamWaitEvent cost", "ns", [&] {
-        check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-        launchSpin(m_s, 3'000'000);
-        check(cudaEventRecord(ev, m_s), "cudaEventRecord");
-        const int64_t t0 = nowNs();
-        for (int i = 0; i < n; ++i)
-            check(cudaStreamWaitEvent(m_s2, ev, 0), "cudaStreamWaitEvent");
-        const int64_t t = nowNs() - t0;
-        check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-        return double(t) / n;
-    }, perCall + " of cudaStreamWaitEvent on an event recorded behind a 3 ms kernel in another stream");
+            const int64_t t0 = nowNs();
+            for (int i = 0; i < n; ++i)
+                check(cudaStreamWaitEvent(m_s2, ev, 0), "cudaStreamWaitEvent");
+            const int64_t t = nowNs() - t0;
+            check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+            return double(t) / n;
+        },
+        perCall + " of cudaStreamWaitEvent on an event recorded behind a 3 ms kernel in another stream");
     check(cudaEventDestroy(ev), "cudaEventDestroy");
 
-    measured("sync_api_ns", "cudaStreamSynchronize on an idle stream", "ns", [&] {
-        sync();
-        const int64_t t0 = nowNs();
-        for (int i = 0; i < n; ++i)
+    measured(
+        "sync_api_ns", "cudaStreamSynchronize on an idle stream", "ns",
+        [&] {
             sync();
-        return double(nowNs() - t0) / n;
-    }, perCall + " of cudaStreamSynchronize on a stream with no work");
+            const int64_t t0 = nowNs();
+            for (int i = 0; i < n; ++i)
+                sync();
+            return double(nowNs() - t0) / n;
+        },
+        perCall + " of cudaStreamSynchronize on a stream with no work");
 
     const int copies = std::max(10, n / 4);
     void* dev = nullptr;
     void* host = nullptr;
     check(cudaMalloc(&dev, 4096), "cudaMalloc");
     check(cudaMallocHost(&host, 4096), "cudaMallocHost");
-    measured("copy_api_ns", "cudaMemcpyAsync cost (4 B pinned H2D)", "ns", [&] {
-        sync();
-        const int64_t t0 = nowNs();
-        for (int i = 0; i < copies; ++i)
-            check(cudaMemcpyAsync(dev, host, 4, cudaMemcpyHostToDevice, m_s), "cudaMemcpyAsync");
-        const int64_t t = nowNs() - t0;
-        sync();
-        return double(t) / copies;
-    }, "host steady clock around " + std::to_string(copies) + " calls of cudaMemcpyAsync, 4 bytes pinned host to device, "
-       "into one stream");
-    measured("memset_api_ns", "cudaMemsetAsync cost (4 B)", "ns", [&] {
-        sync();
-        const int64_t t0 = nowNs();
-        for (int i = 0; i < copies; ++i)
-            check(cudaMemsetAsync(dev, 0, 4, m_s), "cudaMemsetAsync");
-        const int64_t t = nowNs() - t0;
-        sync();
-        return double(t) / copies;
-    }, "host steady clock around " + std::to_string(copies) + " calls of cudaMemsetAsync of 4 bytes into one stream "
-       "(the simulator charges copy_api_ns for memsets too)");
-    measured("host_func_api_ns", "cudaLaunchHostFunc cost", "ns", [&] {
-        sync();
-        const int64_t t0 = nowNs();
-        for (int i = 0; i < copies; ++i)
-            check(cudaLaunchHostFunc(m_s, noopHostFunc, nullptr), "cudaLaunchHostFunc");
-        const int64_t t = nowNs() - t0;
-        sync();
-        return double(t) / copies;
-    }, "host steady clock around " + std::to_string(copies) + " calls of cudaLaunchHostFunc (a function that returns "
-       "at once) into one stream");
+    measured(
+        "copy_api_ns", "cudaMemcpyAsync cost (4 B pinned H2D)", "ns",
+        [&] {
+            sync();
+            const int64_t t0 = nowNs();
+            for (int i = 0; i < copies; ++i)
+                check(cudaMemcpyAsync(dev, host, 4, cudaMemcpyHostToDevice, m_s), "cudaMemcpyAsync");
+            const int64_t t = nowNs() - t0;
+            sync();
+            return double(t) / copies;
+        },
+        "host steady clock around " + std::to_string(copies)
+            + " calls of cudaMemcpyAsync, 4 bytes pinned host to device, "
+              "into one stream");
+    measured(
+        "memset_api_ns", "cudaMemsetAsync cost (4 B)", "ns",
+        [&] {
+            sync();
+            const int64_t t0 = nowNs();
+            for (int i = 0; i < copies; ++i)
+                check(cudaMemsetAsync(dev, 0, 4, m_s), "cudaMemsetAsync");
+            const int64_t t = nowNs() - t0;
+            sync();
+            return double(t) / copies;
+        },
+        "host steady clock around " + std::to_string(copies)
+            + " calls of cudaMemsetAsync of 4 bytes into one stream "
+              "(the simulator charges copy_api_ns for memsets too)");
+    measured(
+        "host_func_api_ns", "cudaLaunchHostFunc cost", "ns",
+        [&] {
+            sync();
+            const int64_t t0 = nowNs();
+            for (int i = 0; i < copies; ++i)
+                check(cudaLaunchHostFunc(m_s, noopHostFunc, nullptr), "cudaLaunchHostFunc");
+            const int64_t t = nowNs() - t0;
+            sync();
+            return double(t) / copies;
+        },
+        "host steady clock around " + std::to_string(copies)
+            + " calls of cudaLaunchHostFunc (a function that returns "
+              "at once) into one stream");
     check(cudaFree(dev), "cudaFree");
     check(cudaFreeHost(host), "cudaFreeHost");
 
@@ -229,12 +259,14 @@ void Calibrator::graphs()
         sync();
         return double(sum) / count;
     };
-    measured("graph_launch_api_1_node_ns", "graph launch cost, 1 node", "ns", [&] { return apiCost(one, launches); },
-             "host steady clock around each of " + std::to_string(launches)
-                 + " cudaGraphLaunch calls of an uploaded graph of one empty kernel into an idle stream");
-    measured("graph_launch_api_1000_nodes_ns", "graph launch cost, 1000 nodes", "ns",
-             [&] { return apiCost(big, launches / 5); },
-             "as graph_launch_api_1_node_ns, for a graph of 1000 empty kernels in a chain (stream capture)");
+    measured(
+        "graph_launch_api_1_node_ns", "graph launch cost, 1 node", "ns", [&] { return apiCost(one, launches); },
+        "host steady clock around each of " + std::to_string(launches)
+            + " cudaGraphLaunch calls of an uploaded graph of one empty kernel into an idle stream");
+    measured(
+        "graph_launch_api_1000_nodes_ns", "graph launch cost, 1000 nodes", "ns",
+        [&] { return apiCost(big, launches / 5); },
+        "as graph_launch_api_1_node_ns, for a graph of 1000 empty kernels in a chain (stream capture)");
     // GPU time per node: the graph queued behind a 3 ms kernel, so that the launch call's own cost is hidden.
     auto behindBlocker = [&](cudaGraphExec_t g) {
         return double(untimed([&] {
@@ -242,10 +274,11 @@ void Calibrator::graphs()
             check(cudaGraphLaunch(g, m_s), "cudaGraphLaunch");
         }));
     };
-    measured("graph_node_spacing_ns", "graph node spacing (GPU)", "ns",
-             [&] { return (behindBlocker(big) - behindBlocker(one)) / (kBig - 1); },
-             "host clock from device sync to device sync of a 3 ms kernel followed by the 1000-node graph, minus the "
-             "same with the 1-node graph, divided by 999: start-to-start spacing of empty kernel nodes on the GPU");
+    measured(
+        "graph_node_spacing_ns", "graph node spacing (GPU)", "ns",
+        [&] { return (behindBlocker(big) - behindBlocker(one)) / (kBig - 1); },
+        "host clock from device sync to device sync of a 3 ms kernel followed by the 1000-node graph, minus the "
+        "same with the 1-node graph, divided by 999: start-to-start spacing of empty kernel nodes on the GPU");
     check(cudaGraphExecDestroy(one), "cudaGraphExecDestroy");
     check(cudaGraphExecDestroy(big), "cudaGraphExecDestroy");
 }
@@ -262,11 +295,11 @@ void Calibrator::gpuSpacing()
                 launchEmpty(m_s);
         }));
     };
-    measured("kernel_spacing_ns", "empty kernel spacing in one stream (GPU)", "ns",
-             [&] { return (run(n) - run(0)) / n; },
-             "host clock from device sync to device sync of a 4 ms kernel followed by " + std::to_string(n)
-                 + " empty kernels in its stream, minus the same without them, divided by their number: "
-                   "start-to-start spacing of empty kernels on the GPU");
+    measured(
+        "kernel_spacing_ns", "empty kernel spacing in one stream (GPU)", "ns", [&] { return (run(n) - run(0)) / n; },
+        "host clock from device sync to device sync of a 4 ms kernel followed by " + std::to_string(n)
+            + " empty kernels in its stream, minus the same without them, divided by their number: "
+              "start-to-start spacing of empty kernels on the GPU");
 
     // Tiny copies the same way: their spacing is the fixed cost of a copy plus the gap between stream ops.
     void* dev = nullptr;
@@ -281,10 +314,11 @@ void Calibrator::gpuSpacing()
                 check(cudaMemcpyAsync(dev, host, 4, cudaMemcpyHostToDevice, m_s), "cudaMemcpyAsync");
         }));
     };
-    measured("copy_spacing_ns", "4-byte H2D copy spacing in one stream (GPU)", "ns",
-             [&] { return (runCopies(copies) - runCopies(0)) / copies; },
-             "as kernel_spacing_ns with " + std::to_string(copies)
-                 + " cudaMemcpyAsync of 4 bytes pinned host to device behind a 3 ms kernel");
+    measured(
+        "copy_spacing_ns", "4-byte H2D copy spacing in one stream (GPU)", "ns",
+        [&] { return (runCopies(copies) - runCopies(0)) / copies; },
+        "as kernel_spacing_ns with " + std::to_string(copies)
+            + " cudaMemcpyAsync of 4 bytes pinned host to device behind a 3 ms kernel");
     check(cudaFree(dev), "cudaFree");
     check(cudaFreeHost(host), "cudaFreeHost");
 }
@@ -292,72 +326,85 @@ void Calibrator::gpuSpacing()
 void Calibrator::latencies()
 {
     const int trials = m_opt.quick ? 20 : 200;
-    measured("launch_latency_ns", "kernel start latency (launch returns -> kernel runs)", "ns", [&] {
-        std::vector<double> v;
-        for (int i = 0; i < trials; ++i) {
+    measured(
+        "launch_latency_ns", "kernel start latency (launch returns -> kernel runs)", "ns",
+        [&] {
+            std::vector<double> v;
+            for (int i = 0; i < trials; ++i) {
+                sync();
+                const uint32_t value = ++m_flagValue;
+                check(kernels::launchFlagKernel(m_flag, value, 0, m_s), "cudaLaunchKernel (flag)");
+                const int64_t t0 = nowNs();
+                v.push_back(double(waitFlag(value) - t0));
+            }
             sync();
-            const uint32_t value = ++m_flagValue;
-            check(kernels::launchFlagKernel(m_flag, value, 0, m_s), "cudaLaunchKernel (flag)");
-            const int64_t t0 = nowNs();
-            v.push_back(double(waitFlag(value) - t0));
-        }
-        sync();
-        return median(v);
-    }, "median of " + std::to_string(trials) + " launches into an idle stream: from cudaLaunchKernel returning until "
-       "the host sees the kernel's store to mapped pinned memory (one PCIe write included)");
+            return median(v);
+        },
+        "median of " + std::to_string(trials)
+            + " launches into an idle stream: from cudaLaunchKernel returning until "
+              "the host sees the kernel's store to mapped pinned memory (one PCIe write included)");
 
     const int funcs = 10;
     std::vector<double> spacingRepeats;
-    measured("host_func_after_kernel_ns", "host function start after its kernel ends", "ns", [&] {
-        std::vector<double> first;
-        std::vector<double> later;
-        std::vector<HostFuncStamp> stamps(static_cast<size_t>(funcs));
-        for (int i = 0; i < trials; ++i) {
-            sync();
-            std::fill(stamps.begin(), stamps.end(), HostFuncStamp{});
-            const uint32_t value = ++m_flagValue;
-            check(kernels::launchFlagKernel(m_flag, value, 20'000, m_s), "cudaLaunchKernel (flag)");
-            for (auto& s : stamps)
-                check(cudaLaunchHostFunc(m_s, stampHostFunc, &s), "cudaLaunchHostFunc");
-            const int64_t kernelEnd = waitFlag(value);
-            sync();
-            first.push_back(double(stamps[0].start - kernelEnd));
-            for (size_t f = 1; f < stamps.size(); ++f)
-                later.push_back(double(stamps[f].start - stamps[f - 1].end));
-        }
-        spacingRepeats.push_back(median(later));
-        return median(first);
-    }, "median of " + std::to_string(trials) + " trials: a kernel stores to mapped pinned memory as it ends, "
-       + std::to_string(funcs) + " host functions follow it in its stream; from the host seeing the store until the "
-       "first host function starts (host steady clock inside it)");
+    measured(
+        "host_func_after_kernel_ns", "host function start after its kernel ends", "ns",
+        [&] {
+            std::vector<double> first;
+            std::vector<double> later;
+            std::vector<HostFuncStamp> stamps(static_cast<size_t>(funcs));
+            for (int i = 0; i < trials; ++i) {
+                sync();
+                std::fill(stamps.begin(), stamps.end(), HostFuncStamp{});
+                const uint32_t value = ++m_flagValue;
+                check(kernels::launchFlagKernel(m_flag, value, 20'000, m_s), "cudaLaunchKernel (flag)");
+                for (auto& s : stamps)
+                    check(cudaLaunchHostFunc(m_s, stampHostFunc, &s), "cudaLaunchHostFunc");
+                const int64_t kernelEnd = waitFlag(value);
+                sync();
+                first.push_back(double(stamps[0].start - kernelEnd));
+                for (size_t f = 1; f < stamps.size(); ++f)
+                    later.push_back(double(stamps[f].start - stamps[f - 1].end));
+            }
+            spacingRepeats.push_back(median(later));
+            return median(first);
+        },
+        "median of " + std::to_string(trials) + " trials: a kernel stores to mapped pinned memory as it ends, "
+            + std::to_string(funcs)
+            + " host functions follow it in its stream; from the host seeing the store until the "
+              "first host function starts (host steady clock inside it)");
     spacingRepeats.erase(spacingRepeats.begin());
     figure("host_func_spacing_ns", "host function spacing (end -> start of the next)", "ns", spacingRepeats,
            "the same trials: from the end of one host function until the next one queued in the same stream starts "
-           "(median of the " + std::to_string(funcs - 1) + " spacings per trial)");
+           "(median of the "
+               + std::to_string(funcs - 1) + " spacings per trial)");
 
-    measured("event_sync_wake_ns", "sync wake-up (work ends -> cudaStreamSynchronize returns)", "ns", [&] {
-        std::vector<double> v;
-        for (int i = 0; i < trials / 2; ++i) {
-            sync();
-            const uint32_t value = ++m_flagValue;
-            std::atomic<int64_t> seen{0};
-            std::atomic<bool> ready{false};
-            std::thread poller([&] {
-                ready = true;
-                seen = waitFlag(value);
-            });
-            while (!ready) {
+    measured(
+        "event_sync_wake_ns", "sync wake-up (work ends -> cudaStreamSynchronize returns)", "ns",
+        [&] {
+            std::vector<double> v;
+            for (int i = 0; i < trials / 2; ++i) {
+                sync();
+                const uint32_t value = ++m_flagValue;
+                std::atomic<int64_t> seen{0};
+                std::atomic<bool> ready{false};
+                std::thread poller([&] {
+                    ready = true;
+                    seen = waitFlag(value);
+                });
+                while (!ready) {}
+                check(kernels::launchFlagKernel(m_flag, value, 200'000, m_s), "cudaLaunchKernel (flag)");
+                check(cudaStreamSynchronize(m_s), "cudaStreamSynchronize");
+                const int64_t returned = nowNs();
+                poller.join();
+                v.push_back(double(returned - seen.load()));
             }
-            check(kernels::launchFlagKernel(m_flag, value, 200'000, m_s), "cudaLaunchKernel (flag)");
-            check(cudaStreamSynchronize(m_s), "cudaStreamSynchronize");
-            const int64_t returned = nowNs();
-            poller.join();
-            v.push_back(double(returned - seen.load()));
-        }
-        return median(v);
-    }, "median of " + std::to_string(trials / 2) + " trials: a 200 us kernel stores to mapped pinned memory as it "
-       "ends while the host waits in cudaStreamSynchronize; from another host thread seeing the store until the call "
-       "returns");
+            return median(v);
+        },
+        "median of " + std::to_string(trials / 2)
+            + " trials: a 200 us kernel stores to mapped pinned memory as it "
+              "ends while the host waits in cudaStreamSynchronize; from another host thread seeing the store until the "
+              "call "
+              "returns");
 }
 
 void Calibrator::copies(DeviceProfile& p)
@@ -389,59 +436,70 @@ void Calibrator::copies(DeviceProfile& p)
     const std::string size = std::to_string(bytes >> 20) + " MiB";
     const std::string how = "host clock from device sync to device sync of " + std::to_string(count)
         + " cudaMemcpyAsync of " + size + " back to back in one stream, per copy";
-    measured("h2d_pinned_copy_ns", "H2D pinned " + size + " copy", "ns",
-             [&] { return perCopy(dev, pinned, bytes, cudaMemcpyHostToDevice); }, how + ", pinned host to device");
-    measured("d2h_pinned_copy_ns", "D2H pinned " + size + " copy", "ns",
-             [&] { return perCopy(pinned, dev, bytes, cudaMemcpyDeviceToHost); }, how + ", device to pinned host");
-    measured("h2d_pageable_copy_ns", "H2D pageable " + size + " copy", "ns",
-             [&] { return perCopy(dev, pageable.data(), bytes, cudaMemcpyHostToDevice); },
-             how + ", pageable host to device");
-    measured("d2h_pageable_copy_ns", "D2H pageable " + size + " copy", "ns",
-             [&] { return perCopy(pageable.data(), dev, bytes, cudaMemcpyDeviceToHost); },
-             how + ", device to pageable host");
-    measured("d2d_copy_ns", "D2D " + std::to_string(big >> 20) + " MiB copy", "ns",
-             [&] { return perCopy(dev2, dev, big, cudaMemcpyDeviceToDevice); },
-             "as h2d_pinned_copy_ns with " + std::to_string(big >> 20) + " MiB device to device");
-    measured("memset_ns", "memset " + std::to_string(big >> 20) + " MiB", "ns", [&] {
-        return double(untimed([&] {
-                   for (int i = 0; i < count; ++i)
-                       check(cudaMemsetAsync(dev, 0, big, m_s), "cudaMemsetAsync");
-               }))
-            / count;
-    }, "host clock from device sync to device sync of " + std::to_string(count) + " cudaMemsetAsync of "
-       + std::to_string(big >> 20) + " MiB of device memory in one stream, per memset");
+    measured(
+        "h2d_pinned_copy_ns", "H2D pinned " + size + " copy", "ns",
+        [&] { return perCopy(dev, pinned, bytes, cudaMemcpyHostToDevice); }, how + ", pinned host to device");
+    measured(
+        "d2h_pinned_copy_ns", "D2H pinned " + size + " copy", "ns",
+        [&] { return perCopy(pinned, dev, bytes, cudaMemcpyDeviceToHost); }, how + ", device to pinned host");
+    measured(
+        "h2d_pageable_copy_ns", "H2D pageable " + size + " copy", "ns",
+        [&] { return perCopy(dev, pageable.data(), bytes, cudaMemcpyHostToDevice); },
+        how + ", pageable host to device");
+    measured(
+        "d2h_pageable_copy_ns", "D2H pageable " + size + " copy", "ns",
+        [&] { return perCopy(pageable.data(), dev, bytes, cudaMemcpyDeviceToHost); },
+        how + ", device to pageable host");
+    measured(
+        "d2d_copy_ns", "D2D " + std::to_string(big >> 20) + " MiB copy", "ns",
+        [&] { return perCopy(dev2, dev, big, cudaMemcpyDeviceToDevice); },
+        "as h2d_pinned_copy_ns with " + std::to_string(big >> 20) + " MiB device to device");
+    measured(
+        "memset_ns", "memset " + std::to_string(big >> 20) + " MiB", "ns",
+        [&] {
+            return double(untimed([&] {
+                       for (int i = 0; i < count; ++i)
+                           check(cudaMemsetAsync(dev, 0, big, m_s), "cudaMemsetAsync");
+                   }))
+                / count;
+        },
+        "host clock from device sync to device sync of " + std::to_string(count) + " cudaMemsetAsync of "
+            + std::to_string(big >> 20) + " MiB of device memory in one stream, per memset");
 
     // Both directions at once, one stream each: when each direction's stream is done.
     std::vector<double> downRepeats;
-    measured("h2d_duplex_copy_ns", "H2D pinned " + size + " copy while D2H runs", "ns", [&] {
-        check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-        const int64_t t0 = nowNs();
-        for (int i = 0; i < count; ++i) {
-            check(cudaMemcpyAsync(dev, pinned, bytes, cudaMemcpyHostToDevice, m_s), "cudaMemcpyAsync");
-            check(cudaMemcpyAsync(pinned2, dev2, bytes, cudaMemcpyDeviceToHost, m_s2), "cudaMemcpyAsync");
-        }
-        int64_t up = 0;
-        int64_t down = 0;
-        while (up == 0 || down == 0) {
-            if (up == 0) {
-                const cudaError_t e = cudaStreamQuery(m_s);
-                if (e == cudaSuccess)
-                    up = nowNs();
-                else if (e != cudaErrorNotReady)
-                    check(e, "cudaStreamQuery");
+    measured(
+        "h2d_duplex_copy_ns", "H2D pinned " + size + " copy while D2H runs", "ns",
+        [&] {
+            check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+            const int64_t t0 = nowNs();
+            for (int i = 0; i < count; ++i) {
+                check(cudaMemcpyAsync(dev, pinned, bytes, cudaMemcpyHostToDevice, m_s), "cudaMemcpyAsync");
+                check(cudaMemcpyAsync(pinned2, dev2, bytes, cudaMemcpyDeviceToHost, m_s2), "cudaMemcpyAsync");
             }
-            if (down == 0) {
-                const cudaError_t e = cudaStreamQuery(m_s2);
-                if (e == cudaSuccess)
-                    down = nowNs();
-                else if (e != cudaErrorNotReady)
-                    check(e, "cudaStreamQuery");
+            int64_t up = 0;
+            int64_t down = 0;
+            while (up == 0 || down == 0) {
+                if (up == 0) {
+                    const cudaError_t e = cudaStreamQuery(m_s);
+                    if (e == cudaSuccess)
+                        up = nowNs();
+                    else if (e != cudaErrorNotReady)
+                        check(e, "cudaStreamQuery");
+                }
+                if (down == 0) {
+                    const cudaError_t e = cudaStreamQuery(m_s2);
+                    if (e == cudaSuccess)
+                        down = nowNs();
+                    else if (e != cudaErrorNotReady)
+                        check(e, "cudaStreamQuery");
+                }
             }
-        }
-        downRepeats.push_back(double(down - t0) / count);
-        return double(up - t0) / count;
-    }, "host clock from device sync until cudaStreamQuery reports done, " + std::to_string(count) + " H2D copies of "
-       + size + " pinned in one stream while " + std::to_string(count) + " D2H copies run in another, per copy");
+            downRepeats.push_back(double(down - t0) / count);
+            return double(up - t0) / count;
+        },
+        "host clock from device sync until cudaStreamQuery reports done, " + std::to_string(count) + " H2D copies of "
+            + size + " pinned in one stream while " + std::to_string(count) + " D2H copies run in another, per copy");
     downRepeats.erase(downRepeats.begin());
     figure("d2h_duplex_copy_ns", "D2H pinned " + size + " copy while H2D runs", "ns", downRepeats,
            "the same runs, the D2H stream");
@@ -459,18 +517,23 @@ void Calibrator::copies(DeviceProfile& p)
             if (e != cudaErrorPeerAccessAlreadyEnabled)
                 check(e, "cudaDeviceEnablePeerAccess");
         }
-        measured("p2p_copy_ns", "peer copy " + size + " to device " + std::to_string(peer), "ns", [&] {
-            return double(untimed([&] {
-                       for (int i = 0; i < count; ++i)
-                           check(cudaMemcpyPeerAsync(peerBuf, peer, dev, m_opt.device, bytes, m_s),
-                                 "cudaMemcpyPeerAsync");
-                   }))
-                / count;
-        }, "host clock from device sync to device sync of " + std::to_string(count) + " cudaMemcpyPeerAsync of " + size
-           + " to device " + std::to_string(peer) + (can ? " (peer access enabled)" : " (no peer access: staged)"));
+        measured(
+            "p2p_copy_ns", "peer copy " + size + " to device " + std::to_string(peer), "ns",
+            [&] {
+                return double(untimed([&] {
+                           for (int i = 0; i < count; ++i)
+                               check(cudaMemcpyPeerAsync(peerBuf, peer, dev, m_opt.device, bytes, m_s),
+                                     "cudaMemcpyPeerAsync");
+                       }))
+                    / count;
+            },
+            "host clock from device sync to device sync of " + std::to_string(count) + " cudaMemcpyPeerAsync of " + size
+                + " to device " + std::to_string(peer)
+                + (can ? " (peer access enabled)" : " (no peer access: staged)"));
         check(cudaFree(peerBuf), "cudaFree");
     } else {
-        m_cal.notes.push_back("p2p_gbps not measured (one GPU): the profile keeps " + formatValue(p.p2pBps / 1e9, "GB/s"));
+        m_cal.notes.push_back("p2p_gbps not measured (one GPU): the profile keeps "
+                              + formatValue(p.p2pBps / 1e9, "GB/s"));
     }
     check(cudaFree(dev), "cudaFree");
     check(cudaFree(dev2), "cudaFree");
@@ -506,10 +569,12 @@ void Calibrator::kernelThroughput()
     triad.in0 = b;
     triad.in1 = c;
     triad.stream = m_s;
-    measured("triad_kernel_ns", "triad kernel, " + std::to_string(n >> 20) + " Mi floats", "ns",
-             [&] { return perKernel(triad, 5); },
-             "host clock from device sync to device sync of 5 triad kernels (kernel library, block 256, the derived "
-             "grid) over " + std::to_string(n) + " floats in one stream, per kernel");
+    measured(
+        "triad_kernel_ns", "triad kernel, " + std::to_string(n >> 20) + " Mi floats", "ns",
+        [&] { return perKernel(triad, 5); },
+        "host clock from device sync to device sync of 5 triad kernels (kernel library, block 256, the derived "
+        "grid) over "
+            + std::to_string(n) + " floats in one stream, per kernel");
 
     kernels::LaunchArgs fma;
     fma.kernel = Kernel::Fma;
@@ -519,9 +584,10 @@ void Calibrator::kernelThroughput()
     fma.out = a;
     fma.outCount = std::min<int64_t>(n, kernels::kFmaMaxOutputs);
     fma.stream = m_s;
-    measured("fma_kernel_ns", "fma kernel", "ns", [&] { return perKernel(fma, 3); },
-             "host clock from device sync to device sync of 3 fma kernels (kernel library, " + std::to_string(fma.size)
-                 + " iterations, grid " + std::to_string(fma.grid.x) + " x 256 threads) in one stream, per kernel");
+    measured(
+        "fma_kernel_ns", "fma kernel", "ns", [&] { return perKernel(fma, 3); },
+        "host clock from device sync to device sync of 3 fma kernels (kernel library, " + std::to_string(fma.size)
+            + " iterations, grid " + std::to_string(fma.grid.x) + " x 256 threads) in one stream, per kernel");
 
     const int64_t m = m_opt.quick ? 1024 : 4096;
     float* ma = nullptr;
@@ -541,19 +607,22 @@ void Calibrator::kernelThroughput()
     mm.in1 = mb;
     mm.out = mc;
     mm.stream = m_s;
-    measured("matmul_kernel_ns", "matmul kernel, " + std::to_string(m) + " x " + std::to_string(m), "ns",
-             [&] { return perKernel(mm, 3); },
-             "host clock from device sync to device sync of 3 matmul kernels (kernel library, 16 x 16 tiles, the "
-             "derived grid) of " + std::to_string(m) + " x " + std::to_string(m) + " floats in one stream, per kernel");
+    measured(
+        "matmul_kernel_ns", "matmul kernel, " + std::to_string(m) + " x " + std::to_string(m), "ns",
+        [&] { return perKernel(mm, 3); },
+        "host clock from device sync to device sync of 3 matmul kernels (kernel library, 16 x 16 tiles, the "
+        "derived grid) of "
+            + std::to_string(m) + " x " + std::to_string(m) + " floats in one stream, per kernel");
     // The shapes lessons 01 and 02 give their kernels (264 blocks of 256 threads: 2 of the 8 per SM the model
     // fills), to compare with what the model makes of them (its time scales with the blocks resident).
     mm.size = std::min<int64_t>(m, 768);
     mm.grid = dim3(264, 1, 1);
-    measured("matmul_264_blocks_kernel_ns", "matmul kernel, 768 x 768, 264 blocks (lessons 01, 02)", "ns",
-             [&] { return perKernel(mm, 5); },
-             "as matmul_kernel_ns with 5 kernels of 768 x 768 floats and a grid of 264 blocks of 16 x 16 threads, the "
-             "shape of lessons 01 and 02 (not a profile field: it shows how a kernel of a quarter of the resident "
-             "blocks runs)");
+    measured(
+        "matmul_264_blocks_kernel_ns", "matmul kernel, 768 x 768, 264 blocks (lessons 01, 02)", "ns",
+        [&] { return perKernel(mm, 5); },
+        "as matmul_kernel_ns with 5 kernels of 768 x 768 floats and a grid of 264 blocks of 16 x 16 threads, the "
+        "shape of lessons 01 and 02 (not a profile field: it shows how a kernel of a quarter of the resident "
+        "blocks runs)");
     kernels::LaunchArgs tr;
     tr.kernel = Kernel::Transpose;
     tr.block = dim3(32, 8, 1);
@@ -562,11 +631,13 @@ void Calibrator::kernelThroughput()
     tr.in0 = ma;
     tr.out = mc;
     tr.stream = m_s;
-    measured("transpose_264_blocks_kernel_ns", "transpose kernel, 4096 x 4096, 264 blocks (lessons 01, 02)", "ns",
-             [&] { return perKernel(tr, 5); },
-             "host clock from device sync to device sync of 5 transpose kernels (kernel library, 32 x 8 threads) of "
-             + std::to_string(tr.size) + " x " + std::to_string(tr.size) + " floats with a grid of 264 blocks, the "
-             "shape of lessons 01 and 02 (not a profile field)");
+    measured(
+        "transpose_264_blocks_kernel_ns", "transpose kernel, 4096 x 4096, 264 blocks (lessons 01, 02)", "ns",
+        [&] { return perKernel(tr, 5); },
+        "host clock from device sync to device sync of 5 transpose kernels (kernel library, 32 x 8 threads) of "
+            + std::to_string(tr.size) + " x " + std::to_string(tr.size)
+            + " floats with a grid of 264 blocks, the "
+              "shape of lessons 01 and 02 (not a profile field)");
     m_fmaIterations = fma.size;
     m_fmaThreads = double(fma.grid.x) * 256;
     m_triadN = double(n);
@@ -587,36 +658,40 @@ void Calibrator::cuptiSplit()
     }
     const int n = m_opt.quick ? 100 : 400;
     std::vector<double> gaps;
-    measured("cupti_empty_kernel_ns", "empty kernel duration (CUPTI)", "ns", [&] {
-        check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-        (void)cupti.take();
-        if (std::string e = cupti.enable(); !e.empty())
-            throw CudaFailure{"CUPTI: " + e};
-        launchSpin(m_s, 4'000'000);
-        for (int i = 0; i < n; ++i)
-            launchEmpty(m_s);
-        sync();
-        cupti.disable();
-        auto records = cupti.take();
-        std::vector<std::pair<int64_t, int64_t>> spans;
-        for (const auto& r : records)
-            if (r.kind == CuptiRecordKind::Kernel && r.name.find("emptyKernel") != std::string::npos)
-                spans.emplace_back(r.start, r.end);
-        std::sort(spans.begin(), spans.end());
-        if (spans.size() < 2)
-            throw CudaFailure{"CUPTI recorded " + std::to_string(spans.size()) + " of the " + std::to_string(n)
-                              + " empty kernels"};
-        std::vector<double> d;
-        std::vector<double> g;
-        for (size_t i = 0; i < spans.size(); ++i) {
-            d.push_back(double(spans[i].second - spans[i].first));
-            if (i > 0)
-                g.push_back(double(spans[i].first - spans[i - 1].second));
-        }
-        gaps.push_back(median(g));
-        return median(d);
-    }, "CUPTI CONCURRENT_KERNEL records of " + std::to_string(n) + " empty kernels queued behind a 4 ms kernel in one "
-       "stream (a pass of its own, after every untimed figure): median of end - start");
+    measured(
+        "cupti_empty_kernel_ns", "empty kernel duration (CUPTI)", "ns",
+        [&] {
+            check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+            (void)cupti.take();
+            if (std::string e = cupti.enable(); !e.empty())
+                throw CudaFailure{"CUPTI: " + e};
+            launchSpin(m_s, 4'000'000);
+            for (int i = 0; i < n; ++i)
+                launchEmpty(m_s);
+            sync();
+            cupti.disable();
+            auto records = cupti.take();
+            std::vector<std::pair<int64_t, int64_t>> spans;
+            for (const auto& r : records)
+                if (r.kind == CuptiRecordKind::Kernel && r.name.find("emptyKernel") != std::string::npos)
+                    spans.emplace_back(r.start, r.end);
+            std::sort(spans.begin(), spans.end());
+            if (spans.size() < 2)
+                throw CudaFailure{"CUPTI recorded " + std::to_string(spans.size()) + " of the " + std::to_string(n)
+                                  + " empty kernels"};
+            std::vector<double> d;
+            std::vector<double> g;
+            for (size_t i = 0; i < spans.size(); ++i) {
+                d.push_back(double(spans[i].second - spans[i].first));
+                if (i > 0)
+                    g.push_back(double(spans[i].first - spans[i - 1].second));
+            }
+            gaps.push_back(median(g));
+            return median(d);
+        },
+        "CUPTI CONCURRENT_KERNEL records of " + std::to_string(n)
+            + " empty kernels queued behind a 4 ms kernel in one "
+              "stream (a pass of its own, after every untimed figure): median of end - start");
     gaps.erase(gaps.begin());
     figure("cupti_empty_kernel_gap_ns", "gap between queued empty kernels (CUPTI)", "ns", gaps,
            "the same records: median of the next kernel's start - this kernel's end");

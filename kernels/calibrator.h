@@ -100,8 +100,8 @@ private:
     }
 
     // Stores a figure and prints its progress line.
-    double figure(const std::string& key, const std::string& label, const std::string& unit,
-                  std::vector<double> values, const std::string& method)
+    double figure(const std::string& key, const std::string& label, const std::string& unit, std::vector<double> values,
+                  const std::string& method)
     {
         for (double& x : values)
             x = roundTo(x, unit);
@@ -168,8 +168,7 @@ private:
     // Polls the mapped flag until it reads `value`; returns when it did (host clock).
     int64_t waitFlag(uint32_t value)
     {
-        while (*m_flag != value) {
-        }
+        while (*m_flag != value) {}
         return nowNs();
     }
 
@@ -185,7 +184,7 @@ private:
 
     CalibrationOptions m_opt;
     int m_repeats;
-    int m_calls = 1000;        // calls per repeat for host costs
+    int m_calls = 1000; // calls per repeat for host costs
     DeviceCalibration m_cal;
     int m_sms = 0;
     int m_deviceCount = 1;

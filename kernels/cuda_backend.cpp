@@ -21,7 +21,6 @@ namespace streamscope {
 
 using cuda_backend::versionText;
 
-
 CudaProbe probeCuda()
 {
     CudaProbe p;
@@ -41,16 +40,12 @@ CudaProbe probeCuda()
         if (e != cudaSuccess) {
             (void)cudaGetLastError();
             switch (e) {
-            case cudaErrorNoDevice:
-                p.reason = "no CUDA-capable device";
-                break;
+            case cudaErrorNoDevice: p.reason = "no CUDA-capable device"; break;
             case cudaErrorInsufficientDriver:
-                p.reason = "the CUDA driver (CUDA " + versionText(driver) +
-                           ") is older than this build's CUDA runtime (" + versionText(p.runtimeVersion) + ")";
+                p.reason = "the CUDA driver (CUDA " + versionText(driver)
+                    + ") is older than this build's CUDA runtime (" + versionText(p.runtimeVersion) + ")";
                 break;
-            default:
-                p.reason = std::string("CUDA initialisation failed: ") + cudaGetErrorString(e);
-                break;
+            default: p.reason = std::string("CUDA initialisation failed: ") + cudaGetErrorString(e); break;
             }
             return p;
         }
@@ -79,9 +74,15 @@ CudaProbe probeCuda()
     return p;
 }
 
-std::string cuptiUnavailableReason() { return CuptiTracer::instance().attach(); }
+std::string cuptiUnavailableReason()
+{
+    return CuptiTracer::instance().attach();
+}
 
-bool cuptiBuiltIn() { return CuptiTracer::builtIn(); }
+bool cuptiBuiltIn()
+{
+    return CuptiTracer::builtIn();
+}
 
 std::unique_ptr<Backend> makeCudaBackend(const CudaBackendOptions& options)
 {

@@ -13,10 +13,10 @@ namespace streamscope {
 
 struct CudaProbe {
     bool usable = false;
-    std::string reason;                 // why not usable: "no CUDA driver", "no CUDA device", CUDA's message
+    std::string reason; // why not usable: "no CUDA driver", "no CUDA device", CUDA's message
     int deviceCount = 0;
     std::vector<std::string> deviceNames;
-    int driverVersion = 0;              // cudaDriverGetVersion, e.g. 13000
+    int driverVersion = 0; // cudaDriverGetVersion, e.g. 13000
     int runtimeVersion = 0;
 };
 
@@ -32,17 +32,18 @@ struct CudaBackendOptions {
     // cupti: CUPTI activity records (per-stream anchor events only); events: CUDA events around every op; both:
     // CUPTI spans plus the event times, for their error; auto: cupti where usable, else events (with the reason).
     TimingMode timing = TimingMode::Auto;
-    bool timeOps = true;                // time GPU ops at all (off: benchmark baseline)
-    bool measureUntimed = true;         // run one more iteration with no timing and store its makespan
-    std::string cuptiCapturePath;       // where set: the CUPTI records of the last measured iteration (tests/data)
-    // Timing "events": an op issued to a busy stream (the previous timed op's end event not complete yet, nothing else enqueued
-    // behind it) starts at that end event instead of a start event of its own: one event per op on a busy
+    bool timeOps = true;          // time GPU ops at all (off: benchmark baseline)
+    bool measureUntimed = true;   // run one more iteration with no timing and store its makespan
+    std::string cuptiCapturePath; // where set: the CUPTI records of the last measured iteration (tests/data)
+    // Timing "events": an op issued to a busy stream (the previous timed op's end event not complete yet, nothing else
+    // enqueued behind it) starts at that end event instead of a start event of its own: one event per op on a busy
     // stream. Off: a start and an end event around every op (the benchmark compares both).
     bool shareBoundaryEvents = true;
-    bool nvtx = true;                   // NVTX ranges named after the ops
-    // Timing "events", graphs: one span per graph node, from event-record nodes captured between the nodes (their events are swapped
-    // for fresh ones before every launch). Off: one span per graph launch. Costly, so off by default: on an H200
-    // the node updates made each cudaGraphLaunch take ~50 us instead of a few, and every 1 us node ~4 us.
+    bool nvtx = true; // NVTX ranges named after the ops
+    // Timing "events", graphs: one span per graph node, from event-record nodes captured between the nodes (their
+    // events are swapped for fresh ones before every launch). Off: one span per graph launch. Costly, so off by
+    // default: on an H200 the node updates made each cudaGraphLaunch take ~50 us instead of a few, and every 1 us node
+    // ~4 us.
     bool graphNodeTiming = false;
     // Fault injection, for checking what a failed GPU run leaves: every launch of the kernel op of this name
     // (its `name`, as in the trace) runs a kernel that writes to an unmapped address instead, so that the run fails

@@ -198,12 +198,9 @@ cudaError_t CudaBackend::enqueue(const Op& op, const OpResources& res, cudaStrea
             return cudaMemcpyPeerAsync(res.dst, res.dstDevice, res.src, res.srcDevice, res.bytes, stream);
         }
         return cudaErrorInvalidValue;
-    case OpKind::Memset:
-        return cudaMemsetAsync(res.dst, 0, res.bytes, stream);
-    case OpKind::HostFunc:
-        return cudaLaunchHostFunc(stream, runHostFunc, const_cast<HostFuncArg*>(&res.hostFunc));
-    default:
-        return cudaErrorInvalidValue;
+    case OpKind::Memset: return cudaMemsetAsync(res.dst, 0, res.bytes, stream);
+    case OpKind::HostFunc: return cudaLaunchHostFunc(stream, runHostFunc, const_cast<HostFuncArg*>(&res.hostFunc));
+    default: return cudaErrorInvalidValue;
     }
 }
 
@@ -211,9 +208,9 @@ std::string CudaBackend::launchDetail(const Op& op, const OpResources& res) cons
 {
     if (op.kind != OpKind::Kernel)
         return {};
-    return "grid " + dimText(effectiveGrid(op)) + ", block " + dimText(op.block) + ", " +
-           std::to_string(kernels::ownSharedBytes(res.launch.kernel, res.launch.block) + res.launch.sharedBytes) +
-           " B dynamic shared memory";
+    return "grid " + dimText(effectiveGrid(op)) + ", block " + dimText(op.block) + ", "
+        + std::to_string(kernels::ownSharedBytes(res.launch.kernel, res.launch.block) + res.launch.sharedBytes)
+        + " B dynamic shared memory";
 }
 
 Status CudaBackend::issue(HostThreadContext& ctx, const PlannedOp& p)
@@ -236,18 +233,13 @@ Status CudaBackend::issue(HostThreadContext& ctx, const PlannedOp& p)
     case OpKind::Kernel:
     case OpKind::Memcpy:
     case OpKind::Memset:
-    case OpKind::HostFunc:
-        return issueGpuOp(ts, p, res, r);
-    case OpKind::Graph:
-        return issueGraph(ts, p, res, r);
-    case OpKind::Record:
-        return issueRecord(ts, p, res, r);
-    case OpKind::Wait:
-        return issueWait(ts, p, res, r);
+    case OpKind::HostFunc: return issueGpuOp(ts, p, res, r);
+    case OpKind::Graph: return issueGraph(ts, p, res, r);
+    case OpKind::Record: return issueRecord(ts, p, res, r);
+    case OpKind::Wait: return issueWait(ts, p, res, r);
     case OpKind::StreamSync:
     case OpKind::EventSync:
-    case OpKind::DeviceSync:
-        return issueSync(ts, p, res, r);
+    case OpKind::DeviceSync: return issueSync(ts, p, res, r);
     case OpKind::HostWork:
         r.apiKind = SpanKind::HostWork;
         r.stream = -1;
@@ -256,10 +248,8 @@ Status CudaBackend::issue(HostThreadContext& ctx, const PlannedOp& p)
         r.apiEnd = hostNowNs();
         ts.records->push_back(r);
         return {};
-    case OpKind::Malloc:
-        return issueMalloc(ts, p, res, r);
-    case OpKind::Free:
-        return issueFree(ts, p, res, r);
+    case OpKind::Malloc: return issueMalloc(ts, p, res, r);
+    case OpKind::Free: return issueFree(ts, p, res, r);
     }
     return runtimeError("unknown op kind in " + res.where);
 }
@@ -276,7 +266,7 @@ Status CudaBackend::issueGpuOp(ThreadState& ts, const PlannedOp& p, OpResources&
     if (m_opEvents) {
         t.device = st.device;
         if (Status started = startEvent(st, res.where, t.start); !started)
-            return started; // the run ends; collect() resets the lanes
+            return started;   // the run ends; collect() resets the lanes
         endLane(st, nullptr); // until the end event is recorded
         t.end = acquireEvent(st.device);
         if (!t.end)
@@ -557,8 +547,8 @@ Status CudaBackend::issueMalloc(ThreadState& ts, const PlannedOp& p, OpResources
     const cudaError_t e = cudaMalloc(&ptr, bytes);
     r.apiEnd = hostNowNs();
     if (e != cudaSuccess)
-        return cudaFailure("cudaMalloc", e, res.where, bytesText(double(bytes)) + " on device " +
-                                                           std::to_string(ts.device));
+        return cudaFailure("cudaMalloc", e, res.where,
+                           bytesText(double(bytes)) + " on device " + std::to_string(ts.device));
     ts.mallocs.push_back({ptr, ts.device, p.op->bytes});
     ts.records->push_back(r);
     std::lock_guard lock(m_depMutex);
@@ -576,9 +566,8 @@ Status CudaBackend::issueFree(ThreadState& ts, const PlannedOp& p, OpResources& 
     auto take = [&](std::vector<DeviceAllocation>& from) -> std::optional<DeviceAllocation> {
         if (from.empty())
             return std::nullopt;
-        auto it = std::find_if(from.rbegin(), from.rend(), [&](const DeviceAllocation& a) {
-            return a.bytes == p.op->bytes;
-        });
+        auto it =
+            std::find_if(from.rbegin(), from.rend(), [&](const DeviceAllocation& a) { return a.bytes == p.op->bytes; });
         const auto pos = it != from.rend() ? std::prev(it.base()) : std::prev(from.end());
         DeviceAllocation a = *pos;
         from.erase(pos);

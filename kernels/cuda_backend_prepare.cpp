@@ -101,20 +101,20 @@ Status CudaBackend::prepare(const RunPlan& plan, RunInfo& info)
     setSetting(info, "time_ops", m_options.timeOps ? "on" : "off");
     setSetting(info, "timing_events_per_iteration", std::to_string(m_timingEventsPerIteration));
     setSetting(info, "graph_timing",
-               m_cuptiOn ? "per node (CUPTI records of the graph's kernel, copy and memset nodes)"
-               : m_options.graphNodeTiming ? "per node (captured event-record nodes)"
-                                           : "whole graph (one span per launch)");
+               m_cuptiOn                       ? "per node (CUPTI records of the graph's kernel, copy and memset nodes)"
+                   : m_options.graphNodeTiming ? "per node (captured event-record nodes)"
+                                               : "whole graph (one span per launch)");
     std::string how;
     if (m_cuptiOn)
         how = "CUPTI activity records (CONCURRENT_KERNEL, MEMCPY, MEMCPY2, MEMSET) matched by correlation id, on "
               "the host's steady clock; one anchor event per stream before and after each iteration";
     if (m_opEvents)
-        how += std::string(how.empty() ? "" : "; plus ") +
-               "CUDA events on each op's stream; one origin event per device and iteration" +
-               (m_options.shareBoundaryEvents
-                    ? "; an op issued to a busy stream (its last timed op's end event not complete, nothing "
-                      "enqueued after it) starts at that end event"
-                    : "; a start and an end event around every op");
+        how += std::string(how.empty() ? "" : "; plus ")
+            + "CUDA events on each op's stream; one origin event per device and iteration"
+            + (m_options.shareBoundaryEvents
+                   ? "; an op issued to a busy stream (its last timed op's end event not complete, nothing "
+                     "enqueued after it) starts at that end event"
+                   : "; a start and an end event around every op");
     if (!how.empty())
         setSetting(info, "timing_method", how);
     return anchorAll();
@@ -126,15 +126,15 @@ Status CudaBackend::checkDevices(const RunPlan& plan)
     if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
         (void)cudaGetLastError();
         const CudaProbe probe = probeCuda();
-        return runtimeError("no usable GPU: " +
-                            (probe.reason.empty() ? std::string(cudaGetErrorString(e)) : probe.reason));
+        return runtimeError("no usable GPU: "
+                            + (probe.reason.empty() ? std::string(cudaGetErrorString(e)) : probe.reason));
     }
     auto check = [&](int d, const std::string& who) -> Status {
         if (d >= 0 && d < count)
             return {};
-        return runtimeError(who + "device " + std::to_string(d) + " does not exist: this machine has " +
-                            std::to_string(count) + " CUDA device" + (count == 1 ? "" : "s") +
-                            (count > 0 ? " (0.." + std::to_string(count - 1) + ")" : ""));
+        return runtimeError(who + "device " + std::to_string(d) + " does not exist: this machine has "
+                            + std::to_string(count) + " CUDA device" + (count == 1 ? "" : "s")
+                            + (count > 0 ? " (0.." + std::to_string(count - 1) + ")" : ""));
     };
     m_deviceList = plan.devices();
     for (int d : m_deviceList)
@@ -154,8 +154,9 @@ Status CudaBackend::checkDevices(const RunPlan& plan)
             for (const auto& n : op->ops)
                 stack.push_back(&n);
             if (op->kind == OpKind::Memcpy && op->copy == CopyKind::P2P) {
-                if (Status st = check(op->dstDevice, "the destination of peer copy \"" + displayName(*op) +
-                                                         "\" in thread \"" + s.threads[t].name + "\": ");
+                if (Status st = check(op->dstDevice,
+                                      "the destination of peer copy \"" + displayName(*op) + "\" in thread \""
+                                          + s.threads[t].name + "\": ");
                     !st) {
                     m_deviceList.clear();
                     return st;
@@ -238,9 +239,9 @@ Status CudaBackend::describeDevices(RunInfo& info)
         g_connectionsAtContext = now;
     std::string effective = g_connectionsAtContext->empty() ? "8 (default)" : *g_connectionsAtContext;
     if (*g_connectionsAtContext != now)
-        effective += " (this process's CUDA context was created with it; " +
-                     (now.empty() ? std::string("unsetting it") : "the requested " + now) +
-                     " takes effect in a new process only)";
+        effective += " (this process's CUDA context was created with it; "
+            + (now.empty() ? std::string("unsetting it") : "the requested " + now)
+            + " takes effect in a new process only)";
     setSetting(info, "CUDA_DEVICE_MAX_CONNECTIONS", effective);
     return {};
 }
@@ -261,9 +262,7 @@ Status CudaBackend::createStreams()
         if (ps.kind == StreamKind::Blocking || ps.kind == StreamKind::PerThreadDefault)
             dev.legacyBarrier.push_back(int(i));
         switch (ps.kind) {
-        case StreamKind::LegacyDefault:
-            st.handle = cudaStreamLegacy;
-            break;
+        case StreamKind::LegacyDefault: st.handle = cudaStreamLegacy; break;
         case StreamKind::PerThreadDefault:
             st.handle = cudaStreamPerThread; // resolved per issuing host thread and current device
             break;
@@ -274,8 +273,7 @@ Status CudaBackend::createStreams()
             const unsigned flags = ps.kind == StreamKind::NonBlocking ? cudaStreamNonBlocking : cudaStreamDefault;
             if (cudaError_t e = cudaStreamCreateWithPriority(&st.handle, flags, ps.priority); e != cudaSuccess)
                 return cudaFailure("cudaStreamCreateWithPriority", e, "stream \"" + ps.name + "\"",
-                                   "device " + std::to_string(ps.device) + ", priority " +
-                                       std::to_string(ps.priority));
+                                   "device " + std::to_string(ps.device) + ", priority " + std::to_string(ps.priority));
             st.owned = true;
             if (m_options.nvtx)
                 nvtxNameCudaStreamA(st.handle, ps.name.c_str());
@@ -332,8 +330,8 @@ Status CudaBackend::createStreams()
             if (cudaError_t e = cudaSetDevice(dev.index); e != cudaSuccess)
                 return cudaFailure("cudaSetDevice", e, "device " + std::to_string(dev.index));
             if (cudaError_t e = cudaStreamCreateWithFlags(&dev.captureStream, cudaStreamNonBlocking); e != cudaSuccess)
-                return cudaFailure("cudaStreamCreateWithFlags", e, "the graph capture stream of device " +
-                                                                       std::to_string(dev.index));
+                return cudaFailure("cudaStreamCreateWithFlags", e,
+                                   "the graph capture stream of device " + std::to_string(dev.index));
         }
     return {};
 }
@@ -385,8 +383,8 @@ Status CudaBackend::enablePeerAccess(RunInfo& info)
         for (auto [a, b] : {std::pair{src, dst}, std::pair{dst, src}}) {
             int can = 0;
             if (cudaError_t e = cudaDeviceCanAccessPeer(&can, a, b); e != cudaSuccess)
-                return cudaFailure("cudaDeviceCanAccessPeer", e, "devices " + std::to_string(a) + " and " +
-                                                                     std::to_string(b));
+                return cudaFailure("cudaDeviceCanAccessPeer", e,
+                                   "devices " + std::to_string(a) + " and " + std::to_string(b));
             if (!can) {
                 state = "not available (copies are staged through host memory)";
                 continue;
@@ -397,8 +395,8 @@ Status CudaBackend::enablePeerAccess(RunInfo& info)
             if (e == cudaErrorPeerAccessAlreadyEnabled)
                 (void)cudaGetLastError();
             else if (e != cudaSuccess)
-                return cudaFailure("cudaDeviceEnablePeerAccess", e, "device " + std::to_string(a) + " to peer " +
-                                                                        std::to_string(b));
+                return cudaFailure("cudaDeviceEnablePeerAccess", e,
+                                   "device " + std::to_string(a) + " to peer " + std::to_string(b));
             else
                 m_peerEnabled.emplace_back(a, b);
         }
@@ -435,15 +433,12 @@ Status CudaBackend::checkMemory()
             } else
                 need[device] += bytes;
             break;
-        case OpKind::Memset:
-            need[device] += bytes;
-            break;
+        case OpKind::Memset: need[device] += bytes; break;
         case OpKind::Graph:
             for (const auto& n : op.ops)
                 self(n, device, self);
             break;
-        default:
-            break;
+        default: break;
         }
     };
     for (size_t h = 0; h < m_plan->hostThreads.size(); ++h) {
@@ -461,10 +456,10 @@ Status CudaBackend::checkMemory()
         if (cudaError_t e = cudaMemGetInfo(&freeBytes, &totalBytes); e != cudaSuccess)
             return cudaFailure("cudaMemGetInfo", e, "device " + std::to_string(d));
         if (bytes > kMaxMemoryShare * double(freeBytes))
-            return runtimeError("the scenario's buffers need " + bytesText(bytes) + " of memory on device " +
-                                std::to_string(d) + " (every op of every host thread has its own), but only " +
-                                bytesText(double(freeBytes)) + " of " + bytesText(double(totalBytes)) +
-                                " are free: use smaller sizes or fewer ops");
+            return runtimeError("the scenario's buffers need " + bytesText(bytes) + " of memory on device "
+                                + std::to_string(d) + " (every op of every host thread has its own), but only "
+                                + bytesText(double(freeBytes)) + " of " + bytesText(double(totalBytes))
+                                + " are free: use smaller sizes or fewer ops");
     }
     return {};
 }
@@ -494,15 +489,13 @@ Status CudaBackend::prepareThreads()
             res.where = "thread \"" + ph.name + "\" op " + std::to_string(i) + " \"" + res.name + "\"";
             const std::string path = "/threads/" + std::to_string(ph.thread) + "/ops/" + std::to_string(i);
             const int sp = plan.stream(op.streamIndex, int(h));
-            const bool needsStream = isGpuOp(op.kind) || op.kind == OpKind::Record || op.kind == OpKind::Wait ||
-                                     op.kind == OpKind::StreamSync;
+            const bool needsStream = isGpuOp(op.kind) || op.kind == OpKind::Record || op.kind == OpKind::Wait
+                || op.kind == OpKind::StreamSync;
             if (needsStream && sp < 0)
-                return Status(Error{{}, path + "/stream", res.where + " needs a stream"},
-                              ErrorClass::BadInput);
-            if ((op.kind == OpKind::Record || op.kind == OpKind::Wait || op.kind == OpKind::EventSync) &&
-                (op.eventIndex < 0 || size_t(op.eventIndex) >= m_events.size()))
-                return Status(Error{{}, path + "/event", res.where + " names no known event"},
-                              ErrorClass::BadInput);
+                return Status(Error{{}, path + "/stream", res.where + " needs a stream"}, ErrorClass::BadInput);
+            if ((op.kind == OpKind::Record || op.kind == OpKind::Wait || op.kind == OpKind::EventSync)
+                && (op.eventIndex < 0 || size_t(op.eventIndex) >= m_events.size()))
+                return Status(Error{{}, path + "/event", res.where + " names no known event"}, ErrorClass::BadInput);
             const int device = sp >= 0 ? plan.streams[size_t(sp)].device : ph.device;
             if (Status st = prepareOp(*ts, op, device, res, path); !st)
                 return st;

@@ -59,9 +59,9 @@ Status CudaBackend::prepareOp(ThreadState& ts, const Op& op, int device, OpResou
         const auto& dev = *m_devices[size_t(device)];
         const int64_t sharedTotal = int64_t(kernels::ownSharedBytes(k, toDim3(op.block))) + op.sharedBytes;
         if (sharedTotal > dev.sharedOptin)
-            return runtimeError("op \"" + res.name + "\" of thread \"" + ts.name + "\" needs " +
-                                std::to_string(sharedTotal) + " B of dynamic shared memory per block; device " +
-                                std::to_string(device) + " allows at most " + std::to_string(dev.sharedOptin) + " B");
+            return runtimeError("op \"" + res.name + "\" of thread \"" + ts.name + "\" needs "
+                                + std::to_string(sharedTotal) + " B of dynamic shared memory per block; device "
+                                + std::to_string(device) + " allows at most " + std::to_string(dev.sharedOptin) + " B");
         auto& a = res.launch;
         a.kernel = k;
         a.grid = toDim3(grid);
@@ -117,8 +117,8 @@ Status CudaBackend::prepareOp(ThreadState& ts, const Op& op, int device, OpResou
             } else {
                 res.hostMemory = std::malloc(alloc);
                 if (!res.hostMemory)
-                    return runtimeError("malloc of " + bytesText(double(alloc)) +
-                                        " of pageable host memory failed for " + res.where);
+                    return runtimeError("malloc of " + bytesText(double(alloc)) + " of pageable host memory failed for "
+                                        + res.where);
             }
             // Touch every page now, so that first-touch faults do not land in the measured copies.
             std::memset(res.hostMemory, 0, alloc);
@@ -171,9 +171,11 @@ Status CudaBackend::prepareOp(ThreadState& ts, const Op& op, int device, OpResou
             nr.where = res.where + " node " + std::to_string(n) + " \"" + nr.name + "\"";
             const std::string nodePath = path + "/ops/" + std::to_string(n);
             if (!isCapturable(node.kind))
-                return Status(Error{{}, nodePath + "/kind",
-                                    "a graph holds kernel, memcpy, memset and host-func ops; \"" +
-                                        std::string(toString(node.kind)) + "\" cannot be captured (" + nr.where + ")"},
+                return Status(Error{{},
+                                    nodePath + "/kind",
+                                    "a graph holds kernel, memcpy, memset and host-func ops; \""
+                                        + std::string(toString(node.kind)) + "\" cannot be captured (" + nr.where
+                                        + ")"},
                               ErrorClass::BadInput);
             if (Status st = prepareOp(ts, node, device, nr, nodePath); !st)
                 return st;
@@ -184,8 +186,7 @@ Status CudaBackend::prepareOp(ThreadState& ts, const Op& op, int device, OpResou
             st = captureGraph(ts, op, device, res, false);
         return st;
     }
-    default:
-        return {};
+    default: return {};
     }
 }
 
@@ -230,8 +231,8 @@ Status CudaBackend::captureGraph(ThreadState&, const Op& op, int device, OpResou
     for (size_t n = 0; n < op.ops.size(); ++n) {
         if (cudaError_t e = enqueue(op.ops[n], g.nodes[n], cs); e != cudaSuccess) {
             std::string detail = "during capture";
-            if (op.ops[n].kind == OpKind::Memcpy && !op.ops[n].pinned &&
-                (op.ops[n].copy == CopyKind::H2D || op.ops[n].copy == CopyKind::D2H))
+            if (op.ops[n].kind == OpKind::Memcpy && !op.ops[n].pinned
+                && (op.ops[n].copy == CopyKind::H2D || op.ops[n].copy == CopyKind::D2H))
                 detail += "; copies in a graph need pinned host memory";
             else if (op.ops[n].kind == OpKind::Kernel)
                 detail = launchDetail(op.ops[n], g.nodes[n]) + ", " + detail;

@@ -78,7 +78,10 @@ inline std::string bytesText(double b)
     return buf;
 }
 
-inline dim3 toDim3(Dim3 d) { return dim3(d.x, d.y, d.z); }
+inline dim3 toDim3(Dim3 d)
+{
+    return dim3(d.x, d.y, d.z);
+}
 
 inline kernels::Kernel libraryKernel(KernelKind k)
 {
@@ -116,7 +119,10 @@ inline Status cudaFailure(std::string_view api, cudaError_t e, std::string_view 
     return Status(Error{{}, {}, std::move(msg)}, ErrorClass::Runtime);
 }
 
-inline Status runtimeError(std::string msg) { return Status(Error{{}, {}, std::move(msg)}, ErrorClass::Runtime); }
+inline Status runtimeError(std::string msg)
+{
+    return Status(Error{{}, {}, std::move(msg)}, ErrorClass::Runtime);
+}
 
 struct DeviceAllocation {
     void* ptr = nullptr;
@@ -180,9 +186,9 @@ struct Timing {
 struct CuptiPending {
     std::vector<OpRecord>* records = nullptr; // the recording the op's record is in
     int iteration = 0;
-    uint32_t record = 0;     // the op's record; a graph launch's own record
+    uint32_t record = 0; // the op's record; a graph launch's own record
     CorrelationIds ids;
-    uint32_t firstNode = 0;  // graphs: the records of the nodes that CUPTI records, in node order
+    uint32_t firstNode = 0; // graphs: the records of the nodes that CUPTI records, in node order
     uint32_t nodeCount = 0;
     int lane = -1;
 };
@@ -196,15 +202,15 @@ struct ThreadState {
     std::vector<OpResources> ops;
     int currentDevice = -1;
     std::vector<Timing> timings;
-    std::vector<CuptiPending> cupti;                // matched once, after the last timed iteration
-    size_t iterationFirstRecord = 0;                // records of the current iteration start here
+    std::vector<CuptiPending> cupti;               // matched once, after the last timed iteration
+    size_t iterationFirstRecord = 0;               // records of the current iteration start here
     std::unique_ptr<HostFuncSlot[]> hostFuncSlots; // for one iteration
     size_t hostFuncSlotCount = 0;
     size_t nextHostFuncSlot = 0;
     std::vector<std::pair<uint32_t, const HostFuncSlot*>> hostFuncTimings; // (record, slot) this iteration
-    std::vector<DeviceAllocation> mallocs;   // live allocations of malloc ops, taken by free ops
-    std::vector<DeviceAllocation> freePool;  // for free ops with no malloc before them
-    std::vector<int64_t> freePoolSizes;      // what freePool holds when full
+    std::vector<DeviceAllocation> mallocs;  // live allocations of malloc ops, taken by free ops
+    std::vector<DeviceAllocation> freePool; // for free ops with no malloc before them
+    std::vector<int64_t> freePoolSizes;     // what freePool holds when full
     size_t expectedRecords = 0;
     size_t expectedTimings = 0;
     bool reserved = false;
@@ -391,28 +397,28 @@ private:
     // iterations, while no host thread runs.
     bool m_opEvents = false;
     bool m_cuptiOn = false;
-    bool m_cuptiDetached = false;        // CUPTI was detached before the untimed iterations
-    std::string m_cuptiDetachError;     // why it could not be
-    bool m_cuptiByOrder = false;        // CUPTI records matched by their place in their stream (no API callbacks)
+    bool m_cuptiDetached = false;            // CUPTI was detached before the untimed iterations
+    std::string m_cuptiDetachError;          // why it could not be
+    bool m_cuptiByOrder = false;             // CUPTI records matched by their place in their stream (no API callbacks)
     std::vector<uint32_t> m_laneCuptiStream; // CUPTI's id of each lane's stream (matching by order)
-    bool m_cuptiTiming = false;    // the run's GPU spans come from CUPTI (stays set through the untimed iteration)
+    bool m_cuptiTiming = false; // the run's GPU spans come from CUPTI (stays set through the untimed iteration)
     bool m_untimedNow = false;
     TimingMode m_timing = TimingMode::Events;
-    int64_t m_cuptiOffset = 0;     // host clock minus CUPTI's
-    int64_t m_lastSyncDone = 0;    // host clock when the devices were last found idle
-    int64_t m_timedEndNs = INT64_MAX; // host clock when the timed iterations were over
+    int64_t m_cuptiOffset = 0;             // host clock minus CUPTI's
+    int64_t m_lastSyncDone = 0;            // host clock when the devices were last found idle
+    int64_t m_timedEndNs = INT64_MAX;      // host clock when the timed iterations were over
     std::vector<int64_t> m_timedMakespans; // host clock, first issue to device sync, per measured iteration
     std::vector<int64_t> m_untimedMakespans;
     size_t m_cuptiMatched = 0, m_cuptiUnmatchedOps = 0, m_cuptiForeign = 0, m_cuptiLate = 0;
     uint64_t m_cuptiDropped = 0;
-    int64_t m_anchorWorstNs = 0;   // largest distance of a CUPTI span outside its lane's anchor events
+    int64_t m_anchorWorstNs = 0; // largest distance of a CUPTI span outside its lane's anchor events
     size_t m_anchorChecks = 0;
     std::vector<int64_t> m_anchorEndGaps; // end anchor minus the lane's last CUPTI end
     struct AnchorTimes {
         int64_t start = -1, end = -1; // host clock, through the origin event; -1: none
     };
     std::map<std::pair<int, int>, AnchorTimes> m_anchorTimes; // (iteration, lane)
-    int m_iteration = 0;          // the iteration being collected
+    int m_iteration = 0;                                      // the iteration being collected
     size_t m_depsBeforeUntimed = 0; // the untimed iteration's flows are dropped with its records
     const RunPlan* m_plan = nullptr;
     RunInfo* m_info = nullptr; // alive from prepare() to finish() (the Runner keeps it for the trace)
@@ -427,7 +433,7 @@ private:
     size_t m_laneCount = 0;
     std::atomic<int64_t> m_timedStarts{0};  // timed ops with start events (not graph nodes) ...
     std::atomic<int64_t> m_sharedStarts{0}; // ... of them started at the previous op's end event
-    std::vector<EventState> m_events;   // by scenario event
+    std::vector<EventState> m_events;       // by scenario event
     std::vector<std::unique_ptr<ThreadState>> m_threads;
     std::vector<std::pair<int, int>> m_peerEnabled; // (device, peer) this run enabled
     int64_t m_timingEventsPerIteration = 0;

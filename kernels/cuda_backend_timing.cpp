@@ -238,8 +238,8 @@ Status CudaBackend::collect(std::string_view when)
             const auto& dev = *m_devices[size_t(t.device)];
             float msStart = 0;
             float msEnd = 0;
-            if (!dev.origin || cudaEventElapsedTime(&msStart, dev.origin, t.start) != cudaSuccess ||
-                cudaEventElapsedTime(&msEnd, dev.origin, t.end) != cudaSuccess) {
+            if (!dev.origin || cudaEventElapsedTime(&msStart, dev.origin, t.start) != cudaSuccess
+                || cudaEventElapsedTime(&msEnd, dev.origin, t.end) != cudaSuccess) {
                 (void)cudaGetLastError(); // not recorded or not completed: the op keeps no GPU span
                 continue;
             }
@@ -299,8 +299,8 @@ void CudaBackend::collectCupti()
     for (const auto& tsp : m_threads)
         for (const auto& pnd : tsp->cupti) {
             CuptiIssue issue{pnd.ids.runtime, pnd.ids.driver};
-            if (m_cuptiByOrder && pnd.lane >= 0 && size_t(pnd.lane) < m_laneCuptiStream.size() && pnd.records &&
-                pnd.record < pnd.records->size()) {
+            if (m_cuptiByOrder && pnd.lane >= 0 && size_t(pnd.lane) < m_laneCuptiStream.size() && pnd.records
+                && pnd.record < pnd.records->size()) {
                 issue.device = uint32_t(m_lanes[size_t(pnd.lane)].device);
                 issue.streamId = m_laneCuptiStream[size_t(pnd.lane)];
                 issue.order = (*pnd.records)[pnd.record].apiStart;
@@ -405,7 +405,8 @@ void CudaBackend::writeCuptiCapture(const std::vector<CuptiRecord>& records, con
     c.issues = issues;
     c.records = records;
     for (const auto& [ts, pnd] : owners) {
-        const OpRecord* rec = pnd->records && pnd->record < pnd->records->size() ? &(*pnd->records)[pnd->record] : nullptr;
+        const OpRecord* rec =
+            pnd->records && pnd->record < pnd->records->size() ? &(*pnd->records)[pnd->record] : nullptr;
         c.issueApiStart.push_back(rec ? rec->apiStart : -1);
         c.issueApiEnd.push_back(rec ? rec->apiEnd : -1);
         c.issueNames.push_back(rec && size_t(rec->op) < ts->ops.size() ? ts->ops[size_t(rec->op)].name : "");
@@ -506,18 +507,17 @@ void CudaBackend::storeTimingSettings()
     }
     if (m_cuptiTiming) {
         setSetting(info, "untimed_cupti",
-                   m_cuptiDetached ? "detached (cuptiFinalize) before the untimed iterations"
-                   : m_cuptiDetachError.empty()
-                       ? "attached, recording disabled"
-                       : "attached, recording disabled (" + m_cuptiDetachError + ")");
+                   m_cuptiDetached                  ? "detached (cuptiFinalize) before the untimed iterations"
+                       : m_cuptiDetachError.empty() ? "attached, recording disabled"
+                                                    : "attached, recording disabled (" + m_cuptiDetachError + ")");
         setSetting(info, "cupti_matching",
                    m_cuptiByOrder ? "by stream order (no API callbacks: every stream is issued by one host thread)"
                                   : "by correlation id (API callbacks on the issuing calls)");
-        setSetting(info, "cupti_records", std::to_string(m_cuptiMatched) + " matched to ops; " +
-                                              std::to_string(m_cuptiUnmatchedOps) + " ops without their records; " +
-                                              std::to_string(m_cuptiForeign) + " of the backend's own work; " +
-                                              std::to_string(m_cuptiLate) + " after the timed iterations; " +
-                                              std::to_string(m_cuptiDropped) + " dropped by CUPTI");
+        setSetting(info, "cupti_records",
+                   std::to_string(m_cuptiMatched) + " matched to ops; " + std::to_string(m_cuptiUnmatchedOps)
+                       + " ops without their records; " + std::to_string(m_cuptiForeign)
+                       + " of the backend's own work; " + std::to_string(m_cuptiLate) + " after the timed iterations; "
+                       + std::to_string(m_cuptiDropped) + " dropped by CUPTI");
         if (m_anchorChecks > 0) {
             std::vector<int64_t> gaps = m_anchorEndGaps;
             std::sort(gaps.begin(), gaps.end());
@@ -570,9 +570,9 @@ void CudaBackend::instantiateUntimedGraphs()
                 continue;
             auto& g = *res.graph;
             const auto& dev = *m_devices[size_t(g.device)];
-            if (cudaSetDevice(g.device) != cudaSuccess ||
-                cudaGraphInstantiate(&g.untimedExec, g.graph, 0) != cudaSuccess ||
-                cudaGraphUpload(g.untimedExec, dev.captureStream) != cudaSuccess) {
+            if (cudaSetDevice(g.device) != cudaSuccess
+                || cudaGraphInstantiate(&g.untimedExec, g.graph, 0) != cudaSuccess
+                || cudaGraphUpload(g.untimedExec, dev.captureStream) != cudaSuccess) {
                 (void)cudaGetLastError();
                 if (g.untimedExec)
                     (void)cudaGraphExecDestroy(g.untimedExec);
@@ -583,7 +583,6 @@ void CudaBackend::instantiateUntimedGraphs()
         if (cudaSetDevice(d) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess)
             (void)cudaGetLastError();
 }
-
 
 Status CudaBackend::endIteration(int iteration)
 {

@@ -80,11 +80,11 @@ void CUPTIAPI onApi(void*, CUpti_CallbackDomain domain, CUpti_CallbackId, const 
 // The calls that enqueue what CUPTI records: only these get a callback (whole callback domains would intercept every
 // runtime and driver call the backend makes).
 constexpr CUpti_CallbackId kIssueCalls[] = {
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,         CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,         CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000,     CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,  CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,       CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,       CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000,   CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
     CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
 };
 
@@ -163,8 +163,7 @@ void parseBuffer(uint8_t* buffer, size_t validSize, std::vector<CuptiRecord>& ou
             out.back().bytes = int64_t(m.bytes);
             break;
         }
-        default:
-            break;
+        default: break;
         }
     }
 }
@@ -177,7 +176,10 @@ CuptiTracer& CuptiTracer::instance()
     return tracer;
 }
 
-bool CuptiTracer::builtIn() { return true; }
+bool CuptiTracer::builtIn()
+{
+    return true;
+}
 
 std::string CuptiTracer::attach()
 {
@@ -283,7 +285,10 @@ void CuptiTracer::resetCorrelationIds()
     t_driverId = 0;
 }
 
-CorrelationIds CuptiTracer::lastCorrelationIds() { return {t_runtimeId, t_driverId}; }
+CorrelationIds CuptiTracer::lastCorrelationIds()
+{
+    return {t_runtimeId, t_driverId};
+}
 
 std::vector<CuptiRecord> CuptiTracer::take(uint64_t* dropped)
 {
@@ -339,15 +344,36 @@ CuptiTracer& CuptiTracer::instance()
     return tracer;
 }
 
-bool CuptiTracer::builtIn() { return false; }
-std::string CuptiTracer::attach() { return "no CUPTI in this build (the CUDA toolkit's CUPTI was not found)"; }
-std::string CuptiTracer::enable(bool) { return attach(); }
+bool CuptiTracer::builtIn()
+{
+    return false;
+}
+std::string CuptiTracer::attach()
+{
+    return "no CUPTI in this build (the CUDA toolkit's CUPTI was not found)";
+}
+std::string CuptiTracer::enable(bool)
+{
+    return attach();
+}
 void CuptiTracer::disable() {}
-std::string CuptiTracer::setApiCallbacks(bool) { return attach(); }
-std::string CuptiTracer::detach() { return {}; }
-uint32_t CuptiTracer::streamId(void*) { return 0; }
+std::string CuptiTracer::setApiCallbacks(bool)
+{
+    return attach();
+}
+std::string CuptiTracer::detach()
+{
+    return {};
+}
+uint32_t CuptiTracer::streamId(void*)
+{
+    return 0;
+}
 void CuptiTracer::resetCorrelationIds() {}
-CorrelationIds CuptiTracer::lastCorrelationIds() { return {}; }
+CorrelationIds CuptiTracer::lastCorrelationIds()
+{
+    return {};
+}
 std::vector<CuptiRecord> CuptiTracer::take(uint64_t* dropped)
 {
     if (dropped)

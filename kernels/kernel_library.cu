@@ -29,9 +29,15 @@ __device__ __forceinline__ uint32_t linearThread()
     return (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
 }
 
-__device__ __forceinline__ uint32_t blockThreads() { return blockDim.x * blockDim.y * blockDim.z; }
+__device__ __forceinline__ uint32_t blockThreads()
+{
+    return blockDim.x * blockDim.y * blockDim.z;
+}
 
-__device__ __forceinline__ uint64_t gridBlocks() { return uint64_t(gridDim.x) * gridDim.y * gridDim.z; }
+__device__ __forceinline__ uint64_t gridBlocks()
+{
+    return uint64_t(gridDim.x) * gridDim.y * gridDim.z;
+}
 
 // Each block holds its SM slots for `ns`. One thread watches the clock and the others wait at the barrier: with every
 // thread of a full GPU polling %globaltimer, 50 us blocks of 256 threads ran about 75 us under CUPTI on an H200
@@ -40,8 +46,7 @@ __global__ void spinKernel(uint64_t ns)
 {
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
         const uint64_t start = globalTimerNs();
-        while (globalTimerNs() - start < ns) {
-        }
+        while (globalTimerNs() - start < ns) {}
     }
     __syncthreads();
 }
@@ -263,22 +268,15 @@ BufferNeeds bufferNeeds(Kernel k, int64_t size, dim3 grid, dim3 block)
     const auto n = size_t(std::max<int64_t>(0, size));
     switch (k) {
     case Kernel::Spin:
-    case Kernel::Empty:
-        break;
+    case Kernel::Empty: break;
     case Kernel::Fma: {
         const uint64_t threads = uint64_t(grid.x) * grid.y * grid.z * block.x * block.y * block.z;
         b.outFloats = size_t(std::min<uint64_t>(threads, uint64_t(kFmaMaxOutputs)));
         break;
     }
-    case Kernel::Triad:
-        b.outFloats = b.in0Floats = b.in1Floats = n;
-        break;
-    case Kernel::Matmul:
-        b.outFloats = b.in0Floats = b.in1Floats = n * n;
-        break;
-    case Kernel::Transpose:
-        b.outFloats = b.in0Floats = n * n;
-        break;
+    case Kernel::Triad: b.outFloats = b.in0Floats = b.in1Floats = n; break;
+    case Kernel::Matmul: b.outFloats = b.in0Floats = b.in1Floats = n * n; break;
+    case Kernel::Transpose: b.outFloats = b.in0Floats = n * n; break;
     case Kernel::Reduce:
         b.in0Floats = n;
         b.scratchBytes = kReduceHeaderBytes + size_t(grid.x) * grid.y * grid.z * sizeof(float);
@@ -290,8 +288,8 @@ BufferNeeds bufferNeeds(Kernel k, int64_t size, dim3 grid, dim3 block)
 std::string checkShape(Kernel k, dim3 grid, dim3 block, int64_t size)
 {
     if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || block.y == 0 || block.z == 0)
-        return std::string(kernelName(k)) + ": grid " + dimString(grid) + " and block " + dimString(block) +
-               " must not have a zero dimension";
+        return std::string(kernelName(k)) + ": grid " + dimString(grid) + " and block " + dimString(block)
+            + " must not have a zero dimension";
     if (uint64_t(block.x) * block.y * block.z > 1024)
         return std::string(kernelName(k)) + ": block " + dimString(block) + " has more than 1024 threads";
     if (size < 0)
@@ -299,21 +297,20 @@ std::string checkShape(Kernel k, dim3 grid, dim3 block, int64_t size)
     switch (k) {
     case Kernel::Matmul:
         if (!isTile(block.x, {8, 16, 32}) || block.y != block.x || block.z != 1)
-            return "matmul needs a square block of 8x8, 16x16 or 32x32 threads (the tile, block.x); got " +
-                   dimString(block);
+            return "matmul needs a square block of 8x8, 16x16 or 32x32 threads (the tile, block.x); got "
+                + dimString(block);
         break;
     case Kernel::Transpose:
         if (!isTile(block.x, {8, 16, 32, 64}) || block.y > block.x || block.z != 1)
             return "transpose needs block.x of 8, 16, 32 or 64 (the tile width) and block.y <= block.x (rows per "
-                   "pass, e.g. 32x8); got " +
-                   dimString(block);
+                   "pass, e.g. 32x8); got "
+                + dimString(block);
         break;
     case Kernel::Reduce:
         if (uint64_t(grid.x) * grid.y * grid.z > 0xffffffffull)
             return "reduce: grid " + dimString(grid) + " has too many blocks";
         break;
-    default:
-        break;
+    default: break;
     }
     return {};
 }
@@ -365,8 +362,7 @@ cudaError_t launch(const LaunchArgs& a)
         void* args[] = {&spinNs};
         return cudaLaunchKernel(f, a.grid, a.block, args, shared, a.stream);
     }
-    case Kernel::Empty:
-        return cudaLaunchKernel(f, a.grid, a.block, nullptr, shared, a.stream);
+    case Kernel::Empty: return cudaLaunchKernel(f, a.grid, a.block, nullptr, shared, a.stream);
     case Kernel::Fma: {
         void* args[] = {&size, &out, &outCount};
         return cudaLaunchKernel(f, a.grid, a.block, args, shared, a.stream);
@@ -391,6 +387,9 @@ cudaError_t launch(const LaunchArgs& a)
     return cudaErrorInvalidValue;
 }
 
-float* reduceResult(void* scratch) { return reinterpret_cast<float*>(static_cast<unsigned char*>(scratch) + 4); }
+float* reduceResult(void* scratch)
+{
+    return reinterpret_cast<float*>(static_cast<unsigned char*>(scratch) + 4);
+}
 
 } // namespace streamscope::kernels

@@ -32,7 +32,7 @@ struct LaunchArgs {
     Kernel kernel = Kernel::Empty;
     dim3 grid{1, 1, 1};
     dim3 block{1, 1, 1};
-    size_t sharedBytes = 0;     // dynamic shared memory asked for by the scenario, on top of the kernel's own
+    size_t sharedBytes = 0; // dynamic shared memory asked for by the scenario, on top of the kernel's own
     cudaStream_t stream = nullptr;
     int64_t size = 0;
     uint64_t spinNs = 0;

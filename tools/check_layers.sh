@@ -2,8 +2,13 @@
 # The layering of docs/ARCHITECTURE.md, checked on the #include lines (ctest: check_layers, label core):
 #   - core/ includes no Qt and no CUDA header, and nothing of ui/ or kernels/: it builds where neither exists;
 #   - ui/ includes nothing of kernels/: GPU runs go through streamscope-cli in a child process;
-#   - only what-if includes the simulator (core/simulator.h): the rest of core works on traces, whichever backend
-#     made them. The allow-list below names the few places outside what-if that run a scenario on the simulator.
+#   - only what-if includes the simulator (core/sim/simulator.h): the rest of core works on traces, whichever backend
+#     made them. The allow-list below names the few places outside what-if that run a scenario on the simulator;
+#   - core/model (the scenario and trace model) includes nothing from the other folders of core: everything builds on it;
+#   - core/formats (the trace file formats) includes nothing of core but the model and the formats: a reader makes a
+#     Trace and a writer takes one, whatever ran, analysed or diagnosed it.
+# Every folder is scanned with its subfolders; a quoted include is told apart by its file name (each folder of core
+# and ui is an include directory, so "trace.h" is core/model/trace.h).
 # Tests and benchmarks (tests/) may include anything. Prints each broken rule as FILE:LINE: why, and exits 1.
 #
 #   tools/check_layers.sh [SOURCE_ROOT]
@@ -14,11 +19,11 @@ cd "$ROOT"
 
 # Outside what-if, these include simulator.h, each because it picks the simulator as the backend of a run:
 SIMULATOR_ALLOWED=(
-    'core/simulator*'         # the simulator itself
-    'core/whatif*'            # what-if: sweeps and replays simulate changed scenarios
-    app/cli_run.cpp           # streamscope-cli run --backend sim
-    ui/run_controller.cpp     # RunController::simulate: the app's in-process runs
-    ui/sweep_view_run.cpp     # SimulatorOptions (the chosen profile) for runSweep
+    'core/sim/simulator*'       # the simulator itself
+    'core/whatif/*'             # what-if: sweeps and replays simulate changed scenarios
+    app/cli_run.cpp             # streamscope-cli run --backend sim
+    ui/run/run_controller.cpp   # RunController::simulate: the app's in-process runs
+    ui/views/sweep_view_run.cpp # SimulatorOptions (the chosen profile) for runSweep
 )
 
 failures=0
@@ -27,9 +32,14 @@ fail() {
     failures=$((failures + 1))
 }
 
-# File names of a folder's headers, one a line.
-headers_of() { find "$1" -maxdepth 1 -type f \( -name '*.h' -o -name '*.cuh' \) -printf '%f\n' | sort -u; }
+# File names of a folder's headers (its subfolders included), one a line.
+headers_of() { find "$1" -type f \( -name '*.h' -o -name '*.cuh' \) -printf '%f\n' | sort -u; }
 mapfile -t CORE_HEADERS < <(headers_of core)
+# The folder of core that holds each of core's headers (trace.h -> model, chrome_trace.h -> formats/chrome).
+declare -A CORE_FOLDER_OF
+while IFS=' ' read -r header dir; do
+    CORE_FOLDER_OF[$header]="${dir#core/}"
+done < <(find core -type f \( -name '*.h' -o -name '*.cuh' \) -printf '%f %h\n')
 mapfile -t UI_HEADERS < <(comm -23 <(headers_of ui) <(headers_of core))
 mapfile -t KERNEL_HEADERS < <(comm -23 <(headers_of kernels) <(sort -u <(headers_of core) <(headers_of ui)))
 
@@ -62,11 +72,28 @@ includes_of() {
         | sed -E 's/:"$/:q/; s/:<$/:a/'
 }
 
+# The sources of a folder and its subfolders.
+sources_of() { find "$1" -type f \( -name '*.h' -o -name '*.cpp' \) | sort; }
+
 check_folder() {
     local folder="$1"
-    local file line header kind base
+    local file line header kind base from to
+    local -a files
+    mapfile -t files < <(sources_of "$folder")
+    ((${#files[@]} > 0)) || return 0
     while IFS=: read -r file line header kind; do
         base="${header##*/}"
+        if [[ $folder == core && $kind == q && -n ${CORE_FOLDER_OF[$base]:-} ]]; then
+            from="${file#core/}"
+            from="${from%/*}"
+            to="${CORE_FOLDER_OF[$base]}"
+            if [[ $from == model && $to != model ]]; then
+                fail "$file:$line" "core/model includes nothing from the rest of core (\"$header\" is in core/$to)"
+            fi
+            if [[ ($from == formats || $from == formats/*) && $to != model && $to != formats && $to != formats/* ]]; then
+                fail "$file:$line" "core/formats includes only core/model and core/formats (\"$header\" is in core/$to)"
+            fi
+        fi
         if [[ $folder == core ]]; then
             if [[ $kind == a && ($header =~ ^Q || $header =~ ^qt || $header =~ ^Qt) ]]; then
                 fail "$file:$line" "core includes a Qt header <$header>"
@@ -87,9 +114,9 @@ check_folder() {
             fi
         fi
         if [[ $base == simulator.h ]] && ! matches_any "$file" "${SIMULATOR_ALLOWED[@]}"; then
-            fail "$file:$line" "only what-if includes the simulator (core/simulator.h); run scenarios through core/whatif.h or core/runner.h, or add the file to the allow-list of tools/check_layers.sh with the reason"
+            fail "$file:$line" "only what-if includes the simulator (core/sim/simulator.h); run scenarios through core/whatif/whatif.h or core/run/runner.h, or add the file to the allow-list of tools/check_layers.sh with the reason"
         fi
-    done < <(includes_of "$folder"/*.h "$folder"/*.cpp)
+    done < <(includes_of "${files[@]}")
 }
 
 for folder in core ui app; do

@@ -3,10 +3,11 @@
 # ROOT and BUILD to be set.
 say() { printf '==> %s\n' "$*"; }
 
-# Debian 12 / Ubuntu 24.04 package names. clang builds the fuzz harnesses of .ci/run (CMake preset fuzz); openmpi-bin
-# runs the 4-rank job of the tests (mpirun_job).
+# Debian 12 / Ubuntu 24.04 package names. clang builds the fuzz harnesses of .ci/run (CMake preset fuzz);
+# clang-format checks the layout of the C++ files (tools/check_format.sh, ctest check_format); openmpi-bin runs the
+# 4-rank job of the tests (mpirun_job).
 PACKAGES=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev qt6-base-dev qt6-svg-dev
-          libqcustomplot-dev xvfb xauth libgtest-dev libsqlite3-dev zlib1g-dev clang openmpi-bin)
+          libqcustomplot-dev xvfb xauth libgtest-dev libsqlite3-dev zlib1g-dev clang clang-format openmpi-bin)
 
 ensure_packages() {
     if ! command -v dpkg-query >/dev/null; then

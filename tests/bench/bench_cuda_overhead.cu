@@ -40,8 +40,7 @@ __global__ void emptyKernel() {}
 __global__ void spinCycles(long long cycles)
 {
     const long long t0 = clock64();
-    while (clock64() - t0 < cycles) {
-    }
+    while (clock64() - t0 < cycles) {}
 }
 
 struct Config {
@@ -81,9 +80,9 @@ ss::Op spinOp(const std::string& stream, double us)
 // Per measured iteration of a run: the host time from its first API call to the end of its last one (the closing
 // sync), and the host time from the first kernel launch call to the end of the last, per launch.
 struct Measured {
-    std::vector<double> makespanUs;   // per iteration
-    std::vector<double> perLaunchUs;  // per iteration: first launch start to last launch end, over launches
-    std::string sharedStarts;         // the run's "shared_start_events" setting ("N of M"), if any
+    std::vector<double> makespanUs;  // per iteration
+    std::vector<double> perLaunchUs; // per iteration: first launch start to last launch end, over launches
+    std::string sharedStarts;        // the run's "shared_start_events" setting ("N of M"), if any
 };
 
 bool run(const ss::Scenario& raw, const ss::CudaBackendOptions& options, Measured& out, std::string& error)
@@ -124,8 +123,8 @@ bool run(const ss::Scenario& raw, const ss::CudaBackendOptions& options, Measure
         if (first[size_t(it)] < last[size_t(it)])
             out.makespanUs.push_back(double(last[size_t(it)] - first[size_t(it)]) / 1e3);
         if (launches[size_t(it)] > 0)
-            out.perLaunchUs.push_back(double(launchLast[size_t(it)] - launchFirst[size_t(it)]) / 1e3 /
-                                      double(launches[size_t(it)]));
+            out.perLaunchUs.push_back(double(launchLast[size_t(it)] - launchFirst[size_t(it)]) / 1e3
+                                      / double(launches[size_t(it)]));
     }
     return true;
 }
@@ -244,13 +243,13 @@ bool queryCost(int queries, double& notReadyUs, double& completeUs, std::string&
         return e == cudaSuccess;
     };
     int clockKhz = 0;
-    if (!check(cudaSetDevice(0), "cudaSetDevice") ||
-        !check(cudaDeviceGetAttribute(&clockKhz, cudaDevAttrClockRate, 0), "cudaDeviceGetAttribute"))
+    if (!check(cudaSetDevice(0), "cudaSetDevice")
+        || !check(cudaDeviceGetAttribute(&clockKhz, cudaDevAttrClockRate, 0), "cudaDeviceGetAttribute"))
         return false;
     cudaStream_t s = nullptr;
     cudaEvent_t ev = nullptr;
-    if (!check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags") ||
-        !check(cudaEventCreate(&ev), "cudaEventCreate"))
+    if (!check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags")
+        || !check(cudaEventCreate(&ev), "cudaEventCreate"))
         return false;
     spinCycles<<<1, 32, 0, s>>>(std::max<long long>(1, clockKhz) * 20); // ~20 ms at the base clock or more
     bool ok = check(cudaGetLastError(), "launch") && check(cudaEventRecord(ev, s), "cudaEventRecord");
@@ -266,8 +265,8 @@ bool queryCost(int queries, double& notReadyUs, double& completeUs, std::string&
         ok = check(cudaEventQuery(ev), "cudaEventQuery");
     const int64_t t3 = nowNs();
     if (ok && notReady < queries)
-        error = "the spin kernel ended before the not-ready queries did (" + std::to_string(notReady) + " of " +
-                std::to_string(queries) + " not ready)";
+        error = "the spin kernel ended before the not-ready queries did (" + std::to_string(notReady) + " of "
+            + std::to_string(queries) + " not ready)";
     notReadyUs = double(t1 - t0) / 1e3 / queries;
     completeUs = double(t3 - t2) / 1e3 / queries;
     cudaEventDestroy(ev);
@@ -378,12 +377,12 @@ int main(int argc, char** argv)
         int64_t unused = 0;
         int64_t plainSharedCount = 0;
         bool notReadySticky = false;
-        ok = run(s, untimed, engineUntimed, error) && run(s, timed, engineTimed, error) &&
-             run(s, separate, engineSeparate, error) &&
-             plainLoop(cfg.launches, cfg.iterations, LoopEvents::None, plain, unused, notReadySticky, error) &&
-             plainLoop(cfg.launches, cfg.iterations, LoopEvents::Two, plainEvents, unused, notReadySticky, error) &&
-             plainLoop(cfg.launches, cfg.iterations, LoopEvents::Shared, plainShared, plainSharedCount,
-                       notReadySticky, error);
+        ok = run(s, untimed, engineUntimed, error) && run(s, timed, engineTimed, error)
+            && run(s, separate, engineSeparate, error)
+            && plainLoop(cfg.launches, cfg.iterations, LoopEvents::None, plain, unused, notReadySticky, error)
+            && plainLoop(cfg.launches, cfg.iterations, LoopEvents::Two, plainEvents, unused, notReadySticky, error)
+            && plainLoop(cfg.launches, cfg.iterations, LoopEvents::Shared, plainShared, plainSharedCount,
+                         notReadySticky, error);
         if (ok) {
             const double pl = median(plain);
             const double en = median(engineUntimed.perLaunchUs);
@@ -400,8 +399,8 @@ int main(int argc, char** argv)
             e["engine_with_separate_events_us_per_op"] = enSep;
             e["engine_with_separate_events_overhead_us_per_op"] = enSep - pl2;
             e["plain_loop_with_shared_events_us_per_op"] = plSh;
-            e["plain_loop_shared_starts"] = std::to_string(plainSharedCount) + " of " +
-                                            std::to_string(int64_t(cfg.launches) * cfg.iterations);
+            e["plain_loop_shared_starts"] =
+                std::to_string(plainSharedCount) + " of " + std::to_string(int64_t(cfg.launches) * cfg.iterations);
             e["engine_with_events_us_per_op"] = enSh;
             e["engine_with_events_overhead_us_per_op"] = enSh - plSh;
             e["engine_with_events_over_plain_with_two_events_us_per_op"] = enSh - pl2;
@@ -412,8 +411,8 @@ int main(int argc, char** argv)
                 std::printf("engine     %d empty kernels, host time per op: plain loop %.2f us, engine %.2f us "
                             "(+%.2f us)\n",
                             cfg.launches, pl, en, en - pl);
-                std::printf("           start+end events per op: plain loop %.2f us, engine %.2f us (+%.2f us)\n",
-                            pl2, enSep, enSep - pl2);
+                std::printf("           start+end events per op: plain loop %.2f us, engine %.2f us (+%.2f us)\n", pl2,
+                            enSep, enSep - pl2);
                 std::printf("           shared events: plain loop %.2f us, engine %.2f us (+%.2f us; %s shared)\n",
                             plSh, enSh, enSh - plSh, engineTimed.sharedStarts.c_str());
             }

@@ -47,8 +47,9 @@ struct Config {
 
 constexpr Config kConfigs[] = {
     {"none", "no CUPTI at all: the same work twice, for the run-to-run spread"},
-    {"engine", "what StreamScope enables: CONCURRENT_KERNEL, MEMCPY, MEMCPY2, MEMSET, the host-clock timestamp "
-               "callback and runtime callbacks on the launch calls"},
+    {"engine",
+     "what StreamScope enables: CONCURRENT_KERNEL, MEMCPY, MEMCPY2, MEMSET, the host-clock timestamp "
+     "callback and runtime callbacks on the launch calls"},
     {"kernel-only", "CONCURRENT_KERNEL alone, CUPTI's own clock, no callbacks"},
     {"no-callbacks", "the engine's kinds and clock, no runtime callbacks"},
     {"no-clock", "the engine's kinds and callbacks, CUPTI's own clock"},
@@ -81,7 +82,10 @@ double nowNs()
             .count());
 }
 
-uint64_t CUPTIAPI steadyNow() { return uint64_t(nowNs()); }
+uint64_t CUPTIAPI steadyNow()
+{
+    return uint64_t(nowNs());
+}
 
 constexpr size_t kBufferBytes = 8u << 20;
 size_t g_records = 0;
@@ -136,9 +140,9 @@ std::string setContextAttributes(const std::string& config)
         size_t n = sizeof bytes;
         size_t pre = 8;
         if (!ok(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &n, &bytes),
-                "CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE", error) ||
-            !ok(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, &n, &pre),
-                "CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE", error))
+                "CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE", error)
+            || !ok(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, &n, &pre),
+                   "CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE", error))
             return error;
     }
     return {};
@@ -156,15 +160,15 @@ std::string attach(const std::string& config)
     if (callbacks) {
         if (!ok(cuptiSubscribe(&subscriber, onApi, nullptr), "cuptiSubscribe", error))
             return error;
-        for (CUpti_CallbackId id : {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-                                    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000})
+        for (CUpti_CallbackId id :
+             {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000})
             if (!ok(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id), "cuptiEnableCallback", error))
                 return error;
     }
     if (config == "callbacks-only")
         return {};
-    if (clock && !ok(cuptiActivityRegisterTimestampCallback(steadyNow), "cuptiActivityRegisterTimestampCallback",
-                     error))
+    if (clock
+        && !ok(cuptiActivityRegisterTimestampCallback(steadyNow), "cuptiActivityRegisterTimestampCallback", error))
         return error;
     if (!ok(cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted), "cuptiActivityRegisterCallbacks", error))
         return error;
@@ -173,7 +177,8 @@ std::string attach(const std::string& config)
     if (!ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "CONCURRENT_KERNEL", error))
         return error;
     if (engineKinds)
-        for (CUpti_ActivityKind k : {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET})
+        for (CUpti_ActivityKind k :
+             {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET})
             if (!ok(cuptiActivityEnable(k), "cuptiActivityEnable", error))
                 return error;
     return {};
@@ -278,16 +283,14 @@ int main(int argc, char** argv)
     const Measured timed = measure(streams, repeats);
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 
-    nlohmann::json out{{"config", c->name},
-                       {"what", c->what},
-                       {"streams", nStreams},
-                       {"repeats", repeats},
-                       {"cupti_error", error},
-                       {"records", g_records}};
+    nlohmann::json out{{"config", c->name},  {"what", c->what},      {"streams", nStreams},
+                       {"repeats", repeats}, {"cupti_error", error}, {"records", g_records}};
     auto add = [&](const char* key, const Figures& u, const Figures& t) {
-        out[key] = {{"untimed_makespan_us", u.makespanNs / 1e3},  {"timed_makespan_us", t.makespanNs / 1e3},
+        out[key] = {{"untimed_makespan_us", u.makespanNs / 1e3},
+                    {"timed_makespan_us", t.makespanNs / 1e3},
                     {"ratio", u.makespanNs > 0 ? t.makespanNs / u.makespanNs : 0},
-                    {"untimed_per_launch_us", u.perLaunchNs / 1e3}, {"timed_per_launch_us", t.perLaunchNs / 1e3}};
+                    {"untimed_per_launch_us", u.perLaunchNs / 1e3},
+                    {"timed_per_launch_us", t.perLaunchNs / 1e3}};
     };
     add("many_streams", untimed.streams, timed.streams);
     add("empty_kernels", untimed.empty, timed.empty);
@@ -297,8 +300,8 @@ int main(int argc, char** argv)
         std::printf("%-14s %s%s\n", c->name, c->what, error.empty() ? "" : ("  [" + error + "]").c_str());
         for (const char* key : {"many_streams", "empty_kernels"}) {
             const auto& f = out[key];
-            std::printf("  %-13s untimed %8.1f us (%.2f us/launch)  timed %8.1f us (%.2f us/launch)  ratio %.3f\n",
-                        key, f["untimed_makespan_us"].get<double>(), f["untimed_per_launch_us"].get<double>(),
+            std::printf("  %-13s untimed %8.1f us (%.2f us/launch)  timed %8.1f us (%.2f us/launch)  ratio %.3f\n", key,
+                        f["untimed_makespan_us"].get<double>(), f["untimed_per_launch_us"].get<double>(),
                         f["timed_makespan_us"].get<double>(), f["timed_per_launch_us"].get<double>(),
                         f["ratio"].get<double>());
         }

@@ -41,9 +41,9 @@ struct Config {
     std::string dir;
     bool keep = false;
     bool sax = true;
-    std::string child;   // "generate", "import", "sax"
+    std::string child; // "generate", "import", "sax"
     std::string file;
-    int64_t ops = 0;     // generate: operations
+    int64_t ops = 0; // generate: operations
 };
 
 // A run of `ops` operations: each host thread launches into its two streams, copies now and then, records events
@@ -51,10 +51,13 @@ struct Config {
 ss::Trace synthetic(int64_t ops)
 {
     constexpr int kThreads = 16, kStreams = 32, kDevices = 2;
-    static const char* const kKernels[] = {
-        "void gemm_kernel<float, 128, 64>(float const*, float const*, float*, int)",
-        "void elementwise_kernel<128, 4>(int, at::native::AddFunctor<float>)",
-        "transpose_kernel", "reduce_kernel", "softmax_warp_forward", "layer_norm_kernel", "spin"};
+    static const char* const kKernels[] = {"void gemm_kernel<float, 128, 64>(float const*, float const*, float*, int)",
+                                           "void elementwise_kernel<128, 4>(int, at::native::AddFunctor<float>)",
+                                           "transpose_kernel",
+                                           "reduce_kernel",
+                                           "softmax_warp_forward",
+                                           "layer_norm_kernel",
+                                           "spin"};
     ss::Trace t;
     t.info.source = ss::TraceSource::Simulator;
     t.info.backend = "simulator";
@@ -86,10 +89,14 @@ ss::Trace synthetic(int64_t ops)
         const int64_t start = std::max(callEnd + 1200, streamTime[size_t(st)]);
         const int64_t end = start + (copy ? 20000 : 5000 + (op * 7919) % 90000);
         streamTime[size_t(st)] = end;
-        ss::SpanInit g{stream, copy ? (op % 20 == 3 ? ss::SpanKind::MemcpyH2D : ss::SpanKind::MemcpyD2H)
-                                    : ss::SpanKind::Kernel,
+        ss::SpanInit g{stream,
+                       copy ? (op % 20 == 3 ? ss::SpanKind::MemcpyH2D : ss::SpanKind::MemcpyD2H) : ss::SpanKind::Kernel,
                        copy ? "Memcpy HtoD (Pinned -> Device)" : kKernels[op % std::size(kKernels)],
-                       start, end, th, iteration % 10, iteration};
+                       start,
+                       end,
+                       th,
+                       iteration % 10,
+                       iteration};
         if (copy)
             g.bytes = 1 << 20;
         else {
@@ -107,8 +114,8 @@ ss::Trace synthetic(int64_t ops)
             const int64_t syncStart = hostTime[size_t(th)];
             const int64_t syncEnd = std::max(syncStart + 1000, end + 500);
             hostTime[size_t(th)] = syncEnd + 200;
-            const uint32_t sync = t.addSpan({host, ss::SpanKind::Sync, "cudaStreamSynchronize", syncStart, syncEnd,
-                                             th, 11, iteration});
+            const uint32_t sync =
+                t.addSpan({host, ss::SpanKind::Sync, "cudaStreamSynchronize", syncStart, syncEnd, th, 11, iteration});
             t.addFlow(gpu, sync, ss::FlowKind::Sync);
         }
     }

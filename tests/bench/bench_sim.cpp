@@ -208,8 +208,8 @@ bool parseArgs(int argc, char** argv, Config& cfg)
             return false;
         }
     }
-    return cfg.threads >= 1 && cfg.streams >= 2 && !cfg.sizes.empty() &&
-           std::all_of(cfg.sizes.begin(), cfg.sizes.end(), [](int64_t n) { return n > 0; });
+    return cfg.threads >= 1 && cfg.streams >= 2 && !cfg.sizes.empty()
+        && std::all_of(cfg.sizes.begin(), cfg.sizes.end(), [](int64_t n) { return n > 0; });
 }
 
 } // namespace
@@ -235,8 +235,9 @@ int main(int argc, char** argv)
         std::fflush(stdout);
     }
     for (int64_t size : cfg.sizes) {
-        const auto j = runChild(self, "--one " + std::to_string(size) + " --threads " + std::to_string(cfg.threads) +
-                                          " --streams " + std::to_string(cfg.streams));
+        const auto j = runChild(self,
+                                "--one " + std::to_string(size) + " --threads " + std::to_string(cfg.threads)
+                                    + " --streams " + std::to_string(cfg.streams));
         if (j.is_null()) {
             std::cerr << "bench_sim: size " << size << " failed\n";
             return 1;

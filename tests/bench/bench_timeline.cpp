@@ -56,8 +56,8 @@ std::shared_ptr<Trace> syntheticTrace(size_t n)
     t->spans.reserve(n);
     std::mt19937_64 rng(42);
     std::uniform_int_distribution<int64_t> dur(1000, 20000), gap(0, 5000);
-    const SpanKind gpuKinds[] = {SpanKind::Kernel, SpanKind::Kernel, SpanKind::Kernel, SpanKind::MemcpyH2D,
-                                 SpanKind::MemcpyD2H, SpanKind::Memset};
+    const SpanKind gpuKinds[] = {SpanKind::Kernel,    SpanKind::Kernel,    SpanKind::Kernel,
+                                 SpanKind::MemcpyH2D, SpanKind::MemcpyD2H, SpanKind::Memset};
     const char* gpuNames[] = {"gemm", "softmax", "layernorm", "h2d chunk", "d2h chunk", "memset"};
     std::vector<std::vector<int64_t>> streamStarts(kStreamTracks);
     for (int tr = 0; tr < tracks; ++tr) {
@@ -193,8 +193,8 @@ Result benchTimeline(size_t n, int reps)
     r.zoom001Ms = replotMs(view, reps, &r.zoom001Cpu);
     r.zoom001 = view.spansPlottable()->lastDrawStats();
 
-    r.bytesPerSpan = double(trace->memoryBytes() + view.timelineLayout().memoryBytes()
-                            + view.spansPlottable()->memoryBytes())
+    r.bytesPerSpan =
+        double(trace->memoryBytes() + view.timelineLayout().memoryBytes() + view.spansPlottable()->memoryBytes())
         / double(n);
     return r;
 }

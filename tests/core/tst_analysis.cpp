@@ -1,5 +1,5 @@
-// The analysis of a trace (core/analysis.h): metrics on small traces whose answers are worked out by hand in the
-// comments, the critical path through hand-made dependency graphs and through every lesson, the JSON and text
+// The analysis of a trace (core/analysis/analysis.h): metrics on small traces whose answers are worked out by hand in
+// the comments, the critical path through hand-made dependency graphs and through every lesson, the JSON and text
 // forms, the comparison of two traces and the what-if sweeps.
 #include "analysis.h"
 #include "diagnostics.h"
@@ -27,8 +27,14 @@ using streamscope::testing::traceOf;
 
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
-QString operator""_q(const char* s, size_t n) { return QString::fromUtf8(s, qsizetype(n)); }
+QString q(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
+QString operator""_q(const char* s, size_t n)
+{
+    return QString::fromUtf8(s, qsizetype(n));
+}
 
 QString joined(const std::vector<int64_t>& v)
 {
@@ -443,8 +449,8 @@ private slots:
         QFETCH(QString, variant);
         QFETCH(QString, reason);
         QFETCH(QString, span);
-        const CriticalPath p
-            = streamscope::criticalPath(simulate(::lesson(lesson.toStdString(), variant.toStdString())));
+        const CriticalPath p =
+            streamscope::criticalPath(simulate(::lesson(lesson.toStdString(), variant.toStdString())));
         bool found = false;
         for (const auto& s : p.segments)
             found = found || (q(s.name) == span && q(std::string(toString(s.reason))) == reason);
@@ -463,31 +469,47 @@ private slots:
         QTest::addColumn<QString>("cause");
         const std::string h200 = std::string(STREAMSCOPE_SOURCE_DIR) + "/tests/data/h200/";
         const auto rec = [&h200](const char* f) { return q(h200 + f); };
-        QTest::newRow("sim 12 gpu-filling: SMs") << "12"_q << "gpu-filling"_q << QString() << "small"_q << "big"_q
+        QTest::newRow("sim 12 gpu-filling: SMs") << "12"_q
+                                                 << "gpu-filling"_q << QString() << "small"_q
+                                                 << "big"_q
                                                  << "sms"_q;
-        QTest::newRow("h200 12 gpu-filling: SMs") << QString() << QString()
-                                                  << rec("variants/12-gpu-filling-kernel--gpu-filling.json")
-                                                  << "small"_q << "big"_q << "sms"_q;
-        QTest::newRow("sim 07 one device: SMs") << "07"_q << "one-device"_q << QString() << "work1"_q << "work0"_q
+        QTest::newRow("h200 12 gpu-filling: SMs")
+            << QString() << QString() << rec("variants/12-gpu-filling-kernel--gpu-filling.json") << "small"_q
+            << "big"_q
+            << "sms"_q;
+        QTest::newRow("sim 07 one device: SMs") << "07"_q
+                                                << "one-device"_q << QString() << "work1"_q
+                                                << "work0"_q
                                                 << "sms"_q;
-        QTest::newRow("sim 11 connections-8: queue") << "11"_q << "connections-8"_q << QString() << "first 31"_q
-                                                     << "first 23"_q << "hardware-queue"_q;
-        QTest::newRow("h200 11 connections-8: queue") << QString() << QString()
-                                                      << rec("variants/11-hardware-queues--connections-8.json")
-                                                      << "first 15"_q << "first 7"_q << "hardware-queue"_q;
-        QTest::newRow("sim 11 connections-1: queue") << "11"_q << "connections-1"_q << QString() << "first 1"_q
-                                                     << "first 0"_q << "hardware-queue"_q;
+        QTest::newRow("sim 11 connections-8: queue") << "11"_q
+                                                     << "connections-8"_q << QString() << "first 31"_q
+                                                     << "first 23"_q
+                                                     << "hardware-queue"_q;
+        QTest::newRow("h200 11 connections-8: queue")
+            << QString() << QString() << rec("variants/11-hardware-queues--connections-8.json") << "first 15"_q
+            << "first 7"_q
+            << "hardware-queue"_q;
+        QTest::newRow("sim 11 connections-1: queue") << "11"_q
+                                                     << "connections-1"_q << QString() << "first 1"_q
+                                                     << "first 0"_q
+                                                     << "hardware-queue"_q;
         // Pinned copies both ways share the link at duplex bandwidth; D2H is the slower direction then (50.6 against
         // 51.0 GB/s in the H200 profile), so each D2H copy waits for the one before it on its engine, simulated and
         // on the H200 alike, and the path runs through the D2H engine's queue.
-        QTest::newRow("sim 08: copy engine") << "08"_q << QString() << QString() << "d2h 1"_q << "d2h 0"_q
+        QTest::newRow("sim 08: copy engine") << "08"_q << QString() << QString() << "d2h 1"_q
+                                             << "d2h 0"_q
                                              << "copy-engine"_q;
-        QTest::newRow("h200 08: copy engine") << QString() << QString() << rec("08-copy-compute-pipeline.json")
-                                              << "d2h 1"_q << "d2h 0"_q << "copy-engine"_q;
+        QTest::newRow("h200 08: copy engine")
+            << QString() << QString() << rec("08-copy-compute-pipeline.json") << "d2h 1"_q
+            << "d2h 0"_q
+            << "copy-engine"_q;
         QTest::newRow("sim 15: host-function thread") << "15"_q << QString() << QString() << "callback 1"_q
-                                                      << "callback 0"_q << "host-func-thread"_q;
-        QTest::newRow("h200 15: host-function thread") << QString() << QString() << rec("15-host-functions.json")
-                                                       << "callback 2"_q << "callback 1"_q << "host-func-thread"_q;
+                                                      << "callback 0"_q
+                                                      << "host-func-thread"_q;
+        QTest::newRow("h200 15: host-function thread")
+            << QString() << QString() << rec("15-host-functions.json") << "callback 2"_q
+            << "callback 1"_q
+            << "host-func-thread"_q;
     }
     void criticalPathFollowsResources()
     {
@@ -532,23 +554,32 @@ private slots:
         QTest::addColumn<int>("grid");         // blocks of A, 0: unknown
         QTest::addColumn<QString>("reason");   // why B could start
         QTest::addColumn<QString>("cause");
-        const QString kernels = "h:api-call:0:100:L1 h:api-call:100:200:L2 s1:kernel:300:50300:A s2:kernel:50300:60000:B"_q;
-        QTest::newRow("kernel after a kernel of unknown size: SMs") << kernels << 0 << 0 << "resource"_q << "sms"_q;
-        QTest::newRow("kernel after a kernel that filled the SMs") << kernels << 0 << 1000 << "resource"_q << "sms"_q;
-        QTest::newRow("room on the SMs, own queues: no resource") << kernels << 0 << 4 << "launch"_q << "none"_q;
-        QTest::newRow("room on the SMs, 10 streams: queue") << kernels << 8 << 4 << "resource"_q << "hardware-queue"_q;
+        const QString kernels =
+            "h:api-call:0:100:L1 h:api-call:100:200:L2 s1:kernel:300:50300:A s2:kernel:50300:60000:B"_q;
+        QTest::newRow("kernel after a kernel of unknown size: SMs") << kernels << 0 << 0 << "resource"_q
+                                                                    << "sms"_q;
+        QTest::newRow("kernel after a kernel that filled the SMs") << kernels << 0 << 1000 << "resource"_q
+                                                                   << "sms"_q;
+        QTest::newRow("room on the SMs, own queues: no resource") << kernels << 0 << 4 << "launch"_q
+                                                                  << "none"_q;
+        QTest::newRow("room on the SMs, 10 streams: queue") << kernels << 8 << 4 << "resource"_q
+                                                            << "hardware-queue"_q;
         QTest::newRow("copy after a copy of the same direction")
-            << "h:api-call:0:100:L1 h:api-call:100:200:L2 s1:memcpy-h2d:300:50300:A s2:memcpy-h2d:50300:60000:B"_q
-            << 0 << 0 << "resource"_q << "copy-engine"_q;
+            << "h:api-call:0:100:L1 h:api-call:100:200:L2 s1:memcpy-h2d:300:50300:A s2:memcpy-h2d:50300:60000:B"_q << 0
+            << 0 << "resource"_q
+            << "copy-engine"_q;
         QTest::newRow("copies of two directions: no resource")
-            << "h:api-call:0:100:L1 h:api-call:100:200:L2 s1:memcpy-h2d:300:50300:A s2:memcpy-d2h:50300:60000:B"_q
-            << 0 << 0 << "launch"_q << "none"_q;
+            << "h:api-call:0:100:L1 h:api-call:100:200:L2 s1:memcpy-h2d:300:50300:A s2:memcpy-d2h:50300:60000:B"_q << 0
+            << 0 << "launch"_q
+            << "none"_q;
         QTest::newRow("host function after a host function")
-            << "h:api-call:0:100:L1 h:api-call:100:200:L2 s1:host-func:300:50300:A s2:host-func:50300:60000:B"_q
-            << 0 << 0 << "resource"_q << "host-func-thread"_q;
+            << "h:api-call:0:100:L1 h:api-call:100:200:L2 s1:host-func:300:50300:A s2:host-func:50300:60000:B"_q << 0
+            << 0 << "resource"_q
+            << "host-func-thread"_q;
         QTest::newRow("a wait of 3 us is latency, not inferred")
             << "h:api-call:0:100:L1 h:api-call:100:200:L2 s1:kernel:300:3200:A s2:kernel:3200:60000:B"_q << 0 << 0
-            << "launch"_q << "none"_q;
+            << "launch"_q
+            << "none"_q;
     }
     void criticalPathInfersResources()
     {

@@ -376,11 +376,14 @@ private slots:
     void chromeBareArray()
     {
         // The array format; the closing bracket may be missing, and a trailing comma is tolerated.
-        for (const std::string& text :
-             {std::string(R"([{"ph":"X","pid":1,"tid":1,"ts":1,"dur":2,"name":"a"},{"ph":"X","pid":1,"tid":1,"ts":5,"dur":1,"name":"b"}])"),
-              std::string(R"([{"ph":"X","pid":1,"tid":1,"ts":1,"dur":2,"name":"a"},{"ph":"X","pid":1,"tid":1,"ts":5,"dur":1,"name":"b"},)"),
-              std::string("\xef\xbb\xbf[{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2,\"name\":\"a\"},\n"
-                          "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":1,\"name\":\"b\"}\n")}) {
+        for (
+            const std::string& text :
+            {std::string(
+                 R"([{"ph":"X","pid":1,"tid":1,"ts":1,"dur":2,"name":"a"},{"ph":"X","pid":1,"tid":1,"ts":5,"dur":1,"name":"b"}])"),
+             std::string(
+                 R"([{"ph":"X","pid":1,"tid":1,"ts":1,"dur":2,"name":"a"},{"ph":"X","pid":1,"tid":1,"ts":5,"dur":1,"name":"b"},)"),
+             std::string("\xef\xbb\xbf[{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2,\"name\":\"a\"},\n"
+                         "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":1,\"name\":\"b\"}\n")}) {
             auto r = importTraceText(text, "array.json");
             QVERIFY2(r.ok(), r.error().toString().c_str());
             QCOMPARE(r->spanCount(), size_t(2));
@@ -400,8 +403,17 @@ private slots:
         std::string longName(5 << 20, 'x'); // one name longer than the buffer
         for (int i = 0; i < 40000; ++i) {
             const uint32_t a = t.addSpan({host, SpanKind::ApiCall, "cudaLaunchKernel", i * 100, i * 100 + 50});
-            const uint32_t k = t.addSpan({s, SpanKind::Kernel, i == 20000 ? std::string_view(longName) : "kernel \"k\"",
-                                          i * 100 + 60, i * 100 + 90, 0, i, 0, 0, {1, 1, 1}, {32, 1, 1}});
+            const uint32_t k = t.addSpan({s,
+                                          SpanKind::Kernel,
+                                          i == 20000 ? std::string_view(longName) : "kernel \"k\"",
+                                          i * 100 + 60,
+                                          i * 100 + 90,
+                                          0,
+                                          i,
+                                          0,
+                                          0,
+                                          {1, 1, 1},
+                                          {32, 1, 1}});
             t.addFlow(a, k, FlowKind::Launch);
         }
         t.finalize();

@@ -131,8 +131,8 @@ class TestCli : public QObject {
 
 private:
     QTemporaryDir m_dir;
-    QString m_passing;  // scenario whose expectation holds
-    QString m_failing;  // scenario whose expectation fails
+    QString m_passing; // scenario whose expectation holds
+    QString m_failing; // scenario whose expectation fails
 
     QString path(const char* name) const { return m_dir.filePath(QString::fromUtf8(name)); }
 
@@ -186,9 +186,8 @@ private Q_SLOTS:
         QTest::newRow("no subcommand") << QStringList{};
         QTest::newRow("unknown subcommand") << QStringList{QStringLiteral("frobnicate")};
         QTest::newRow("run without scenario") << QStringList{QStringLiteral("run")};
-        QTest::newRow("unknown backend")
-            << QStringList{QStringLiteral("run"), QStringLiteral("01"), QStringLiteral("--backend"),
-                           QStringLiteral("gpu")};
+        QTest::newRow("unknown backend") << QStringList{QStringLiteral("run"), QStringLiteral("01"),
+                                                        QStringLiteral("--backend"), QStringLiteral("gpu")};
         QTest::newRow("unknown option") << QStringList{QStringLiteral("presets"), QStringLiteral("--bogus")};
         QTest::newRow("convert without -o") << QStringList{QStringLiteral("convert"), QStringLiteral("x.json")};
     }
@@ -328,9 +327,8 @@ private Q_SLOTS:
                                         << QStringLiteral("/threads/0/ops/1/stream") << QStringLiteral("\"nosuch\"");
         QTest::newRow("wrong type") << QStringLiteral("bad-type.json") << QStringLiteral("/streams/0/name")
                                     << QStringLiteral("5");
-        QTest::newRow("unknown op kind") << QStringLiteral("bad-kind.json")
-                                           << QStringLiteral("/threads/0/ops/0/op")
-                                           << QStringLiteral("\"teleport\"");
+        QTest::newRow("unknown op kind") << QStringLiteral("bad-kind.json") << QStringLiteral("/threads/0/ops/0/op")
+                                         << QStringLiteral("\"teleport\"");
         QTest::newRow("syntax error") << QStringLiteral("bad-syntax.json") << QString() << QString();
     }
 
@@ -382,8 +380,8 @@ private Q_SLOTS:
                                QStringLiteral("sim")});
         QVERIFY2(r.code == 2, qPrintable(r.describe()));
         QVERIFY2(r.err.contains(QStringLiteral("no-such-lesson")), qPrintable(r.describe()));
-        const auto n = runCli({QStringLiteral("run"), QStringLiteral("999"), QStringLiteral("--backend"),
-                               QStringLiteral("sim")});
+        const auto n =
+            runCli({QStringLiteral("run"), QStringLiteral("999"), QStringLiteral("--backend"), QStringLiteral("sim")});
         QVERIFY2(n.code == 2, qPrintable(n.describe()));
     }
 
@@ -473,8 +471,9 @@ private Q_SLOTS:
         // The blocking variant of lesson 4 against its main configuration.
         const QString blocking = path("lesson4-blocking.json");
         const QString nonBlocking = path("lesson4.json");
-        auto r = runCli({QStringLiteral("run"), QStringLiteral("04"), QStringLiteral("--variant"), QStringLiteral("blocking"),
-                         QStringLiteral("--backend"), QStringLiteral("sim"), QStringLiteral("-o"), blocking});
+        auto r = runCli({QStringLiteral("run"), QStringLiteral("04"), QStringLiteral("--variant"),
+                         QStringLiteral("blocking"), QStringLiteral("--backend"), QStringLiteral("sim"),
+                         QStringLiteral("-o"), blocking});
         QVERIFY2(QFile::exists(blocking), qPrintable(r.describe()));
         r = runCli({QStringLiteral("run"), QStringLiteral("04"), QStringLiteral("--backend"), QStringLiteral("sim"),
                     QStringLiteral("-o"), nonBlocking});
@@ -483,7 +482,8 @@ private Q_SLOTS:
         r = runCli({QStringLiteral("analyze"), blocking, QStringLiteral("--json")});
         QVERIFY2(r.code == 0, qPrintable(r.describe()));
         const QJsonObject root = QJsonDocument::fromJson(r.out.toUtf8()).object();
-        QVERIFY(root.value(QStringLiteral("metrics")).toObject().value(QStringLiteral("makespan_ns")).toDouble() > 3.5e6);
+        QVERIFY(root.value(QStringLiteral("metrics")).toObject().value(QStringLiteral("makespan_ns")).toDouble()
+                > 3.5e6);
         QVERIFY(!root.value(QStringLiteral("critical_path")).toArray().isEmpty());
         const QJsonArray diagnostics = root.value(QStringLiteral("diagnostics")).toArray();
         QVERIFY2(!diagnostics.isEmpty(), qPrintable(r.out));
@@ -507,16 +507,19 @@ private Q_SLOTS:
         QVERIFY2(r.code == 0, qPrintable(r.describe()));
         // Lesson 4 has one warm-up and one measured iteration.
         QVERIFY2(r.err.contains(QStringLiteral("progress: 2/2 iterations")), qPrintable(r.describe()));
-        const auto quiet = runCli({QStringLiteral("run"), QStringLiteral("04"), QStringLiteral("--backend"), QStringLiteral("sim")});
+        const auto quiet =
+            runCli({QStringLiteral("run"), QStringLiteral("04"), QStringLiteral("--backend"), QStringLiteral("sim")});
         QVERIFY(!quiet.err.contains(QStringLiteral("progress:")));
     }
 
     void sweepStreams()
     {
-        auto r = runCli({QStringLiteral("sweep"), QStringLiteral("08"), QStringLiteral("--knob"), QStringLiteral("streams"),
-                         QStringLiteral("--values"), QStringLiteral("1,4"), QStringLiteral("--json")});
+        auto r =
+            runCli({QStringLiteral("sweep"), QStringLiteral("08"), QStringLiteral("--knob"), QStringLiteral("streams"),
+                    QStringLiteral("--values"), QStringLiteral("1,4"), QStringLiteral("--json")});
         QVERIFY2(r.code == 0, qPrintable(r.describe()));
-        const QJsonArray points = QJsonDocument::fromJson(r.out.toUtf8()).object().value(QStringLiteral("points")).toArray();
+        const QJsonArray points =
+            QJsonDocument::fromJson(r.out.toUtf8()).object().value(QStringLiteral("points")).toArray();
         QCOMPARE(points.size(), 2);
         const double one = points[0].toObject().value(QStringLiteral("makespan_ns")).toDouble();
         const double four = points[1].toObject().value(QStringLiteral("makespan_ns")).toDouble();
@@ -604,8 +607,8 @@ private Q_SLOTS:
         const QString h200 = QStringLiteral(STREAMSCOPE_SOURCE_DIR "/tests/data/h200/");
         const QString trace = h200 + QStringLiteral("variants/11-hardware-queues--connections-8.json");
         const QString out = path("replayed.json");
-        const auto r = runCli({QStringLiteral("replay"), trace, QStringLiteral("--set"), QStringLiteral("connections=32"),
-                               QStringLiteral("-o"), out});
+        const auto r = runCli({QStringLiteral("replay"), trace, QStringLiteral("--set"),
+                               QStringLiteral("connections=32"), QStringLiteral("-o"), out});
         QVERIFY2(r.code == 0, qPrintable(r.describe()));
         const qsizetype error = r.out.indexOf(QStringLiteral("replay of the unchanged run: makespan "));
         const qsizetype compared = r.out.indexOf(QStringLiteral("recorded -> replay (connections=32)"));
@@ -617,11 +620,13 @@ private Q_SLOTS:
         QVERIFY2(analyzed.code == 0, qPrintable(analyzed.describe()));
         QVERIFY(analyzed.out.contains(QStringLiteral("\"source\": \"simulator\"")));
 
-        const auto json = runCli({QStringLiteral("replay"), trace, QStringLiteral("--set"), QStringLiteral("pinned=true"),
-                                  QStringLiteral("--set"), QStringLiteral("priorities=off"), QStringLiteral("--json")});
+        const auto json =
+            runCli({QStringLiteral("replay"), trace, QStringLiteral("--set"), QStringLiteral("pinned=true"),
+                    QStringLiteral("--set"), QStringLiteral("priorities=off"), QStringLiteral("--json")});
         QVERIFY2(json.code == 0, qPrintable(json.describe()));
         const QJsonObject root = QJsonDocument::fromJson(json.out.toUtf8()).object();
-        QVERIFY(root.value(QStringLiteral("replay_error")).toObject().value(QStringLiteral("makespan_error")).isDouble());
+        QVERIFY(
+            root.value(QStringLiteral("replay_error")).toObject().value(QStringLiteral("makespan_error")).isDouble());
         QCOMPARE(root.value(QStringLiteral("settings")).toArray().size(), 2);
 
         auto expectBadInput = [this](const QStringList& args, const QString& message) {

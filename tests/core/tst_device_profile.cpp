@@ -115,10 +115,14 @@ private Q_SLOTS:
         QCOMPARE(b->minKernelNs, a.minKernelNs);
         QCOMPARE(b->workQueues, a.workQueues);
         QCOMPARE(b->batchedKernelCompletion, a.batchedKernelCompletion);
-        for (auto [x, y] : {std::pair{b->h2dPinnedBps, a.h2dPinnedBps}, {b->h2dPinnedDuplexBps, a.h2dPinnedDuplexBps},
-                            {b->d2hPinnedDuplexBps, a.d2hPinnedDuplexBps}, {b->memsetBps, a.memsetBps},
-                            {b->fp32Flops, a.fp32Flops}, {b->dramBps, a.dramBps}})
-            QVERIFY2(std::abs(x - y) <= 1e-9 * y, qPrintable(QString::number(x) + QStringLiteral(" != ") + QString::number(y)));
+        for (auto [x, y] : {std::pair{b->h2dPinnedBps, a.h2dPinnedBps},
+                            {b->h2dPinnedDuplexBps, a.h2dPinnedDuplexBps},
+                            {b->d2hPinnedDuplexBps, a.d2hPinnedDuplexBps},
+                            {b->memsetBps, a.memsetBps},
+                            {b->fp32Flops, a.fp32Flops},
+                            {b->dramBps, a.dramBps}})
+            QVERIFY2(std::abs(x - y) <= 1e-9 * y,
+                     qPrintable(QString::number(x) + QStringLiteral(" != ") + QString::number(y)));
         const auto& c = b->calibration;
         QCOMPARE(c.tool, a.calibration.tool);
         QCOMPARE(c.command, a.calibration.command);
@@ -149,45 +153,115 @@ private Q_SLOTS:
         QTest::addColumn<QString>("value"); // JSON
         QTest::addColumn<QString>("path");
         QTest::addColumn<QString>("message");
-        QTest::newRow("string for a number") << "launch_api_ns" << "\"fast\"" << "/launch_api_ns" << "expected a number";
-        QTest::newRow("negative") << "kernel_overhead_ns" << "-5" << "/kernel_overhead_ns" << "must not be negative";
-        QTest::newRow("fractional count") << "sm_count" << "13.5" << "/sm_count" << "expected a whole number";
-        QTest::newRow("zero bandwidth") << "h2d_pinned_duplex_gbps" << "0" << "/h2d_pinned_duplex_gbps" << "must be positive";
-        QTest::newRow("unknown field") << "warp_speed" << "9" << "/warp_speed" << "unknown field";
+        QTest::newRow("string for a number") << "launch_api_ns"
+                                             << "\"fast\""
+                                             << "/launch_api_ns"
+                                             << "expected a number";
+        QTest::newRow("negative") << "kernel_overhead_ns"
+                                  << "-5"
+                                  << "/kernel_overhead_ns"
+                                  << "must not be negative";
+        QTest::newRow("fractional count") << "sm_count"
+                                          << "13.5"
+                                          << "/sm_count"
+                                          << "expected a whole number";
+        QTest::newRow("zero bandwidth") << "h2d_pinned_duplex_gbps"
+                                        << "0"
+                                        << "/h2d_pinned_duplex_gbps"
+                                        << "must be positive";
+        QTest::newRow("unknown field") << "warp_speed"
+                                       << "9"
+                                       << "/warp_speed"
+                                       << "unknown field";
         // Hostile magnitudes: the simulator allocates per SM and per copy engine, and adds nanoseconds.
-        QTest::newRow("2e9 SMs") << "sm_count" << "2000000000" << "/sm_count" << "2000000000 is out of range: from 1 to 4096";
-        QTest::newRow("2e9 copy engines") << "copy_engines" << "2000000000" << "/copy_engines" << "from 1 to 64";
-        QTest::newRow("1e-300 GB/s") << "h2d_pinned_gbps" << "1e-300" << "/h2d_pinned_gbps" << "from 0.001 to 100000";
-        QTest::newRow("launch 1e19 ns") << "launch_api_ns" << "1e19" << "/launch_api_ns" << "from 0 to 10000000000";
-        QTest::newRow("version 2^32+1") << "version" << "4294967297" << "/version" << "unsupported version";
-        QTest::newRow("device 2^40") << "calibration/device" << "1099511627776" << "/calibration/device" << "device index";
-        QTest::newRow("name not a string") << "name" << "7" << "/name" << "expected a string";
-        QTest::newRow("unknown work queues") << "work_queues" << "\"per-warp\"" << "/work_queues"
+        QTest::newRow("2e9 SMs") << "sm_count"
+                                 << "2000000000"
+                                 << "/sm_count"
+                                 << "2000000000 is out of range: from 1 to 4096";
+        QTest::newRow("2e9 copy engines") << "copy_engines"
+                                          << "2000000000"
+                                          << "/copy_engines"
+                                          << "from 1 to 64";
+        QTest::newRow("1e-300 GB/s") << "h2d_pinned_gbps"
+                                     << "1e-300"
+                                     << "/h2d_pinned_gbps"
+                                     << "from 0.001 to 100000";
+        QTest::newRow("launch 1e19 ns") << "launch_api_ns"
+                                        << "1e19"
+                                        << "/launch_api_ns"
+                                        << "from 0 to 10000000000";
+        QTest::newRow("version 2^32+1") << "version"
+                                        << "4294967297"
+                                        << "/version"
+                                        << "unsupported version";
+        QTest::newRow("device 2^40") << "calibration/device"
+                                     << "1099511627776"
+                                     << "/calibration/device"
+                                     << "device index";
+        QTest::newRow("name not a string") << "name"
+                                           << "7"
+                                           << "/name"
+                                           << "expected a string";
+        QTest::newRow("unknown work queues") << "work_queues"
+                                             << "\"per-warp\""
+                                             << "/work_queues"
                                              << "expected \"connections\"";
-        QTest::newRow("batched not a boolean") << "batched_kernel_completion" << "1" << "/batched_kernel_completion"
+        QTest::newRow("batched not a boolean") << "batched_kernel_completion"
+                                               << "1"
+                                               << "/batched_kernel_completion"
                                                << "expected true or false";
-        QTest::newRow("calibration not an object") << "calibration" << "3" << "/calibration" << "expected an object";
-        QTest::newRow("calibration unknown field") << "calibration/colour" << "\"red\"" << "/calibration/colour"
+        QTest::newRow("calibration not an object") << "calibration"
+                                                   << "3"
+                                                   << "/calibration"
+                                                   << "expected an object";
+        QTest::newRow("calibration unknown field") << "calibration/colour"
+                                                   << "\"red\""
+                                                   << "/calibration/colour"
                                                    << "unknown field";
-        QTest::newRow("gpu not a string") << "calibration/gpu" << "1" << "/calibration/gpu" << "expected a string";
-        QTest::newRow("device negative") << "calibration/device" << "-1" << "/calibration/device" << "device index";
-        QTest::newRow("notes not strings") << "calibration/notes" << "[1]" << "/calibration/notes/0" << "expected a string";
-        QTest::newRow("figures not an object") << "calibration/figures" << "[]" << "/calibration/figures"
+        QTest::newRow("gpu not a string") << "calibration/gpu"
+                                          << "1"
+                                          << "/calibration/gpu"
+                                          << "expected a string";
+        QTest::newRow("device negative") << "calibration/device"
+                                         << "-1"
+                                         << "/calibration/device"
+                                         << "device index";
+        QTest::newRow("notes not strings") << "calibration/notes"
+                                           << "[1]"
+                                           << "/calibration/notes/0"
+                                           << "expected a string";
+        QTest::newRow("figures not an object") << "calibration/figures"
+                                               << "[]"
+                                               << "/calibration/figures"
                                                << "expected an object";
-        QTest::newRow("figure not an object") << "calibration/figures/launch_api_ns" << "5"
-                                              << "/calibration/figures/launch_api_ns" << "is an object";
-        QTest::newRow("median not a number") << "calibration/figures/launch_api_ns/median" << "\"x\""
-                                             << "/calibration/figures/launch_api_ns/median" << "expected a number";
-        QTest::newRow("spread negative") << "calibration/figures/launch_api_ns/spread" << "-1"
-                                         << "/calibration/figures/launch_api_ns/spread" << "must not be negative";
-        QTest::newRow("repeats empty") << "calibration/figures/launch_api_ns/repeats" << "[]"
-                                       << "/calibration/figures/launch_api_ns/repeats" << "one per repeat";
-        QTest::newRow("repeat not a number") << "calibration/figures/launch_api_ns/repeats" << "[1, \"2\"]"
-                                             << "/calibration/figures/launch_api_ns/repeats/1" << "expected a number";
-        QTest::newRow("median outside repeats") << "calibration/figures/launch_api_ns/median" << "10"
-                                                << "/calibration/figures/launch_api_ns/median" << "outside its repeats";
-        QTest::newRow("figure unknown field") << "calibration/figures/launch_api_ns/mean" << "3"
-                                              << "/calibration/figures/launch_api_ns/mean" << "unknown field";
+        QTest::newRow("figure not an object") << "calibration/figures/launch_api_ns"
+                                              << "5"
+                                              << "/calibration/figures/launch_api_ns"
+                                              << "is an object";
+        QTest::newRow("median not a number") << "calibration/figures/launch_api_ns/median"
+                                             << "\"x\""
+                                             << "/calibration/figures/launch_api_ns/median"
+                                             << "expected a number";
+        QTest::newRow("spread negative") << "calibration/figures/launch_api_ns/spread"
+                                         << "-1"
+                                         << "/calibration/figures/launch_api_ns/spread"
+                                         << "must not be negative";
+        QTest::newRow("repeats empty") << "calibration/figures/launch_api_ns/repeats"
+                                       << "[]"
+                                       << "/calibration/figures/launch_api_ns/repeats"
+                                       << "one per repeat";
+        QTest::newRow("repeat not a number") << "calibration/figures/launch_api_ns/repeats"
+                                             << "[1, \"2\"]"
+                                             << "/calibration/figures/launch_api_ns/repeats/1"
+                                             << "expected a number";
+        QTest::newRow("median outside repeats") << "calibration/figures/launch_api_ns/median"
+                                                << "10"
+                                                << "/calibration/figures/launch_api_ns/median"
+                                                << "outside its repeats";
+        QTest::newRow("figure unknown field") << "calibration/figures/launch_api_ns/mean"
+                                              << "3"
+                                              << "/calibration/figures/launch_api_ns/mean"
+                                              << "unknown field";
     }
 
     void badValuesRejected()
@@ -197,8 +271,8 @@ private Q_SLOTS:
         QFETCH(QString, path);
         QFETCH(QString, message);
         const std::string k = key.toStdString();
-        const std::string text = withField(k.find('/') == std::string::npos ? k : "/" + k,
-                                           nlohmann::json::parse(value.toStdString()));
+        const std::string text =
+            withField(k.find('/') == std::string::npos ? k : "/" + k, nlohmann::json::parse(value.toStdString()));
         const auto p = ss::parseDeviceProfile(text, "bad.json");
         QVERIFY(!p.ok());
         QCOMPARE(QString::fromStdString(p.error().file), QStringLiteral("bad.json"));
@@ -236,8 +310,9 @@ private Q_SLOTS:
         const QString bad = dir.filePath(QStringLiteral("bad.json"));
         std::ofstream(bad.toStdString()) << withField("/calibration/figures/launch_api_ns/median", "x");
         QProcess p;
-        p.start(QStringLiteral(STREAMSCOPE_CLI), {QStringLiteral("run"), QStringLiteral("01"), QStringLiteral("--backend"),
-                                                  QStringLiteral("sim"), QStringLiteral("--profile"), bad});
+        p.start(QStringLiteral(STREAMSCOPE_CLI),
+                {QStringLiteral("run"), QStringLiteral("01"), QStringLiteral("--backend"), QStringLiteral("sim"),
+                 QStringLiteral("--profile"), bad});
         QVERIFY(p.waitForFinished(60000));
         const QString err = QString::fromUtf8(p.readAllStandardError());
         QCOMPARE(p.exitCode(), 2);
@@ -251,8 +326,9 @@ private Q_SLOTS:
         const QString file = dir.filePath(QStringLiteral("gpu.json"));
         std::ofstream(file.toStdString()) << ss::deviceProfileToJson(calibratedProfile());
         QProcess p;
-        p.start(QStringLiteral(STREAMSCOPE_CLI), {QStringLiteral("run"), QStringLiteral("01"), QStringLiteral("--backend"),
-                                                  QStringLiteral("sim"), QStringLiteral("--profile"), file});
+        p.start(QStringLiteral(STREAMSCOPE_CLI),
+                {QStringLiteral("run"), QStringLiteral("01"), QStringLiteral("--backend"), QStringLiteral("sim"),
+                 QStringLiteral("--profile"), file});
         QVERIFY(p.waitForFinished(60000));
         QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
     }

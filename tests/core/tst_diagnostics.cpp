@@ -1,6 +1,6 @@
-// The diagnostics (core/diagnostics.h): each rule on a small trace where it must fire and one where it must not
-// (simulated scenarios, the same with the flows or the embedded scenario taken away as an importer would leave
-// them, and traces made by hand); every lesson and variant on the simulator and every trace recorded on an H200,
+// The diagnostics (core/diagnostics/diagnostics.h): each rule on a small trace where it must fire and one where it
+// must not (simulated scenarios, the same with the flows or the embedded scenario taken away as an importer would
+// leave them, and traces made by hand); every lesson and variant on the simulator and every trace recorded on an H200,
 // where the rules must name the effect the lesson teaches and stay silent on the good configurations.
 #include "diagnostics.h"
 
@@ -24,8 +24,14 @@ using namespace streamscope;
 
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
-QString operator""_q(const char* s, size_t n) { return QString::fromUtf8(s, qsizetype(n)); }
+QString q(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
+QString operator""_q(const char* s, size_t n)
+{
+    return QString::fromUtf8(s, qsizetype(n));
+}
 
 // Builds scenarios in code.
 class Builder {
@@ -318,9 +324,15 @@ Scenario syncOnceAtTheEnd()
     return b.simple(OpKind::StreamSync, "s").build();
 }
 
-Scenario tinyKernels(double us) { return Builder().stream("s").thread("main", 200).spin("tiny", "s", us).build(); }
+Scenario tinyKernels(double us)
+{
+    return Builder().stream("s").thread("main", 200).spin("tiny", "s", us).build();
+}
 
-Scenario tinyGraph() { return Builder().stream("s").thread("main", 10).graph("20 tiny kernels", "s", 20, 1).build(); }
+Scenario tinyGraph()
+{
+    return Builder().stream("s").thread("main", 10).graph("20 tiny kernels", "s", 20, 1).build();
+}
 
 Scenario allocation(bool betweenKernels)
 {
@@ -436,7 +448,8 @@ const std::map<std::string, Factory>& cases()
         {"two streams", [] { return lessonTrace("01-two-streams", ""); }},
         {"two streams, imported", [] { return imported(lessonTrace("01-two-streams", "")); }},
         {"one stream", [] { return lessonTrace("02-one-stream", ""); }},
-        {"one stream, imported with launches", [] { return imported(lessonTrace("02-one-stream", ""), {FlowKind::Launch}); }},
+        {"one stream, imported with launches",
+         [] { return imported(lessonTrace("02-one-stream", ""), {FlowKind::Launch}); }},
         {"one stream, imported", [] { return imported(lessonTrace("02-one-stream", "")); }},
         {"copy/compute pipeline", [] { return lessonTrace("08-copy-compute-pipeline", ""); }},
         {"copy/compute pipeline, imported", [] { return imported(lessonTrace("08-copy-compute-pipeline", "")); }},
@@ -570,14 +583,23 @@ private slots:
 
     void catalogue()
     {
-        const std::vector<std::string> ids
-            = {"pageable-memcpy",    "legacy-default-stream",   "hardware-queue-false-dependency",
-               "gpu-filling-kernel", "host-func-serialization", "sync-in-loop",
-               "launch-bound",       "implicit-sync",           "timing-perturbation",
-               "wait-unrecorded-event",
-               "streams-overlap",    "stream-serialization",    "copy-compute-overlap",
-               "event-dependency",   "multi-device-overlap",    "stream-priority",
-               "graph-launch"};
+        const std::vector<std::string> ids = {"pageable-memcpy",
+                                              "legacy-default-stream",
+                                              "hardware-queue-false-dependency",
+                                              "gpu-filling-kernel",
+                                              "host-func-serialization",
+                                              "sync-in-loop",
+                                              "launch-bound",
+                                              "implicit-sync",
+                                              "timing-perturbation",
+                                              "wait-unrecorded-event",
+                                              "streams-overlap",
+                                              "stream-serialization",
+                                              "copy-compute-overlap",
+                                              "event-dependency",
+                                              "multi-device-overlap",
+                                              "stream-priority",
+                                              "graph-launch"};
         QCOMPARE(diagnosticRules().size(), ids.size());
         for (size_t i = 0; i < ids.size(); ++i) {
             const auto& r = diagnosticRules()[i];

@@ -26,11 +26,20 @@ std::string readFile(const std::string& path)
     return ss.str();
 }
 
-std::string dataPath(const char* name) { return std::string(STREAMSCOPE_SOURCE_DIR) + "/tests/data/cupti/" + name; }
+std::string dataPath(const char* name)
+{
+    return std::string(STREAMSCOPE_SOURCE_DIR) + "/tests/data/cupti/" + name;
+}
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
+QString q(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
 
-void setSetting(Trace& t, const std::string& k, const std::string& v) { t.info.settings.emplace_back(k, v); }
+void setSetting(Trace& t, const std::string& k, const std::string& v)
+{
+    t.info.settings.emplace_back(k, v);
+}
 
 bool fires(const Trace& t, const std::string& rule, std::string* message = nullptr)
 {
@@ -173,7 +182,8 @@ private slots:
         QVERIFY(!parseCuptiCapture("{}", "x").ok());
         QVERIFY(!parseCuptiCapture("[1]", "x").ok());
         auto r = parseCuptiCapture(R"({"format": "streamscope-cupti-capture", "host_minus_cupti_ns": 0,
-            "issues": [], "records": [{"kind": "warp", "correlation_id": 1, "start": 0, "end": 1}]})", "x");
+            "issues": [], "records": [{"kind": "warp", "correlation_id": 1, "start": 0, "end": 1}]})",
+                                   "x");
         QVERIFY(!r.ok());
         QVERIFY(r.error().path.find("/records/0/kind") != std::string::npos);
     }
@@ -225,7 +235,8 @@ private slots:
         auto sc = parseScenario(R"({"format": "streamscope-scenario", "version": 1, "id": "x", "title": "x",
             "devices": [{"index": 0}], "streams": [{"name": "s", "kind": "non-blocking"}],
             "threads": [{"name": "main", "ops": [{"op": "kernel", "kernel": "spin", "name": "k", "stream": "s",
-                         "duration_us": 100, "grid": 4, "block": 32}]}]})", "x");
+                         "duration_us": 100, "grid": 4, "block": 32}]}]})",
+                                "x");
         QVERIFY2(sc.ok(), sc.ok() ? "" : sc.error().toString().c_str());
         Trace t = traceOf("s:kernel:0:150000:k");
         t.spans.thread[0] = 0;

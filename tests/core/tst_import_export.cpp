@@ -26,10 +26,11 @@ private slots:
         t.addFlow(api, copy, FlowKind::Launch);
         t.finalize();
         const std::string csv = traceToCsv(t);
-        QCOMPARE(q(csv), QStringLiteral("device,stream,thread,kind,name,start_ns,end_ns,bytes\r\n"
-                                        ",,main,api-call,cudaMemcpyAsync,10,20,0\r\n"
-                                        "2,\"s,1\",main,memcpy-h2d,\"copy \"\"a\"\"\nb\",30,40,4096\r\n"
-                                        "2,\"s,1\",,kernel,k,41,50,0\r\n"));
+        QCOMPARE(q(csv),
+                 QStringLiteral("device,stream,thread,kind,name,start_ns,end_ns,bytes\r\n"
+                                ",,main,api-call,cudaMemcpyAsync,10,20,0\r\n"
+                                "2,\"s,1\",main,memcpy-h2d,\"copy \"\"a\"\"\nb\",30,40,4096\r\n"
+                                "2,\"s,1\",,kernel,k,41,50,0\r\n"));
         QCOMPARE(n(detectTraceFormatFromContent(csv)), n(TraceFormat::Csv));
         // Reading it back: the same spans on the same tracks.
         auto back = importTraceText(csv, "t.csv");
@@ -84,8 +85,8 @@ private slots:
                                 << QStringLiteral("expected 8 fields");
         QTest::newRow("kind") << h + QStringLiteral("0,s,,kernal,k,1,2,0\r\n") << QStringLiteral("row 2, kind")
                               << QStringLiteral("unknown span kind \"kernal\"");
-        QTest::newRow("start") << h + QStringLiteral(",,t,api-call,k,1.5,2,0\r\n")
-                               << QStringLiteral("row 2, start_ns") << QStringLiteral("must be an integer");
+        QTest::newRow("start") << h + QStringLiteral(",,t,api-call,k,1.5,2,0\r\n") << QStringLiteral("row 2, start_ns")
+                               << QStringLiteral("must be an integer");
         QTest::newRow("order") << h + QStringLiteral(",,t,api-call,k,1,2,0\r\n,,t,sync,k,9,3,0\r\n")
                                << QStringLiteral("row 3, end_ns") << QStringLiteral("end before start (3 < 9)");
         QTest::newRow("quote") << h + QStringLiteral(",,t,api-call,\"k,1,2,0\r\n") << QStringLiteral("row 2")
@@ -122,13 +123,13 @@ private slots:
         QTest::addColumn<QString>("format");
         QTest::newRow("native") << QByteArray(R"({"format": "streamscope-trace", "version": 1})")
                                 << QStringLiteral("streamscope");
-        QTest::newRow("native, format late") << QByteArray(R"({"version": 1, "info": {"x": [1]}, "format": "s")")
-                                             << QStringLiteral("streamscope");
+        QTest::newRow("native, format late")
+            << QByteArray(R"({"version": 1, "info": {"x": [1]}, "format": "s")") << QStringLiteral("streamscope");
         QTest::newRow("scenario") << QByteArray(R"({"format": "streamscope-scenario"})")
                                   << QStringLiteral("streamscope");
         QTest::newRow("chrome object") << QByteArray(R"( {"traceEvents": [{"ph": "X"}]})") << QStringLiteral("chrome");
-        QTest::newRow("chrome, key inside") << QByteArray(R"({"otherData": {"format": "x"}, "traceEvents": [)")
-                                            << QStringLiteral("chrome");
+        QTest::newRow("chrome, key inside")
+            << QByteArray(R"({"otherData": {"format": "x"}, "traceEvents": [)") << QStringLiteral("chrome");
         QTest::newRow("chrome array") << QByteArray(R"([{"ph": "X", "cat": "kernel"})") << QStringLiteral("chrome");
         QTest::newRow("pytorch") << QByteArray(R"({"schemaVersion": 1, "deviceProperties": [)")
                                  << QStringLiteral("pytorch");
@@ -154,9 +155,10 @@ private slots:
     void otherWritersFiles()
     {
         std::string padding(100 * 1024, 'x');
-        const std::string sorted = "{\"aaa\": \"" + padding + "\", \"displayTimeUnit\": \"ns\", \"traceEvents\": ["
-            "{\"ph\": \"X\", \"name\": \"k\", \"cat\": \"kernel\", \"pid\": 1, \"tid\": 7, \"ts\": 1, \"dur\": 2},"
-            "{\"ph\": \"X\", \"name\": \"lost\", \"cat\": \"kernel\", \"pid\": 1, \"tid\": 7, \"ts\": 5}]}";
+        const std::string sorted = "{\"aaa\": \"" + padding
+            + "\", \"displayTimeUnit\": \"ns\", \"traceEvents\": ["
+              "{\"ph\": \"X\", \"name\": \"k\", \"cat\": \"kernel\", \"pid\": 1, \"tid\": 7, \"ts\": 1, \"dur\": 2},"
+              "{\"ph\": \"X\", \"name\": \"lost\", \"cat\": \"kernel\", \"pid\": 1, \"tid\": 7, \"ts\": 5}]}";
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
         const QString path = dir.filePath(QStringLiteral("sorted.json"));
@@ -215,7 +217,8 @@ private slots:
         QTest::addColumn<QString>("where");
         QTest::addColumn<QString>("message");
         QTest::newRow("empty") << QByteArray() << QString() << QStringLiteral("the file is empty");
-        QTest::newRow("gzip") << QByteArray("\x1f\x8b\x08\0\0\0", 6) << QString() << QStringLiteral("a gzip-compressed file");
+        QTest::newRow("gzip") << QByteArray("\x1f\x8b\x08\0\0\0", 6) << QString()
+                              << QStringLiteral("a gzip-compressed file");
         QTest::newRow("text") << QByteArray("hello") << QString() << QStringLiteral("not a trace StreamScope can read");
         QTest::newRow("negative dur") << QByteArray(R"({"traceEvents": [{"ph": "X", "ts": 1, "dur": -2}]})")
                                       << QStringLiteral("byte 17") << QStringLiteral("negative \"dur\"");
@@ -224,7 +227,8 @@ private slots:
         QTest::newRow("event type") << QByteArray(R"({"traceEvents": [1, 2]})") << QStringLiteral("byte 17")
                                     << QStringLiteral("an event must be a JSON object");
         QTest::newRow("duplicate ts") << QByteArray(R"({"traceEvents": [{"ph": "X", "ts": 1, "dur": 2, "ts": 5}]})")
-                                      << QStringLiteral("byte 54") << QStringLiteral("duplicate key \"ts\" in an event");
+                                      << QStringLiteral("byte 54")
+                                      << QStringLiteral("duplicate key \"ts\" in an event");
         QTest::newRow("duplicate pid") << QByteArray(R"({"traceEvents": [{"pid": 1, "ph": "X", "pid": 2}]})")
                                        << QStringLiteral("byte 46") << QStringLiteral("duplicate key \"pid\"");
         QTest::newRow("events type") << QByteArray(R"({"traceEvents": {}})") << QStringLiteral("byte 16")
@@ -239,47 +243,53 @@ private slots:
         QTest::newRow("trailing text") << QByteArray(R"({"traceEvents": []} x)") << QStringLiteral("byte 20")
                                        << QStringLiteral("unexpected text after the end");
         // Not raw strings: moc does not understand them and counts their unbalanced braces.
-        QTest::newRow("truncated object") << QByteArray("{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"dur\": 2}, {\"ph")
-                                          << QStringLiteral("byte 53") << QStringLiteral("unexpected end of file");
-        QTest::newRow("truncated array")
-            << QByteArray("[{\"ph\": \"X\", \"ts\": 1, \"dur\": 2}, {\"ph\": \"X\", \"ts") << QStringLiteral("byte 48")
-            << QStringLiteral("unexpected end of file");
+        QTest::newRow("truncated object")
+            << QByteArray("{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"dur\": 2}, {\"ph")
+            << QStringLiteral("byte 53") << QStringLiteral("unexpected end of file");
+        QTest::newRow("truncated array") << QByteArray("[{\"ph\": \"X\", \"ts\": 1, \"dur\": 2}, {\"ph\": \"X\", \"ts")
+                                         << QStringLiteral("byte 48") << QStringLiteral("unexpected end of file");
         QTest::newRow("control char") << QByteArray("{\"traceEvents\": [{\"name\": \"a\x01\"}]}")
-                                       << QStringLiteral("byte 28") << QStringLiteral("control character");
+                                      << QStringLiteral("byte 28") << QStringLiteral("control character");
         QTest::newRow("bad escape") << QByteArray(R"({"traceEvents": [{"name": "a\q"}]})") << QStringLiteral("byte 29")
                                     << QStringLiteral("unknown escape");
         QTest::newRow("deep") << QByteArray("{\"traceEvents\": [{\"args\": " + QByteArray(300, '[')
                                             + QByteArray(300, ']') + "}]}")
                               << QStringLiteral("byte 283") << QStringLiteral("nested deeper than 256");
-        QTest::newRow("grid range")
-            << QByteArray(R"({"traceEvents": [{"ph": "X", "ts": 1, "dur": 1, "args": {"grid": [1, -1, 1]}}]})")
-            << QStringLiteral("byte 69") << QStringLiteral("args.grid is out of range");
-        QTest::newRow("own export version")
-            << QByteArray(R"({"traceEvents": [], "otherData": {"streamscope": {"format": "streamscope-chrome-export", "version": 9}}})")
-            << QStringLiteral("/otherData/streamscope/version") << QStringLiteral("unsupported version 9");
-        QTest::newRow("own export header")
-            << QByteArray(R"({"traceEvents": [], "otherData": {"streamscope": {"format": "streamscope-chrome-export", "version": 1, "trace": {"format": "streamscope-trace", "version": 1, "info": {}, "strings": [], "span_kinds": [], "flow_kinds": [], "tracks": [{"kind": "tram"}], "spans": {"track": [], "kind": [], "name": [], "start": [], "end": []}, "flows": {"from": [], "to": [], "kind": []}}}}})")
-            << QStringLiteral("/otherData/streamscope/trace/tracks/0/kind") << QStringLiteral("unknown track kind");
-        QTest::newRow("pytorch devices")
-            << QByteArray(R"({"schemaVersion": 1, "deviceProperties": {"id": 0}, "traceEvents": []})")
-            << QStringLiteral("/deviceProperties") << QStringLiteral("must be an array");
+        QTest::newRow("grid range") << QByteArray(
+            R"({"traceEvents": [{"ph": "X", "ts": 1, "dur": 1, "args": {"grid": [1, -1, 1]}}]})")
+                                    << QStringLiteral("byte 69") << QStringLiteral("args.grid is out of range");
+        QTest::newRow("own export version") << QByteArray(
+            R"({"traceEvents": [], "otherData": {"streamscope": {"format": "streamscope-chrome-export", "version": 9}}})")
+                                            << QStringLiteral("/otherData/streamscope/version")
+                                            << QStringLiteral("unsupported version 9");
+        QTest::newRow("own export header") << QByteArray(
+            R"({"traceEvents": [], "otherData": {"streamscope": {"format": "streamscope-chrome-export", "version": 1, "trace": {"format": "streamscope-trace", "version": 1, "info": {}, "strings": [], "span_kinds": [], "flow_kinds": [], "tracks": [{"kind": "tram"}], "spans": {"track": [], "kind": [], "name": [], "start": [], "end": []}, "flows": {"from": [], "to": [], "kind": []}}}}})")
+                                           << QStringLiteral("/otherData/streamscope/trace/tracks/0/kind")
+                                           << QStringLiteral("unknown track kind");
+        QTest::newRow("pytorch devices") << QByteArray(
+            R"({"schemaVersion": 1, "deviceProperties": {"id": 0}, "traceEvents": []})")
+                                         << QStringLiteral("/deviceProperties") << QStringLiteral("must be an array");
         QTest::newRow("native") << QByteArray(R"({"format": "streamscope-trace", "version": 2})")
                                 << QStringLiteral("/version") << QStringLiteral("unsupported version 2");
         // Ids and devices that fit no integer are errors, never folded into another value (nor UB: 4e42).
-        QTest::newRow("device 2^31")
-            << QByteArray("{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"dur\": 1, \"args\": {\"device\": 2147483648}}]}")
-            << QStringLiteral("byte 66") << QStringLiteral("args.device: device 2147483648 is out of range");
-        QTest::newRow("device 2^63-1")
-            << QByteArray("{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"dur\": 1, \"args\": {\"device\": "
-                          "9223372036854775807}}]}")
-            << QStringLiteral("byte 66") << QStringLiteral("device 9223372036854775807 is out of range");
-        QTest::newRow("pid 1e300") << QByteArray("{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"dur\": 1, \"pid\": 1e300}]}")
-                                   << QStringLiteral("byte 55") << QStringLiteral("a numeric id (from -2^63 to 2^63-1) is out of range");
-        QTest::newRow("tid 4e42") << QByteArray("{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"dur\": 1, \"tid\": 4e42}]}")
+        QTest::newRow("device 2^31") << QByteArray(
+            "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"dur\": 1, \"args\": {\"device\": 2147483648}}]}")
+                                     << QStringLiteral("byte 66")
+                                     << QStringLiteral("args.device: device 2147483648 is out of range");
+        QTest::newRow("device 2^63-1") << QByteArray(
+            "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"dur\": 1, \"args\": {\"device\": "
+            "9223372036854775807}}]}") << QStringLiteral("byte 66")
+                                       << QStringLiteral("device 9223372036854775807 is out of range");
+        QTest::newRow("pid 1e300") << QByteArray(
+            "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"dur\": 1, \"pid\": 1e300}]}")
+                                   << QStringLiteral("byte 55")
+                                   << QStringLiteral("a numeric id (from -2^63 to 2^63-1) is out of range");
+        QTest::newRow("tid 4e42") << QByteArray(
+            "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"dur\": 1, \"tid\": 4e42}]}")
                                   << QStringLiteral("byte 55") << QStringLiteral("is out of range");
-        QTest::newRow("flow id 2^64")
-            << QByteArray("{\"traceEvents\": [{\"ph\": \"s\", \"ts\": 1, \"id\": 18446744073709551616}]}")
-            << QStringLiteral("byte 44") << QStringLiteral("is out of range");
+        QTest::newRow("flow id 2^64") << QByteArray(
+            "{\"traceEvents\": [{\"ph\": \"s\", \"ts\": 1, \"id\": 18446744073709551616}]}")
+                                      << QStringLiteral("byte 44") << QStringLiteral("is out of range");
         QTest::newRow("pytorch device 2^40")
             << QByteArray("{\"schemaVersion\": 1, \"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": 1, "
                           "\"dur\": 1, \"pid\": 1099511627776, \"tid\": 7}]}")
@@ -291,8 +301,9 @@ private slots:
     {
         std::string devices = "{\"traceEvents\": [";
         for (int d = 0; d <= 1024; ++d)
-            devices += std::string(d ? "," : "") + "{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": 1, \"dur\": 1, \"pid\": " +
-                       std::to_string(d) + ", \"tid\": 7, \"args\": {\"device\": " + std::to_string(d) + "}}";
+            devices += std::string(d ? "," : "")
+                + "{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": 1, \"dur\": 1, \"pid\": " + std::to_string(d)
+                + ", \"tid\": 7, \"args\": {\"device\": " + std::to_string(d) + "}}";
         devices += "]}";
         auto r = parseChromeTrace(devices, "d.json");
         QVERIFY(!r.ok());
@@ -300,7 +311,8 @@ private slots:
                  r.error().toString().c_str());
         std::string pids = "[";
         for (int p = 0; p <= 200000; ++p)
-            pids += std::string(p ? "," : "") + "{\"ph\": \"X\", \"ts\": 1, \"dur\": 1, \"pid\": " + std::to_string(p) + "}";
+            pids += std::string(p ? "," : "") + "{\"ph\": \"X\", \"ts\": 1, \"dur\": 1, \"pid\": " + std::to_string(p)
+                + "}";
         pids += "]";
         r = parseChromeTrace(pids, "p.json");
         QVERIFY(!r.ok());
@@ -416,9 +428,11 @@ private slots:
         auto r = importTraceFile(path);
         QVERIFY(!r.ok());
         QCOMPARE(q(r.error().file), q(path));
-        QVERIFY2(q(r.error().message).contains(QStringLiteral("the limit for a compressed trace is %1")
-                                                   .arg(qulonglong(kMaxUnpackedTraceBytes))),
-                 r.error().toString().c_str());
+        QVERIFY2(
+            q(r.error().message)
+                .contains(
+                    QStringLiteral("the limit for a compressed trace is %1").arg(qulonglong(kMaxUnpackedTraceBytes))),
+            r.error().toString().c_str());
         QProcess cli;
         cli.start(QStringLiteral(STREAMSCOPE_CLI), {QStringLiteral("analyze"), q(path)});
         QVERIFY(cli.waitForFinished(60000));
@@ -436,8 +450,8 @@ private slots:
         QTemporaryDir tmp;
         std::string chrome = "[";
         for (int p = 0; p < 100000; ++p)
-            chrome += std::string(p ? "," : "") + "{\"ph\": \"X\", \"name\": \"f\", \"ts\": " + std::to_string(p) +
-                      ", \"dur\": 1, \"pid\": " + std::to_string(p) + ", \"tid\": 1}";
+            chrome += std::string(p ? "," : "") + "{\"ph\": \"X\", \"name\": \"f\", \"ts\": " + std::to_string(p)
+                + ", \"dur\": 1, \"pid\": " + std::to_string(p) + ", \"tid\": 1}";
         chrome += "]";
         const std::string chromePath = tmp.filePath(QStringLiteral("pids.json")).toStdString();
         QVERIFY(writeFile(chromePath, chrome));
@@ -445,17 +459,18 @@ private slots:
         QVERIFY2(pids.ok(), pids.error().toString().c_str());
         QCOMPARE(pids->tracks.size(), size_t(100000));
         QProcess analyze;
-        analyze.start(QStringLiteral(STREAMSCOPE_CLI), {QStringLiteral("analyze"), q(chromePath), QStringLiteral("--json")});
+        analyze.start(QStringLiteral(STREAMSCOPE_CLI),
+                      {QStringLiteral("analyze"), q(chromePath), QStringLiteral("--json")});
         QVERIFY(analyze.waitForFinished(120000));
         QCOMPARE(analyze.exitCode(), 0);
         for (const bool streams : {true, false}) {
             std::string csv = std::string(kCsvHeader) + "\r\n";
             // The kernels all run at once (every pair of streams overlaps); the calls one after another.
             for (int i = 0; i < 100000; ++i)
-                csv += (streams ? "0,s" + std::to_string(i) + ",,kernel,k," + std::to_string(i) + "," +
-                                      std::to_string(i + 1000000)
-                                : ",,t" + std::to_string(i) + ",api-call,cudaLaunchKernel," + std::to_string(10 * i) +
-                                      "," + std::to_string(10 * i + 5))
+                csv += (streams ? "0,s" + std::to_string(i) + ",,kernel,k," + std::to_string(i) + ","
+                                + std::to_string(i + 1000000)
+                                : ",,t" + std::to_string(i) + ",api-call,cudaLaunchKernel," + std::to_string(10 * i)
+                                + "," + std::to_string(10 * i + 5))
                     + ",0\r\n";
             const std::string path = tmp.filePath(QStringLiteral("tracks.csv")).toStdString();
             QVERIFY(writeFile(path, csv));

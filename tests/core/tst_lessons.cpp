@@ -100,7 +100,8 @@ private slots:
             }
             QVERIFY2(keys == 1, (p.id + ": exactly one key check").c_str());
             // Lessons have no warnings except where a variant teaches one.
-            QVERIFY2(loaded->warnings.empty(), (p.id + ": " + (loaded->warnings.empty() ? "" : loaded->warnings[0].toString())).c_str());
+            QVERIFY2(loaded->warnings.empty(),
+                     (p.id + ": " + (loaded->warnings.empty() ? "" : loaded->warnings[0].toString())).c_str());
         }
         for (const auto& [lesson, variant] : contrasts()) {
             auto p = findPreset(lesson);
@@ -138,7 +139,8 @@ private slots:
             QTest::newRow(p.id.c_str()) << QString::fromStdString(p.id) << QString() << false;
             for (const auto& v : p.variants) {
                 const bool c = contrasts().count({p.id, v}) > 0;
-                QTest::newRow((p.id + "/" + v).c_str()) << QString::fromStdString(p.id) << QString::fromStdString(v) << c;
+                QTest::newRow((p.id + "/" + v).c_str())
+                    << QString::fromStdString(p.id) << QString::fromStdString(v) << c;
             }
         }
     }

@@ -15,7 +15,10 @@ using streamscope::testing::traceOf;
 
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
+QString q(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
 
 std::vector<std::string> strings(const QString& commaSeparated)
 {
@@ -158,16 +161,15 @@ private slots:
         QTest::addColumn<QString>("busy"); // per stream: name=busy ns
 
         QTest::newRow("empty") << QString() << 0LL << 0LL << 0.0 << 0 << 0LL << 0LL << QString();
-        QTest::newRow("two overlapping kernels")
-            << QStringLiteral("s1:kernel:0:10 s2:kernel:5:15") << 15LL << 20LL << 20.0 / 15 << 2 << 0LL << 15LL
-            << QStringLiteral("s1=10,s2=10");
+        QTest::newRow("two overlapping kernels") << QStringLiteral("s1:kernel:0:10 s2:kernel:5:15") << 15LL << 20LL
+                                                 << 20.0 / 15 << 2 << 0LL << 15LL << QStringLiteral("s1=10,s2=10");
         QTest::newRow("back to back: ends before starts")
             << QStringLiteral("s1:kernel:0:10 s2:kernel:10:20") << 20LL << 20LL << 1.0 << 1 << 0LL << 20LL
             << QStringLiteral("s1=10,s2=10");
         // copies 0-12 (union), kernels 5-20: overlap 7; at 8-10 an h2d, a kernel and a d2h run at once.
         QTest::newRow("copy and compute")
-            << QStringLiteral("s1:memcpy-h2d:0:10 s2:kernel:5:20 s3:memcpy-d2h:8:12") << 20LL << 29LL << 29.0 / 20
-            << 3 << 7LL << 20LL << QStringLiteral("s1=10,s2=15,s3=4");
+            << QStringLiteral("s1:memcpy-h2d:0:10 s2:kernel:5:20 s3:memcpy-d2h:8:12") << 20LL << 29LL << 29.0 / 20 << 3
+            << 7LL << 20LL << QStringLiteral("s1=10,s2=15,s3=4");
         QTest::newRow("host spans are not GPU work")
             << QStringLiteral("h1:api-call:0:100 h1:sync:100:150 s1:kernel:10:20") << 10LL << 10LL << 1.0 << 1 << 0LL
             << 150LL << QStringLiteral("s1=10");
@@ -178,11 +180,10 @@ private slots:
             << QStringLiteral("s1:kernel:5:5 s2:kernel:0:10") << 10LL << 10LL << 1.0 << 1 << 0LL << 10LL
             << QStringLiteral("s1=0,s2=10");
         QTest::newRow("overlap within one stream counted once in busy")
-            << QStringLiteral("s1:kernel:0:10 s1:kernel:2:4 s1:kernel:20:30") << 30LL << 22LL << 22.0 / 30 << 2
-            << 0LL << 30LL << QStringLiteral("s1=20");
-        QTest::newRow("two devices")
-            << QStringLiteral("s1/0:kernel:0:10 s2/1:kernel:0:10 s3/1:memcpy-p2p:5:15") << 15LL << 30LL << 2.0 << 3
-            << 5LL << 15LL << QStringLiteral("s1=10,s2=10,s3=10");
+            << QStringLiteral("s1:kernel:0:10 s1:kernel:2:4 s1:kernel:20:30") << 30LL << 22LL << 22.0 / 30 << 2 << 0LL
+            << 30LL << QStringLiteral("s1=20");
+        QTest::newRow("two devices") << QStringLiteral("s1/0:kernel:0:10 s2/1:kernel:0:10 s3/1:memcpy-p2p:5:15") << 15LL
+                                     << 30LL << 2.0 << 3 << 5LL << 15LL << QStringLiteral("s1=10,s2=10,s3=10");
         QTest::newRow("negative times") << QStringLiteral("s1:kernel:-100:-50 s2:memcpy-d2d:-60:0") << 100LL << 110LL
                                         << 1.1 << 2 << 10LL << 100LL << QStringLiteral("s1=50,s2=60");
     }
@@ -259,10 +260,10 @@ private slots:
         QTest::newRow("kernels only") << mixed << -1 << QStringLiteral("kernel") << 2;
         QTest::newRow("copies only") << mixed << -1 << QStringLiteral("memcpy-h2d") << 1;
         QTest::newRow("kernels and copies") << mixed << -1 << QStringLiteral("kernel,memcpy-h2d") << 3;
-        QTest::newRow("host kinds when named") << QStringLiteral("h1:api-call:0:10 h2:api-call:5:10") << -1
-                                               << QStringLiteral("api-call") << 2;
-        QTest::newRow("host kinds not by default") << QStringLiteral("h1:api-call:0:10 h2:api-call:5:10") << -1
-                                                   << QString() << 0;
+        QTest::newRow("host kinds when named")
+            << QStringLiteral("h1:api-call:0:10 h2:api-call:5:10") << -1 << QStringLiteral("api-call") << 2;
+        QTest::newRow("host kinds not by default")
+            << QStringLiteral("h1:api-call:0:10 h2:api-call:5:10") << -1 << QString() << 0;
         QTest::newRow("many ends at the start of many")
             << QStringLiteral("s1:kernel:0:10 s2:kernel:0:10 s3:kernel:10:20 s4:kernel:10:20") << -1 << QString() << 2;
         QTest::newRow("nested") << QStringLiteral("s1:kernel:0:100 s2:kernel:10:20 s3:kernel:15:30 s4:kernel:19:21")
@@ -294,8 +295,8 @@ private slots:
         for (int s = 0; s < streams; ++s)
             for (int i = 0; i < perStream; ++i) {
                 const int64_t offset = (s % 2) * 50;
-                t.addSpan({uint32_t(s), s < 2 ? SpanKind::Kernel : SpanKind::MemcpyH2D, "k",
-                           offset + int64_t(i) * 100, offset + int64_t(i) * 100 + 100});
+                t.addSpan({uint32_t(s), s < 2 ? SpanKind::Kernel : SpanKind::MemcpyH2D, "k", offset + int64_t(i) * 100,
+                           offset + int64_t(i) * 100 + 100});
             }
         t.finalize();
         const TraceMetrics m = streamscope::computeMetrics(t);
@@ -331,62 +332,62 @@ private slots:
                                     << 5.0;
         QTest::newRow("overlap") << QStringLiteral("overlap") << QStringLiteral("s1,s2") << none << none << -1
                                  << 5000.0 / 6000;
-        QTest::newRow("overlap is symmetric") << QStringLiteral("overlap") << QStringLiteral("s2,s1") << none << none
-                                              << -1 << 5000.0 / 6000;
-        QTest::newRow("overlap of disjoint streams") << QStringLiteral("overlap") << QStringLiteral("s1,s3") << none
-                                                     << none << -1 << 0.0;
+        QTest::newRow("overlap is symmetric")
+            << QStringLiteral("overlap") << QStringLiteral("s2,s1") << none << none << -1 << 5000.0 / 6000;
+        QTest::newRow("overlap of disjoint streams")
+            << QStringLiteral("overlap") << QStringLiteral("s1,s3") << none << none << -1 << 0.0;
         // At 3000-4000: A, B, E, E.
         QTest::newRow("max_concurrency") << QStringLiteral("max_concurrency") << none << none << none << -1 << 4.0;
-        QTest::newRow("max_concurrency copies") << QStringLiteral("max_concurrency") << none << none
-                                                << QStringLiteral("memcpy-h2d") << -1 << 1.0;
-        QTest::newRow("max_concurrency device 1") << QStringLiteral("max_concurrency") << none << none << none << 1
-                                                  << 1.0;
+        QTest::newRow("max_concurrency copies")
+            << QStringLiteral("max_concurrency") << none << none << QStringLiteral("memcpy-h2d") << -1 << 1.0;
+        QTest::newRow("max_concurrency device 1")
+            << QStringLiteral("max_concurrency") << none << none << none << 1 << 1.0;
         // Copy C [0,2000]; kernels cover [1000,9000]: half the copy overlaps.
-        QTest::newRow("copy_compute_overlap") << QStringLiteral("copy_compute_overlap") << none << none << none << -1
-                                              << 0.5;
-        QTest::newRow("copy_compute_overlap without copies") << QStringLiteral("copy_compute_overlap") << none << none
-                                                             << none << 1 << 0.0;
+        QTest::newRow("copy_compute_overlap")
+            << QStringLiteral("copy_compute_overlap") << none << none << none << -1 << 0.5;
+        QTest::newRow("copy_compute_overlap without copies")
+            << QStringLiteral("copy_compute_overlap") << none << none << none << 1 << 0.0;
         QTest::newRow("gap_us C then B") << QStringLiteral("gap_us") << none << QStringLiteral("C,B") << none << -1
                                          << 1.0;
         QTest::newRow("gap_us negative") << QStringLiteral("gap_us") << none << QStringLiteral("A,B") << none << -1
                                          << -5.0;
-        QTest::newRow("gap_us across devices") << QStringLiteral("gap_us") << none << QStringLiteral("B,D") << none
-                                               << -1 << 1.0;
+        QTest::newRow("gap_us across devices")
+            << QStringLiteral("gap_us") << none << QStringLiteral("B,D") << none << -1 << 1.0;
         QTest::newRow("start_us") << QStringLiteral("start_us") << none << QStringLiteral("A") << none << -1 << 1.0;
         QTest::newRow("end_us") << QStringLiteral("end_us") << none << QStringLiteral("A") << none << -1 << 8.0;
         QTest::newRow("duration_us") << QStringLiteral("duration_us") << none << QStringLiteral("A") << none << -1
                                      << 6.0;
-        QTest::newRow("duration_us of two instances") << QStringLiteral("duration_us") << none << QStringLiteral("E")
-                                                      << none << -1 << 4.0;
+        QTest::newRow("duration_us of two instances")
+            << QStringLiteral("duration_us") << none << QStringLiteral("E") << none << -1 << 4.0;
         QTest::newRow("start_us on device 1 counts from its first span")
             << QStringLiteral("start_us") << none << QStringLiteral("D") << none << 1 << 0.0;
-        QTest::newRow("start_us of a host span") << QStringLiteral("start_us") << none
-                                                 << QStringLiteral("cudaStreamSynchronize") << none << -1 << 0.5;
+        QTest::newRow("start_us of a host span")
+            << QStringLiteral("start_us") << none << QStringLiteral("cudaStreamSynchronize") << none << -1 << 0.5;
         QTest::newRow("span_count all") << QStringLiteral("span_count") << none << none << none << -1 << 11.0;
-        QTest::newRow("span_count kernels") << QStringLiteral("span_count") << none << none << QStringLiteral("kernel")
-                                            << -1 << 6.0;
-        QTest::newRow("span_count by name") << QStringLiteral("span_count") << none << QStringLiteral("A") << none
-                                            << -1 << 2.0;
-        QTest::newRow("span_count by names") << QStringLiteral("span_count") << none << QStringLiteral("A,E") << none
-                                             << -1 << 4.0;
-        QTest::newRow("span_count by kind and name") << QStringLiteral("span_count") << none << QStringLiteral("C")
-                                                     << QStringLiteral("kernel") << -1 << 0.0;
-        QTest::newRow("span_count of an absent name") << QStringLiteral("span_count") << none << QStringLiteral("Z")
-                                                      << none << -1 << 0.0;
+        QTest::newRow("span_count kernels")
+            << QStringLiteral("span_count") << none << none << QStringLiteral("kernel") << -1 << 6.0;
+        QTest::newRow("span_count by name")
+            << QStringLiteral("span_count") << none << QStringLiteral("A") << none << -1 << 2.0;
+        QTest::newRow("span_count by names")
+            << QStringLiteral("span_count") << none << QStringLiteral("A,E") << none << -1 << 4.0;
+        QTest::newRow("span_count by kind and name")
+            << QStringLiteral("span_count") << none << QStringLiteral("C") << QStringLiteral("kernel") << -1 << 0.0;
+        QTest::newRow("span_count of an absent name")
+            << QStringLiteral("span_count") << none << QStringLiteral("Z") << none << -1 << 0.0;
         QTest::newRow("span_count device 1") << QStringLiteral("span_count") << none << none << none << 1 << 2.0;
         // main: 500-9000; worker: 0-1000.
         QTest::newRow("host_sync_us") << QStringLiteral("host_sync_us") << none << none << none << -1 << 9.5;
         QTest::newRow("host_sync_us device 1") << QStringLiteral("host_sync_us") << none << none << none << 1 << 1.0;
         // Per-thread default streams: "pt" stands for pt@t0 and pt@t1, union [2000,5000].
-        QTest::newRow("ptds busy is the union") << QStringLiteral("busy_us") << QStringLiteral("pt") << none << none
-                                                << -1 << 3.0;
-        QTest::newRow("ptds instance by full name") << QStringLiteral("busy_us") << QStringLiteral("pt@t0") << none
-                                                    << none << -1 << 2.0;
+        QTest::newRow("ptds busy is the union")
+            << QStringLiteral("busy_us") << QStringLiteral("pt") << none << none << -1 << 3.0;
+        QTest::newRow("ptds instance by full name")
+            << QStringLiteral("busy_us") << QStringLiteral("pt@t0") << none << none << -1 << 2.0;
         // s1 [1000,5000] [6000,8000] with pt [2000,5000]: 3000 of min(6000, 3000).
         QTest::newRow("ptds overlap") << QStringLiteral("overlap") << QStringLiteral("s1,pt") << none << none << -1
                                       << 1.0;
-        QTest::newRow("blocking stream with @ by full name") << QStringLiteral("busy_us") << QStringLiteral("q@x")
-                                                             << none << none << -1 << 1.0;
+        QTest::newRow("blocking stream with @ by full name")
+            << QStringLiteral("busy_us") << QStringLiteral("q@x") << none << none << -1 << 1.0;
     }
 
     void expectationMetrics()
@@ -429,9 +430,9 @@ private slots:
                                                           "pt@t0, pt@t1, q@x)");
         QTest::newRow("second stream unknown") << QStringLiteral("overlap") << QStringLiteral("s1,nope") << QString()
                                                << -1 << QStringLiteral("no stream named \"nope\"");
-        QTest::newRow("stream on another device") << QStringLiteral("busy_us") << QStringLiteral("s1") << QString()
-                                                  << 1 << QStringLiteral("no stream named \"s1\" in the trace on "
-                                                                         "device 1 (streams: s3)");
+        QTest::newRow("stream on another device") << QStringLiteral("busy_us") << QStringLiteral("s1") << QString() << 1
+                                                  << QStringLiteral("no stream named \"s1\" in the trace on "
+                                                                    "device 1 (streams: s3)");
         QTest::newRow("ptds prefix needs a ptds stream") << QStringLiteral("busy_us") << QStringLiteral("q")
                                                          << QString() << -1 << QStringLiteral("no stream named \"q\"");
         QTest::newRow("prefix without @ does not match") << QStringLiteral("busy_us") << QStringLiteral("p")
@@ -529,9 +530,9 @@ private slots:
         QTest::newRow("close miss") << QStringLiteral("overlap") << QStringLiteral("s1,s2") << QString() << -1
                                     << QStringLiteral(">=") << 0.83334
                                     << QStringLiteral("overlap(s1, s2) = 0.83333, expected >= 0.83334") << false;
-        QTest::newRow("trailing zeros dropped") << QStringLiteral("speedup") << QString() << QString() << -1
-                                                << QStringLiteral(">=") << 2.0
-                                                << QStringLiteral("speedup = 1.75, expected >= 2") << false;
+        QTest::newRow("trailing zeros dropped")
+            << QStringLiteral("speedup") << QString() << QString() << -1 << QStringLiteral(">=") << 2.0
+            << QStringLiteral("speedup = 1.75, expected >= 2") << false;
         QTest::newRow("whole number") << QStringLiteral("makespan_us") << QString() << QString() << -1
                                       << QStringLiteral("<=") << 20.0
                                       << QStringLiteral("makespan_us = 12, expected <= 20") << true;
@@ -570,14 +571,14 @@ private slots:
         QTest::addColumn<qlonglong>("endNs");
         QTest::addColumn<double>("value");
         QTest::addColumn<QString>("description");
-        QTest::newRow("large, fixed notation") << 1234567LL << 2000.0
-                                               << QStringLiteral("makespan_us = 1234.6, expected <= 2000");
+        QTest::newRow("large, fixed notation")
+            << 1234567LL << 2000.0 << QStringLiteral("makespan_us = 1234.6, expected <= 2000");
         QTest::newRow("beyond 4 digits") << 123456789LL << 2e5
                                          << QStringLiteral("makespan_us = 123456.8, expected <= 200000");
         QTest::newRow("small") << 1234LL << 2.0 << QStringLiteral("makespan_us = 1.234, expected <= 2");
         QTest::newRow("tiny") << 1LL << 2.0 << QStringLiteral("makespan_us = 0.001, expected <= 2");
-        QTest::newRow("close to the limit") << 1999999LL << 2000.0
-                                            << QStringLiteral("makespan_us = 1999.999, expected <= 2000");
+        QTest::newRow("close to the limit")
+            << 1999999LL << 2000.0 << QStringLiteral("makespan_us = 1999.999, expected <= 2000");
     }
 
     void descriptionOfTimes()
@@ -623,14 +624,14 @@ private slots:
         QTest::addColumn<QString>("message"); // empty: well-formed
         const QString none;
         const QString ge = QStringLiteral(">=");
-        QTest::newRow("overlap ok") << QStringLiteral("overlap") << QStringLiteral("s1,s2") << none << none << ge
-                                    << 0.8 << -1 << QString();
-        QTest::newRow("span_count with everything") << QStringLiteral("span_count") << none << QStringLiteral("a,b,c")
-                                                    << QStringLiteral("kernel,memset") << QStringLiteral("==") << 3.0
-                                                    << 0 << QString();
-        QTest::newRow("max_concurrency kinds") << QStringLiteral("max_concurrency") << none << none
-                                               << QStringLiteral("kernel,memcpy-h2d") << QStringLiteral("<=") << 1.0
-                                               << 1 << QString();
+        QTest::newRow("overlap ok") << QStringLiteral("overlap") << QStringLiteral("s1,s2") << none << none << ge << 0.8
+                                    << -1 << QString();
+        QTest::newRow("span_count with everything")
+            << QStringLiteral("span_count") << none << QStringLiteral("a,b,c") << QStringLiteral("kernel,memset")
+            << QStringLiteral("==") << 3.0 << 0 << QString();
+        QTest::newRow("max_concurrency kinds")
+            << QStringLiteral("max_concurrency") << none << none << QStringLiteral("kernel,memcpy-h2d")
+            << QStringLiteral("<=") << 1.0 << 1 << QString();
         QTest::newRow("every op: <") << QStringLiteral("makespan_us") << none << none << none << QStringLiteral("<")
                                      << 1.0 << -1 << QString();
         QTest::newRow("every op: >") << QStringLiteral("makespan_us") << none << none << none << QStringLiteral(">")
@@ -654,9 +655,8 @@ private slots:
             << QStringLiteral("overlap_us takes two streams, not 3");
         QTest::newRow("busy without stream") << QStringLiteral("busy_us") << none << none << none << ge << 0.0 << -1
                                              << QStringLiteral("busy_us needs one stream");
-        QTest::newRow("makespan with a stream") << QStringLiteral("makespan_us") << QStringLiteral("s1") << none
-                                                << none << ge << 0.0 << -1
-                                                << QStringLiteral("makespan_us takes no streams");
+        QTest::newRow("makespan with a stream") << QStringLiteral("makespan_us") << QStringLiteral("s1") << none << none
+                                                << ge << 0.0 << -1 << QStringLiteral("makespan_us takes no streams");
         QTest::newRow("gap with one span") << QStringLiteral("gap_us") << none << QStringLiteral("a") << none << ge
                                            << 0.0 << -1 << QStringLiteral("gap_us needs two span names");
         QTest::newRow("start without span") << QStringLiteral("start_us") << none << none << none << ge << 0.0 << -1
@@ -680,8 +680,8 @@ private slots:
                                << -1 << QStringLiteral("unknown comparison \"!=\"");
         QTest::newRow("op empty") << QStringLiteral("makespan_us") << none << none << none << QString() << 1.0 << -1
                                   << QStringLiteral("unknown comparison \"\"");
-        QTest::newRow("value not finite") << QStringLiteral("makespan_us") << none << none << none << ge
-                                          << std::nan("") << -1 << QStringLiteral("value must be a finite number");
+        QTest::newRow("value not finite") << QStringLiteral("makespan_us") << none << none << none << ge << std::nan("")
+                                          << -1 << QStringLiteral("value must be a finite number");
         QTest::newRow("negative device") << QStringLiteral("makespan_us") << none << none << none << ge << 1.0 << -2
                                          << QStringLiteral("device must be a device index");
     }

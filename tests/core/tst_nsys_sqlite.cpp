@@ -35,7 +35,8 @@ private slots:
                      for (const auto& h : hostRows)
                          all += h + "; ";
                      return all;
-                 }().c_str());
+                 }()
+                     .c_str());
     }
 
     void nsysSqlite()
@@ -112,19 +113,21 @@ private slots:
         QTest::newRow("end before start")
             << QStringLiteral("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = 10 WHERE start = 5100;")
             << QStringLiteral("CUPTI_ACTIVITY_KIND_KERNEL row 2") << QStringLiteral("end before start (10 < 5100)");
-        QTest::newRow("unknown name")
-            << QStringLiteral("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET nameId = 99 WHERE correlationId = 3;")
-            << QStringLiteral("CUPTI_ACTIVITY_KIND_RUNTIME row 3") << QStringLiteral("name id 99 is not in StringIds");
-        QTest::newRow("text time")
-            << QStringLiteral("CREATE TABLE m AS SELECT * FROM CUPTI_ACTIVITY_KIND_MEMSET; DROP TABLE "
-                              "CUPTI_ACTIVITY_KIND_MEMSET; CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start, end, "
-                              "deviceId, streamId, bytes); INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES "
-                              "(1, 2, 0, 7, 8), ('soon', 9, 0, 7, 8);")
-            << QStringLiteral("CUPTI_ACTIVITY_KIND_MEMSET row 2") << QStringLiteral("start is not an integer");
-        QTest::newRow("no cuda tables")
-            << QStringLiteral("DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL; DROP TABLE CUPTI_ACTIVITY_KIND_MEMCPY; DROP "
-                              "TABLE CUPTI_ACTIVITY_KIND_MEMSET; DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME;")
-            << QString() << QStringLiteral("without CUDA activity tables");
+        QTest::newRow("unknown name") << QStringLiteral(
+            "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET nameId = 99 WHERE correlationId = 3;")
+                                      << QStringLiteral("CUPTI_ACTIVITY_KIND_RUNTIME row 3")
+                                      << QStringLiteral("name id 99 is not in StringIds");
+        QTest::newRow("text time") << QStringLiteral(
+            "CREATE TABLE m AS SELECT * FROM CUPTI_ACTIVITY_KIND_MEMSET; DROP TABLE "
+            "CUPTI_ACTIVITY_KIND_MEMSET; CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start, end, "
+            "deviceId, streamId, bytes); INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES "
+            "(1, 2, 0, 7, 8), ('soon', 9, 0, 7, 8);")
+                                   << QStringLiteral("CUPTI_ACTIVITY_KIND_MEMSET row 2")
+                                   << QStringLiteral("start is not an integer");
+        QTest::newRow("no cuda tables") << QStringLiteral(
+            "DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL; DROP TABLE CUPTI_ACTIVITY_KIND_MEMCPY; DROP "
+            "TABLE CUPTI_ACTIVITY_KIND_MEMSET; DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME;")
+                                        << QString() << QStringLiteral("without CUDA activity tables");
     }
     void nsysSqliteErrors()
     {
@@ -153,17 +156,16 @@ private slots:
         QTest::addColumn<QString>("message");
         const QString endless = QStringLiteral("DROP TABLE StringIds; CREATE VIEW StringIds AS WITH RECURSIVE "
                                                "c(id) AS (SELECT 1 UNION ALL SELECT id + 1 FROM c) ");
-        QTest::newRow("rows without end") << endless + QStringLiteral("SELECT id, 'x' AS value FROM c;")
-                                          << QStringLiteral("StringIds")
-                                          << QStringLiteral("more than 100000 rows read from the database; the "
-                                                            "limit is 100000");
+        QTest::newRow("rows without end")
+            << endless + QStringLiteral("SELECT id, 'x' AS value FROM c;") << QStringLiteral("StringIds")
+            << QStringLiteral("more than 100000 rows read from the database; the "
+                              "limit is 100000");
         QTest::newRow("never returns") << endless + QStringLiteral("SELECT id, 'x' AS value FROM c WHERE id < 0;")
-                                       << QStringLiteral("StringIds")
-                                       << QStringLiteral("more than 1 s inside SQLite");
-        QTest::newRow("device 2^40")
-            << QStringLiteral("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET deviceId = 1099511627776 WHERE start = 5100;")
-            << QStringLiteral("CUPTI_ACTIVITY_KIND_KERNEL row 2")
-            << QStringLiteral("device 1099511627776 is out of range");
+                                       << QStringLiteral("StringIds") << QStringLiteral("more than 1 s inside SQLite");
+        QTest::newRow("device 2^40") << QStringLiteral(
+            "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET deviceId = 1099511627776 WHERE start = 5100;")
+                                     << QStringLiteral("CUPTI_ACTIVITY_KIND_KERNEL row 2")
+                                     << QStringLiteral("device 1099511627776 is out of range");
         QTest::newRow("gpu 2^40") << QStringLiteral("UPDATE TARGET_INFO_GPU SET cuDevice = 1099511627776;")
                                   << QStringLiteral("TARGET_INFO_GPU row 1")
                                   << QStringLiteral("device 1099511627776 is out of range");

@@ -29,7 +29,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-QString q(std::string_view s) { return QString::fromUtf8(s.data(), qsizetype(s.size())); }
+QString q(std::string_view s)
+{
+    return QString::fromUtf8(s.data(), qsizetype(s.size()));
+}
 
 const fs::path kData = fs::path(STREAMSCOPE_SOURCE_DIR) / "tests" / "data" / "pytorch";
 
@@ -216,8 +219,8 @@ private Q_SLOTS:
 
         // kernel <-launch- cudaLaunchKernel <-call- aten::mm (its External id), inside the Python function.
         const LaunchOrigins origins(t);
-        const uint32_t gemm = findSpan(t, "void gemm_kernel<float, 128, 64>(float const*, float const*, float*, int)",
-                                       SpanKind::Kernel);
+        const uint32_t gemm =
+            findSpan(t, "void gemm_kernel<float, 128, 64>(float const*, float const*, float*, int)", SpanKind::Kernel);
         QVERIFY(gemm != kNoOrigin);
         const LaunchOrigin o = origins.of(gemm);
         QVERIFY(o.call != kNoOrigin);
@@ -407,15 +410,16 @@ private Q_SLOTS:
     {
         const std::string head = "{\"format\": \"streamscope-trace\", \"version\": 1, \"info\": {}, \"strings\": [], "
                                  "\"span_kinds\": [], \"flow_kinds\": [], \"tracks\": [";
-        const std::string tail = "], \"spans\": {\"track\": [], \"kind\": [], \"name\": [], \"start\": [], \"end\": []}, "
-                                 "\"flows\": {\"from\": [], \"to\": [], \"kind\": []}}";
+        const std::string tail =
+            "], \"spans\": {\"track\": [], \"kind\": [], \"name\": [], \"start\": [], \"end\": []}, "
+            "\"flows\": {\"from\": [], \"to\": [], \"kind\": []}}";
         const std::string host = "{\"kind\": \"host-thread\", \"name\": \"main\"}";
-        auto ok = parseTrace(head + host + ", {\"kind\": \"ranges\", \"name\": \"main\", \"parent\": 0, \"depth\": 1}"
-                                 + tail,
-                             "t.json");
+        auto ok = parseTrace(
+            head + host + ", {\"kind\": \"ranges\", \"name\": \"main\", \"parent\": 0, \"depth\": 1}" + tail, "t.json");
         QVERIFY2(ok.ok(), ok.ok() ? "" : ok.error().toString().c_str());
         QCOMPARE(ok->tracks[1].depth, 1);
-        auto bad = parseTrace(head + host + ", {\"kind\": \"ranges\", \"name\": \"x\", \"parent\": 1}" + tail, "t.json");
+        auto bad =
+            parseTrace(head + host + ", {\"kind\": \"ranges\", \"name\": \"x\", \"parent\": 1}" + tail, "t.json");
         QVERIFY(!bad.ok());
         QCOMPARE(q(bad.error().path), QStringLiteral("/tracks/1/parent"));
         auto none = parseTrace(head + "{\"kind\": \"ranges\", \"name\": \"x\"}" + tail, "t.json");

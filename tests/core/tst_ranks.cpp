@@ -90,9 +90,9 @@ QProcessEnvironment launcherEnvironment(const std::map<QString, QString>& vars)
 {
     auto env = QProcessEnvironment::systemEnvironment();
     for (const QString& k : env.keys())
-        if (k.startsWith(QLatin1String("OMPI_")) || k.startsWith(QLatin1String("PMI_")) ||
-            k.startsWith(QLatin1String("SLURM_")) || k == QLatin1String("RANK") || k == QLatin1String("WORLD_SIZE") ||
-            k == QLatin1String("LOCAL_RANK") || k == QLatin1String("LOCAL_WORLD_SIZE"))
+        if (k.startsWith(QLatin1String("OMPI_")) || k.startsWith(QLatin1String("PMI_"))
+            || k.startsWith(QLatin1String("SLURM_")) || k == QLatin1String("RANK") || k == QLatin1String("WORLD_SIZE")
+            || k == QLatin1String("LOCAL_RANK") || k == QLatin1String("LOCAL_WORLD_SIZE"))
             env.remove(k);
     env.insert(QStringLiteral("CUDA_VISIBLE_DEVICES"), QStringLiteral("-1"));
     for (const auto& [k, v] : vars)
@@ -132,8 +132,10 @@ class TestRanks : public QObject {
 private slots:
     void launchersAreRead()
     {
-        ss::RankInfo r = rankOf({{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "8"},
-                                 {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}});
+        ss::RankInfo r = rankOf({{"OMPI_COMM_WORLD_RANK", "3"},
+                                 {"OMPI_COMM_WORLD_SIZE", "8"},
+                                 {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                                 {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}});
         QCOMPARE(r.rank, 3);
         QCOMPARE(r.worldSize, 8);
         QCOMPARE(r.localRank, 1);
@@ -158,8 +160,8 @@ private slots:
         QCOMPARE(QString::fromStdString(rankOf({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "8"}}).launcher),
                  QStringLiteral("none"));
         // `srun torchrun ...`: torchrun's global rank, not Slurm's per-node task.
-        r = rankOf({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}, {"SLURM_STEP_ID", "0"}, {"RANK", "6"},
-                    {"WORLD_SIZE", "8"}});
+        r = rankOf(
+            {{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}, {"SLURM_STEP_ID", "0"}, {"RANK", "6"}, {"WORLD_SIZE", "8"}});
         QCOMPARE(QString::fromStdString(r.launcher), QStringLiteral("torchrun"));
         QCOMPARE(r.rank, 6);
 
@@ -171,13 +173,25 @@ private slots:
         QTest::addColumn<QString>("var");
         QTest::addColumn<QString>("value");
         QTest::addColumn<QString>("message");
-        QTest::newRow("not a number") << "RANK" << "one" << "RANK=\"one\": not a whole number";
-        QTest::newRow("rank past the world") << "RANK" << "4" << "RANK=\"4\": expected a whole number from 0 to 3";
-        QTest::newRow("negative") << "RANK" << "-1" << "expected a whole number from 0 to 3";
-        QTest::newRow("huge world") << "WORLD_SIZE" << "100000" << "WORLD_SIZE=\"100000\": expected a whole number "
-                                                                   "from 1 to 4096";
-        QTest::newRow("overflow") << "WORLD_SIZE" << "99999999999999999999" << "expected a whole number";
-        QTest::newRow("trailing text") << "LOCAL_RANK" << "1x" << "LOCAL_RANK=\"1x\": not a whole number";
+        QTest::newRow("not a number") << "RANK"
+                                      << "one"
+                                      << "RANK=\"one\": not a whole number";
+        QTest::newRow("rank past the world") << "RANK"
+                                             << "4"
+                                             << "RANK=\"4\": expected a whole number from 0 to 3";
+        QTest::newRow("negative") << "RANK"
+                                  << "-1"
+                                  << "expected a whole number from 0 to 3";
+        QTest::newRow("huge world") << "WORLD_SIZE"
+                                    << "100000"
+                                    << "WORLD_SIZE=\"100000\": expected a whole number "
+                                       "from 1 to 4096";
+        QTest::newRow("overflow") << "WORLD_SIZE"
+                                  << "99999999999999999999"
+                                  << "expected a whole number";
+        QTest::newRow("trailing text") << "LOCAL_RANK"
+                                       << "1x"
+                                       << "LOCAL_RANK=\"1x\": not a whole number";
     }
     void badLauncherValuesAreErrors()
     {
@@ -188,8 +202,7 @@ private slots:
         vars[var.toStdString()] = value.toStdString();
         auto r = ss::rankFromEnvironment(table(vars));
         QVERIFY(!r);
-        QVERIFY2(QString::fromStdString(r.error().toString()).contains(message),
-                 r.error().toString().c_str());
+        QVERIFY2(QString::fromStdString(r.error().toString()).contains(message), r.error().toString().c_str());
         auto missing = ss::rankFromEnvironment(table({{"RANK", "1"}}));
         QVERIFY(!missing);
         QVERIFY(QString::fromStdString(missing.error().message).contains(QLatin1String("WORLD_SIZE is not")));
@@ -235,7 +248,8 @@ private slots:
         QVERIFY(m->notes.empty());
         // The flows still join each rank's launch to its own kernel.
         for (const ss::Flow& f : t.flows)
-            QCOMPARE(t.tracks[t.spans.track[f.from]].name.substr(0, 7), t.tracks[t.spans.track[f.to]].name.substr(0, 7));
+            QCOMPARE(t.tracks[t.spans.track[f.from]].name.substr(0, 7),
+                     t.tracks[t.spans.track[f.to]].name.substr(0, 7));
     }
 
     void ranksOfSeveralHostsNeedAWallClock()
@@ -250,7 +264,8 @@ private slots:
         auto refused = ss::mergeRankTraces(inputs());
         QVERIFY(!refused);
         const QString why = QString::fromStdString(refused.error().message);
-        QVERIFY2(why.contains(QLatin1String("n1: ranks 0; n2: ranks 1")) && why.contains(QLatin1String("--align wall-clock")),
+        QVERIFY2(why.contains(QLatin1String("n1: ranks 0; n2: ranks 1"))
+                     && why.contains(QLatin1String("--align wall-clock")),
                  qPrintable(why));
         ss::MergeOptions o;
         o.alignWallClock = true;
@@ -305,8 +320,9 @@ private slots:
         auto m = ss::mergeRankTraces(std::move(in));
         QVERIFY(m);
         QCOMPARE(m->notes.size(), size_t(1));
-        QCOMPARE(QString::fromStdString(m->notes[0]), QStringLiteral("ranks 1, 3 of 4 are missing: the job is shown "
-                                                                     "without them"));
+        QCOMPARE(QString::fromStdString(m->notes[0]),
+                 QStringLiteral("ranks 1, 3 of 4 are missing: the job is shown "
+                                "without them"));
         QVERIFY(QString::fromStdString(m->alignment).startsWith(QLatin1String("simulated ranks")));
     }
 
@@ -319,9 +335,9 @@ private slots:
             const auto env = launcherEnvironment({{QStringLiteral("RANK"), QString::number(r)},
                                                   {QStringLiteral("WORLD_SIZE"), QStringLiteral("4")},
                                                   {QStringLiteral("LOCAL_RANK"), QString::number(r)}});
-            const Cli c = runCli({QStringLiteral("run"), QStringLiteral("08"), QStringLiteral("-o"),
-                                  QStringLiteral("job.%r.json")},
-                                 env, dir.path());
+            const Cli c = runCli(
+                {QStringLiteral("run"), QStringLiteral("08"), QStringLiteral("-o"), QStringLiteral("job.%r.json")}, env,
+                dir.path());
             QVERIFY2(c.code == 0, qPrintable(c.err));
         }
         QVERIFY(QFile::exists(dir.filePath(QStringLiteral("job.3.json"))));
@@ -348,9 +364,9 @@ private slots:
         // One file for every rank, or a value the launcher cannot have set: exit 2, saying why.
         const auto rank1 = launcherEnvironment({{QStringLiteral("OMPI_COMM_WORLD_RANK"), QStringLiteral("1")},
                                                 {QStringLiteral("OMPI_COMM_WORLD_SIZE"), QStringLiteral("4")}});
-        const Cli shared = runCli({QStringLiteral("run"), QStringLiteral("01"), QStringLiteral("-o"),
-                                   QStringLiteral("same.json")},
-                                  rank1, dir.path());
+        const Cli shared =
+            runCli({QStringLiteral("run"), QStringLiteral("01"), QStringLiteral("-o"), QStringLiteral("same.json")},
+                   rank1, dir.path());
         QCOMPARE(shared.code, 2);
         QVERIFY2(shared.err.contains(QLatin1String("put %r in the name")), qPrintable(shared.err));
         QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("same.json"))));

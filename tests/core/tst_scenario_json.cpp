@@ -272,7 +272,7 @@ private slots:
         QVERIFY(!j["threads"][0].contains("workers"));
         QVERIFY(!j["threads"][0]["ops"][0].contains("block"));
         QVERIFY(!j["threads"][0]["ops"][1].contains("host"));
-        QVERIFY(!j["threads"][0]["ops"][4].contains("grid"));       // derived from size
+        QVERIFY(!j["threads"][0]["ops"][4].contains("grid"));             // derived from size
         QVERIFY(!j["threads"][0]["ops"][5]["ops"][0].contains("stream")); // inherited from the graph
         QVERIFY(!j["expect"][1].contains("device"));
         QVERIFY(!j["expect"][1].contains("key"));
@@ -317,7 +317,6 @@ private slots:
         QCOMPARE(dumped(j["kinds"]), dumped(Json::parse(R"(["kernel"])")));
         QCOMPARE(dumped(j["spans"]), dumped(Json::parse(R"(["k"])")));
     }
-
 
     void variantApplies()
     {
@@ -420,23 +419,21 @@ private slots:
                                       << QByteArray("/variants/2/set/~1streams~19")
                                       << QByteArray(R"(the array "/streams" has 4 elements)");
         QTest::newRow("not an index") << QByteArray(R"({"/streams/x": 1})")
-                                      << QByteArray("/variants/2/set/~1streams~1x")
-                                      << QByteArray("is not an index");
+                                      << QByteArray("/variants/2/set/~1streams~1x") << QByteArray("is not an index");
         QTest::newRow("into a scalar") << QByteArray(R"({"/title/x": 1})") << QByteArray("/variants/2/set/~1title~1x")
                                        << QByteArray("not an object or array");
-        QTest::newRow("wildcard matches nothing") << QByteArray(R"({"/threads/0/ops/*/hots": "pageable"})")
-                                                  << QByteArray("/variants/2/set/~1threads~10~1ops~1*~1hots")
-                                                  << QByteArray("it matches nothing");
-        QTest::newRow("wildcard at the top") << QByteArray(R"({"/*/0/id": "x"})")
-                                             << QByteArray("/variants/2/set/~1*~10~1id")
-                                             << QByteArray("cannot stand for a top-level field");
+        QTest::newRow("wildcard matches nothing")
+            << QByteArray(R"({"/threads/0/ops/*/hots": "pageable"})")
+            << QByteArray("/variants/2/set/~1threads~10~1ops~1*~1hots") << QByteArray("it matches nothing");
+        QTest::newRow("wildcard at the top")
+            << QByteArray(R"({"/*/0/id": "x"})") << QByteArray("/variants/2/set/~1*~10~1id")
+            << QByteArray("cannot stand for a top-level field");
         QTest::newRow("wildcard copies too much")
             << QByteArray::fromStdString(Json{{"/threads/*/ops/*/stream", std::string(5000000, 'x')}}.dump())
             << QByteArray("/variants/2/set/~1threads~1*~1ops~1*~1stream")
             << QByteArray("17 copies of 5000002 bytes exceed the limit of 67108864 bytes");
         QTest::newRow("result invalid") << QByteArray(R"({"/streams/0/kind": "bogus"})")
-                                        << QByteArray("/streams/0/kind")
-                                        << QByteArray(R"(with variant "bad" applied)");
+                                        << QByteArray("/streams/0/kind") << QByteArray(R"(with variant "bad" applied)");
     }
 
     void variantErrors()
@@ -545,10 +542,10 @@ private slots:
         QTest::addColumn<QByteArray>("message");
         QTest::newRow("unknown stream") << 0 << QByteArray("/threads/0/ops/3/stream")
                                         << QByteArray(R"(unknown stream "zz")");
-        QTest::newRow("duplicate stream") << 1 << QByteArray("/streams/1/name")
-                                          << QByteArray(R"(duplicate stream name "a")");
-        QTest::newRow("spin without duration") << 2 << QByteArray("/threads/0/ops/0/duration_us")
-                                               << QByteArray("duration_us must be greater than 0");
+        QTest::newRow("duplicate stream")
+            << 1 << QByteArray("/streams/1/name") << QByteArray(R"(duplicate stream name "a")");
+        QTest::newRow("spin without duration")
+            << 2 << QByteArray("/threads/0/ops/0/duration_us") << QByteArray("duration_us must be greater than 0");
         QTest::newRow("negative bytes") << 3 << QByteArray("/threads/0/ops/3/bytes")
                                         << QByteArray("bytes must not be negative");
         QTest::newRow("bad patch") << 4 << QByteArray("/variants/0/set")
@@ -557,8 +554,7 @@ private slots:
                                     << QByteArray("a scenario needs at least one host thread");
         QTest::newRow("node in another stream") << 6 << QByteArray("/threads/0/ops/4/ops/0/stream")
                                                 << QByteArray("a graph node runs in its graph's stream");
-        QTest::newRow("too many ops") << 7 << QByteArray("/threads/0/ops/2")
-                                      << QByteArray("too many operations");
+        QTest::newRow("too many ops") << 7 << QByteArray("/threads/0/ops/2") << QByteArray("too many operations");
     }
 
     void validateReportsFilePaths()

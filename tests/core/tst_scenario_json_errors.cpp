@@ -124,8 +124,7 @@ private slots:
         row("record without event", "/threads/0/ops/2/event", "", "/threads/0/ops/2", R"(missing field "event")");
         row("empty event", "/threads/0/ops/2/event", R"("")", "/threads/0/ops/2/event",
             "an event's name must not be empty");
-        row("event-sync without event", "/threads/0/ops/10/event", "", "/threads/0/ops/10",
-            R"(missing field "event")");
+        row("event-sync without event", "/threads/0/ops/10/event", "", "/threads/0/ops/10", R"(missing field "event")");
         row("host-work negative", "/threads/0/ops/9/duration_us", "-1", "/threads/0/ops/9/duration_us",
             "duration_us must not be negative");
         row("host-work without duration", "/threads/0/ops/9/duration_us", "", "/threads/0/ops/9",
@@ -133,8 +132,8 @@ private slots:
         row("device-sync with stream", "/threads/0/ops/13/stream", R"("s1")", "/threads/0/ops/13/stream",
             R"(field "stream" does not apply to a device-sync op)");
         // graphs
-        row("graph in a graph", "/threads/0/ops/5/ops/0", R"({"op": "graph", "ops": []})",
-            "/threads/0/ops/5/ops/0/op", "graphs do not nest");
+        row("graph in a graph", "/threads/0/ops/5/ops/0", R"({"op": "graph", "ops": []})", "/threads/0/ops/5/ops/0/op",
+            "graphs do not nest");
         row("sync in a graph", "/threads/0/ops/5/ops/0", R"({"op": "stream-sync"})", "/threads/0/ops/5/ops/0/op",
             "a graph node cannot be a stream-sync op");
         row("record in a graph", "/threads/0/ops/5/ops/0", R"({"op": "record", "event": "x"})",
@@ -176,8 +175,8 @@ private slots:
         // run
         row("max connections too big", "/run/env/CUDA_DEVICE_MAX_CONNECTIONS", "64",
             "/run/env/CUDA_DEVICE_MAX_CONNECTIONS", "CUDA_DEVICE_MAX_CONNECTIONS must be an integer from 1 to 32");
-        row("max connections zero", "/run/env/CUDA_DEVICE_MAX_CONNECTIONS", "0",
-            "/run/env/CUDA_DEVICE_MAX_CONNECTIONS", "from 1 to 32");
+        row("max connections zero", "/run/env/CUDA_DEVICE_MAX_CONNECTIONS", "0", "/run/env/CUDA_DEVICE_MAX_CONNECTIONS",
+            "from 1 to 32");
         row("max connections text", "/run/env/CUDA_DEVICE_MAX_CONNECTIONS", R"("eight")",
             "/run/env/CUDA_DEVICE_MAX_CONNECTIONS", "from 1 to 32");
         row("env value boolean", "/run/env/OTHER", "true", "/run/env/OTHER",
@@ -199,8 +198,7 @@ private slots:
         row("expect field typo", "/expect/0/vaule", "1", "/expect/0/vaule",
             R"(unknown field "vaule" (did you mean "value"?))");
         // variants
-        row("duplicate variant", "/variants/1/id", R"("serial")", "/variants/1/id",
-            R"(duplicate variant id "serial")");
+        row("duplicate variant", "/variants/1/id", R"("serial")", "/variants/1/id", R"(duplicate variant id "serial")");
         row("variant without id", "/variants/1/id", "", "/variants/1", R"(missing field "id")");
         row("variant set not object", "/variants/1/set", "[]", "/variants/1/set", "expected an object, got array");
         row("variant set not a pointer", "/variants/1/set", R"({"threads/0": 1})", "/variants/1/set/threads~10",
@@ -235,8 +233,7 @@ private slots:
         QTest::addColumn<QByteArray>("path");
         QTest::addColumn<QByteArray>("message");
         QTest::newRow("empty") << QByteArray("") << QByteArray() << QByteArray("not JSON: ");
-        QTest::newRow("truncated") << QByteArray(R"({"format": )") << QByteArray()
-                                   << QByteArray("not JSON: ");
+        QTest::newRow("truncated") << QByteArray(R"({"format": )") << QByteArray() << QByteArray("not JSON: ");
         QTest::newRow("byte and line") << QByteArray("{\n  \"format\": \"streamscope-scenario\",\n  x\n}")
                                        << QByteArray() << QByteArray("at byte 41 (line 3, column 3)");
         QTest::newRow("number overflow") << QByteArray(R"({"format": 1e999})") << QByteArray()
@@ -249,7 +246,8 @@ private slots:
         QTest::newRow("no format") << QByteArray(R"({"version": 1})") << QByteArray()
                                    << QByteArray(R"(missing field "format")");
         QTest::newRow("version before fields") << QByteArray(R"({"format": "streamscope-scenario", "version": 2,
-            "future": true})") << QByteArray("/version") << QByteArray("unsupported version 2");
+            "future": true})") << QByteArray("/version")
+                                               << QByteArray("unsupported version 2");
     }
 
     void textErrors()
@@ -282,8 +280,8 @@ private slots:
             << QByteArray("/threads/0/ops/10/event") << QByteArray(R"("e9")") << QByteArray("/threads/0/ops/10/event")
             << QByteArray(R"(event "e9" is synchronized on but never recorded)");
         // Recorded later in another thread is still recorded: no warning (empty path and message).
-        QTest::newRow("recorded elsewhere") << QByteArray("/threads/0/ops/3/event") << QByteArray(R"("e2")")
-                                            << QByteArray() << QByteArray();
+        QTest::newRow("recorded elsewhere")
+            << QByteArray("/threads/0/ops/3/event") << QByteArray(R"("e2")") << QByteArray() << QByteArray();
     }
 
     void warnings()
@@ -307,7 +305,7 @@ private slots:
     void warningsInDocumentOrder()
     {
         Json doc = Json::parse(kBase);
-        doc["threads"][0]["ops"][3]["event"] = "e9";   // found after all ops are read
+        doc["threads"][0]["ops"][3]["event"] = "e9";      // found after all ops are read
         doc["threads"][0]["ops"][1]["host"] = "pageable"; // found while reading
         doc["threads"][1]["ops"][2]["host"] = "pageable";
         const auto r = parse(doc.dump());
@@ -335,9 +333,9 @@ private slots:
         // The base scenario: ops 0-4 of "main", then a graph (op 5) of 3 nodes; 3 host threads; 4 streams.
         QTest::newRow("ops") << QByteArray("maxOps") << qint64(5) << QByteArray("/threads/0/ops/5")
                              << QByteArray("too many operations: the limit is 5");
-        QTest::newRow("graph nodes count as ops") << QByteArray("maxOps") << qint64(7)
-                                                  << QByteArray("/threads/0/ops/5/ops/1")
-                                                  << QByteArray("graph nodes included");
+        QTest::newRow("graph nodes count as ops")
+            << QByteArray("maxOps") << qint64(7) << QByteArray("/threads/0/ops/5/ops/1")
+            << QByteArray("graph nodes included");
         QTest::newRow("issued") << QByteArray("maxIssued") << qint64(100) << QByteArray()
                                 << QByteArray("the limit is 100");
         QTest::newRow("threads") << QByteArray("maxThreads") << qint64(2) << QByteArray("/threads/1/workers")
@@ -406,7 +404,8 @@ private slots:
         const auto scenario = [](int64_t repeat) {
             return R"({"format": "streamscope-scenario", "version": 1, "devices": [{"index": 0}],
                        "streams": [{"name": "s1", "device": 0}], "run": {"iterations": 1, "warmup": 0},
-                       "threads": [{"name": "t", "repeat": )" + std::to_string(repeat) + R"(,
+                       "threads": [{"name": "t", "repeat": )"
+                + std::to_string(repeat) + R"(,
                                     "ops": [{"op": "kernel", "stream": "s1", "kernel": "empty", "grid": 1}]}]})";
         };
         const auto at = parse(scenario(limit));
@@ -437,7 +436,8 @@ private slots:
                              << QByteArray() << QByteArray("version");
         QTest::newRow("thread") << QByteArray(R"({"format": "streamscope-scenario", "version": 1,
             "devices": [{"index": 0}], "threads": [{"name": "a", "ops": []}, {"name": "b", "repeat": 2,
-            "ops": [], "repeat": 3}]})") << QByteArray("/threads/1") << QByteArray("repeat");
+            "ops": [], "repeat": 3}]})")
+                                << QByteArray("/threads/1") << QByteArray("repeat");
         QTest::newRow("escaped key") << QByteArray(R"({"format": "streamscope-scenario", "a/b": {"x": 1, "x": 2}})")
                                      << QByteArray("/a~1b") << QByteArray("x");
     }
@@ -470,9 +470,9 @@ private slots:
         const auto r = parse(text);
         QVERIFY(!r.ok());
         // Reported where the 33rd level opens: the 32nd bracket.
-        QCOMPARE(qb(r.error().message), qb("nesting deeper than 32 levels at byte " +
-                                           std::to_string(prefix.size() + 32) + " (line 1, column " +
-                                           std::to_string(prefix.size() + 32) + ")"));
+        QCOMPARE(qb(r.error().message),
+                 qb("nesting deeper than 32 levels at byte " + std::to_string(prefix.size() + 32) + " (line 1, column "
+                    + std::to_string(prefix.size() + 32) + ")"));
     }
 
     void bracketsInStringsDoNotNest()
@@ -490,8 +490,8 @@ private slots:
         // 32 levels: the root, "variants", the variant, "set", then 28 arrays in a value that is never applied.
         const auto text = [](int arrays) {
             Json doc = Json::parse(kBase);
-            doc["variants"][1]["set"]["/description"] = Json::parse(std::string(size_t(arrays), '[') +
-                                                                    std::string(size_t(arrays), ']'));
+            doc["variants"][1]["set"]["/description"] =
+                Json::parse(std::string(size_t(arrays), '[') + std::string(size_t(arrays), ']'));
             return doc.dump();
         };
         const auto atLimit = parse(text(28));

@@ -15,8 +15,14 @@ using namespace streamscope;
 
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
-QString operator""_q(const char* s, size_t n) { return QString::fromUtf8(s, qsizetype(n)); }
+QString q(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
+QString operator""_q(const char* s, size_t n)
+{
+    return QString::fromUtf8(s, qsizetype(n));
+}
 
 // Builds scenarios in code.
 class Builder {
@@ -175,9 +181,18 @@ int hostSpan(const Trace& t, const std::string& name, int nth = 0)
     return -1;
 }
 
-int64_t startOf(const Trace& t, int i) { return t.spans.start[size_t(i)]; }
-int64_t endOf(const Trace& t, int i) { return t.spans.end[size_t(i)]; }
-bool overlaps(const Trace& t, int a, int b) { return startOf(t, a) < endOf(t, b) && startOf(t, b) < endOf(t, a); }
+int64_t startOf(const Trace& t, int i)
+{
+    return t.spans.start[size_t(i)];
+}
+int64_t endOf(const Trace& t, int i)
+{
+    return t.spans.end[size_t(i)];
+}
+bool overlaps(const Trace& t, int a, int b)
+{
+    return startOf(t, a) < endOf(t, b) && startOf(t, b) < endOf(t, a);
+}
 
 bool hasFlow(const Trace& t, int from, int to, FlowKind kind)
 {
@@ -208,7 +223,8 @@ private slots:
 
     void twoStreamsOverlap()
     {
-        const auto t = simulate(Builder().stream("s1").stream("s2").thread("main").spin("a", "s1", 100).spin("b", "s2", 100).build());
+        const auto t = simulate(
+            Builder().stream("s1").stream("s2").thread("main").spin("a", "s1", 100).spin("b", "s2", 100).build());
         QVERIFY(overlaps(t, span(t, "a"), span(t, "b")));
     }
 
@@ -509,8 +525,8 @@ private slots:
             rows.push_back({p, makespan("sequential", p), makespan("v1", p), makespan("v2", p)});
         for (const Row& r : rows) {
             QVERIFY2(r.seq > 0 && r.v1 > 0 && r.v2 > 0, r.profile);
-            qInfo("%s: sequential %.1f us, V1 %.1f us, V2 %.1f us", r.profile, double(r.seq) / 1e3,
-                  double(r.v1) / 1e3, double(r.v2) / 1e3);
+            qInfo("%s: sequential %.1f us, V1 %.1f us, V2 %.1f us", r.profile, double(r.seq) / 1e3, double(r.v1) / 1e3,
+                  double(r.v2) / 1e3);
         }
         QVERIFY(rows[0].v2 < rows[0].seq && rows[0].seq <= rows[0].v1);
         QVERIFY(rows[1].v1 < rows[1].v2 && rows[1].v2 < rows[1].seq);
@@ -547,10 +563,11 @@ private slots:
         QVERIFY(lag >= 0 && lag < 20 * us);
         // Side by side each gets half: the memset's 100 µs of work takes 200 µs less the lag it ran alone.
         QVERIFY2(std::abs((endOf(t, m) - startOf(t, m)) - (200 * us - lag)) <= 2, qPrintable(QString::number(lag)));
-        QVERIFY2(std::abs(std::max(endOf(t, m), endOf(t, c)) - startOf(t, m) - 200 * us) <= 2, "together as one after the other");
+        QVERIFY2(std::abs(std::max(endOf(t, m), endOf(t, c)) - startOf(t, m) - 200 * us) <= 2,
+                 "together as one after the other");
         // Beside a spin kernel a memset runs at its own rate.
-        const auto spin = simulateWith(
-            Builder().stream("a").stream("b").thread("main").op(set).spin("k", "b", 300).build(), figures);
+        const auto spin =
+            simulateWith(Builder().stream("a").stream("b").thread("main").op(set).spin("k", "b", 300).build(), figures);
         QCOMPARE(endOf(spin, span(spin, "set")) - startOf(spin, span(spin, "set")), 100 * us);
     }
 
@@ -605,7 +622,8 @@ private slots:
             QVERIFY(!overlaps(t, c, k));
             QVERIFY(endOf(t, api) >= endOf(t, c));
             // Pageable copies are staged at a lower bandwidth.
-            const auto pinnedTrace = simulate(Builder().stream("s1").thread("main").copy("copy", "s1", CopyKind::H2D, 64 << 20).build());
+            const auto pinnedTrace =
+                simulate(Builder().stream("s1").thread("main").copy("copy", "s1", CopyKind::H2D, 64 << 20).build());
             QVERIFY(t.duration(uint32_t(c)) > 2 * pinnedTrace.duration(uint32_t(span(pinnedTrace, "copy"))));
         }
     }
@@ -642,7 +660,7 @@ private slots:
                                     .build());
         const int l1 = span(t, "l1"), l2 = span(t, "l2"), h = span(t, "h");
         QVERIFY(startOf(t, h) >= startOf(t, l1) + 100 * us); // not preempted
-        QVERIFY(endOf(t, h) < endOf(t, l1));                  // jumped l1's second wave
+        QVERIFY(endOf(t, h) < endOf(t, l1));                 // jumped l1's second wave
         QVERIFY(endOf(t, h) <= startOf(t, l2) + 100 * us);
         // Same priority: h runs after both.
         const auto same = simulate(Builder()
@@ -727,7 +745,8 @@ private slots:
         QCOMPARE(q(held(t, "f2")), "host-func-thread:f1"_q);
         QCOMPARE(q(held(t, "f1")), "none:-"_q);
         // Two streams of one-block kernels: nothing waits.
-        t = simulate(Builder().stream("s1").stream("s2").thread("main").spin("x", "s1", 100).spin("y", "s2", 100).build());
+        t = simulate(
+            Builder().stream("s1").stream("s2").thread("main").spin("x", "s1", 100).spin("y", "s2", 100).build());
         QVERIFY(t.spans.wait.empty());
     }
 
@@ -815,12 +834,12 @@ private slots:
         memset.stream = "s";
         memset.name = "set";
         memset.bytes = int64_t(1) << 30;
-        const auto t = simulateWith(Builder().stream("s").thread("main").op(graph).op(memset).build(),
-                                    [](DeviceProfile& p) {
-                                        p.graphLaunchApiNs = 1000;
-                                        p.graphLaunchApiPerNodeNs = 10;
-                                        p.memsetBps = 1e12;
-                                    });
+        const auto t =
+            simulateWith(Builder().stream("s").thread("main").op(graph).op(memset).build(), [](DeviceProfile& p) {
+                p.graphLaunchApiNs = 1000;
+                p.graphLaunchApiPerNodeNs = 10;
+                p.memsetBps = 1e12;
+            });
         QCOMPARE(t.duration(uint32_t(hostSpan(t, "cudaGraphLaunch"))), int64_t(2000));
         QCOMPARE(t.duration(uint32_t(span(t, "set"))), int64_t(1073742)); // 2^30 B at 10^12 B/s
     }
@@ -908,7 +927,8 @@ private slots:
                                     .build());
         QVERIFY(startOf(t, span(t, "b")) >= endOf(t, span(t, "a")));
         // Without the allocation the two kernels overlap.
-        const auto t2 = simulate(Builder().stream("s1").stream("s2").thread("main").spin("a", "s1", 200).spin("b", "s2", 50).build());
+        const auto t2 = simulate(
+            Builder().stream("s1").stream("s2").thread("main").spin("a", "s1", 200).spin("b", "s2", 50).build());
         QVERIFY(overlaps(t2, span(t2, "a"), span(t2, "b")));
     }
 

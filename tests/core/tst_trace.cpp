@@ -26,7 +26,10 @@ using namespace streamscope;
 
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
+QString q(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
 
 // Enum names for QCOMPARE (which cannot print enum classes without Q_ENUM).
 template <typename E>
@@ -76,8 +79,8 @@ Trace richTrace()
     // Beyond 2^53: a double would lose the last digit.
     const int64_t big = (int64_t(1) << 53) + 1;
     const uint32_t api = t.addSpan({host, SpanKind::ApiCall, "cudaLaunchKernel", 100, 2100, 0, 0, 0, 0, {}, {}});
-    const uint32_t k = t.addSpan({s1, SpanKind::Kernel, "matmul \u00e9\u4e2d \"q\"\n", 3000, big, 0, 0, 0, 0,
-                                  {132, 2, 1}, {256, 1, 1}});
+    const uint32_t k = t.addSpan(
+        {s1, SpanKind::Kernel, "matmul \u00e9\u4e2d \"q\"\n", 3000, big, 0, 0, 0, 0, {132, 2, 1}, {256, 1, 1}});
     const uint32_t c = t.addSpan(
         {s2, SpanKind::MemcpyP2P, "memcpy p2p", 50, 60, 0, 1, 3, std::numeric_limits<int64_t>::max(), {}, {}});
     const uint32_t sync =
@@ -138,8 +141,9 @@ private slots:
         QStringList names;
         for (uint32_t i = 0; i < t.spanCount(); ++i)
             names << q(std::string(t.spanName(i)));
-        QCOMPARE(names, (QStringList{QStringLiteral("a0"), QStringLiteral("a1"), QStringLiteral("a2"),
-                                     QStringLiteral("b1"), QStringLiteral("b2")}));
+        QCOMPARE(names,
+                 (QStringList{QStringLiteral("a0"), QStringLiteral("a1"), QStringLiteral("a2"), QStringLiteral("b1"),
+                              QStringLiteral("b2")}));
         QCOMPARE(t.trackBegin(a), 0u);
         QCOMPARE(t.trackEnd(a), 3u);
         QCOMPARE(t.trackBegin(b), 3u);
@@ -175,9 +179,9 @@ private slots:
         for (const Flow& f : t.flows)
             arrows << q(std::string(t.spanName(f.from)) + " -" + std::string(toString(f.kind)) + "-> "
                         + std::string(t.spanName(f.to)));
-        QCOMPARE(arrows, (QSet<QString>{QStringLiteral("launch -launch-> kernel"),
-                                        QStringLiteral("kernel -sync-> wait"),
-                                        QStringLiteral("copy -event-> kernel")}));
+        QCOMPARE(arrows,
+                 (QSet<QString>{QStringLiteral("launch -launch-> kernel"), QStringLiteral("kernel -sync-> wait"),
+                                QStringLiteral("copy -event-> kernel")}));
         QVERIFY(std::is_sorted(t.flows.begin(), t.flows.end(), [](const Flow& x, const Flow& y) {
             return std::tie(x.from, x.to) < std::tie(y.from, y.to);
         }));
@@ -351,8 +355,8 @@ private slots:
         row("empty", "", "byte 1", "not valid JSON");
         row("truncated", kBase.substr(0, 30), "byte 31", "not valid JSON");
         row("garbage", "{\"format\": streamscope}", "byte 12", "not valid JSON");
-        row("deep nesting", replaced(R"("k":"v")", R"("k":)" + std::string(300, '[') + std::string(300, ']')),
-            "byte ", "nested deeper than 256 levels");
+        row("deep nesting", replaced(R"("k":"v")", R"("k":)" + std::string(300, '[') + std::string(300, ']')), "byte ",
+            "nested deeper than 256 levels");
         row("not an object", "[1, 2]", "", "expected a JSON object, found an array");
         row("no format", replaced(R"("format":"streamscope-trace",)", ""), "", "missing key \"format\"");
         row("scenario file", replaced("streamscope-trace", "streamscope-scenario"), "/format", "this is a scenario");
@@ -361,9 +365,10 @@ private slots:
         row("version string", replaced(R"("version":1)", R"("version":"1")"), "/version", "must be an integer");
         row("no version", replaced(R"("version":1,)", ""), "", "missing key \"version\"");
         row("unknown key", replaced(R"("flows":)", R"("flow":{},"flows":)"), "/flow", "unknown key \"flow\"");
-        row("missing spans", replaced(R"("spans":{"track":[0,0],"kind":[0,1],"name":[0,1],"start":[0,10],)"
-                                      R"("end":[5,20],"grid":[[1,1,1],[0,0,0]]},)",
-                                      ""),
+        row("missing spans",
+            replaced(R"("spans":{"track":[0,0],"kind":[0,1],"name":[0,1],"start":[0,10],)"
+                     R"("end":[5,20],"grid":[[1,1,1],[0,0,0]]},)",
+                     ""),
             "", "missing key \"spans\"");
         row("info not object",
             replaced(R"({"source":"simulator","settings":{"k":"v"},"devices":[{"index":0,"name":"gpu"}]})", "[]"),
@@ -412,12 +417,11 @@ private slots:
             "name 7 is out of range (strings has 2 entries)");
         row("fractional start", replaced(R"("start":[0,10])", R"("start":[0,10.5])"), "/spans/start/1",
             "must be an integer");
-        row("start beyond int64", replaced(R"("start":[0,10])", R"("start":[0,9223372036854775808])"),
-            "/spans/start/1", "out of range");
+        row("start beyond int64", replaced(R"("start":[0,10])", R"("start":[0,9223372036854775808])"), "/spans/start/1",
+            "out of range");
         row("thread beyond int32", replaced(R"("end":[5,20],)", R"("end":[5,20],"thread":[0,2147483648],)"),
             "/spans/thread/1", "out of range");
-        row("short grid", replaced(R"([[1,1,1],[0,0,0]])", R"([[1,1,1],[0,0]])"), "/spans/grid/1",
-            "three integers");
+        row("short grid", replaced(R"([[1,1,1],[0,0,0]])", R"([[1,1,1],[0,0]])"), "/spans/grid/1", "three integers");
         row("negative grid", replaced(R"([[1,1,1],[0,0,0]])", R"([[1,-1,1],[0,0,0]])"), "/spans/grid/0/1",
             "out of range");
         row("spans not object",
@@ -437,12 +441,12 @@ private slots:
             "three integers");
         row("grid component string", replaced(R"([[1,1,1],[0,0,0]])", R"([[1,"1",1],[0,0,0]])"), "/spans/grid/0/1",
             "must be an integer, not a string");
-        row("grid component fraction", replaced(R"([[1,1,1],[0,0,0]])", R"([[1,1,1],[0,0,0.5]])"),
-            "/spans/grid/1/2", "must be an integer, not a number with a fraction");
+        row("grid component fraction", replaced(R"([[1,1,1],[0,0,0]])", R"([[1,1,1],[0,0,0.5]])"), "/spans/grid/1/2",
+            "must be an integer, not a number with a fraction");
         row("grid too long", replaced(R"([[1,1,1],[0,0,0]])", R"([[1,1,1,1],[0,0,0]])"), "/spans/grid/0",
             "three integers");
-        row("grid beyond uint32", replaced(R"([[1,1,1],[0,0,0]])", R"([[1,1,4294967296],[0,0,0]])"),
-            "/spans/grid/0/2", "4294967296 is out of range (0 to 4294967295)");
+        row("grid beyond uint32", replaced(R"([[1,1,1],[0,0,0]])", R"([[1,1,4294967296],[0,0,0]])"), "/spans/grid/0/2",
+            "4294967296 is out of range (0 to 4294967295)");
         row("null in flows", replaced(R"("from":[0])", R"("from":[null])"), "/flows/from/0",
             "must be an integer, not null");
         row("flows not object", replaced(R"({"from":[0],"to":[1],"kind":[0]})", "[[0,1,0]]"), "/flows",
@@ -457,8 +461,9 @@ private slots:
             "column has 2 values, but /flows/from has 1");
         row("flow column missing", replaced(R"("to":[1],)", ""), "/flows", "missing column \"to\"");
         const auto waits = [](const char* wait, const char* waitFor) {
-            return replaced(R"("grid":[[1,1,1],[0,0,0]]})", std::string(R"("grid":[[1,1,1],[0,0,0]],"wait":)") + wait
-                                                              + R"(,"wait_for":)" + waitFor + "}");
+            return replaced(R"("grid":[[1,1,1],[0,0,0]]})",
+                            std::string(R"("grid":[[1,1,1],[0,0,0]],"wait":)") + wait + R"(,"wait_for":)" + waitFor
+                                + "}");
         };
         row("duplicate key", replaced(R"("version":1,)", R"("version":1,"version":1,)"), "",
             "duplicate key \"version\": an object names each key once");
@@ -469,8 +474,9 @@ private slots:
         row("waits are valid", waits("[0,1]", "[-1,0]"), "", "");
         row("wait cause out of range", waits("[0,9]", "[-1,0]"), "/spans/wait/1", "wait 9 is not a wait cause");
         row("wait holder out of range", waits("[0,1]", "[-1,2]"), "/spans/wait_for/1", "span 2 is out of range");
-        row("wait without its holder", replaced(R"("grid":[[1,1,1],[0,0,0]]})", R"("grid":[[1,1,1],[0,0,0]],"wait":[0,1]})"),
-            "/spans", "wait and wait_for come together");
+        row("wait without its holder",
+            replaced(R"("grid":[[1,1,1],[0,0,0]]})", R"("grid":[[1,1,1],[0,0,0]],"wait":[0,1]})"), "/spans",
+            "wait and wait_for come together");
     }
 
     void parseErrors()
@@ -517,8 +523,10 @@ private slots:
         QVERIFY(saveTextFileAtomic(path, "{\"format\": \"streamscope-trace\", \"version\": 9}").ok());
         auto bad = loadTraceFile(path);
         QVERIFY(!bad.ok());
-        QCOMPARE(q(bad.error().toString()), q(path) + QStringLiteral(": /version: unsupported version 9 (this "
-                                                                    "StreamScope reads version 1)"));
+        QCOMPARE(q(bad.error().toString()),
+                 q(path)
+                     + QStringLiteral(": /version: unsupported version 9 (this "
+                                      "StreamScope reads version 1)"));
     }
 
     void saveKeepsMode()
@@ -550,10 +558,10 @@ private slots:
         QTest::addColumn<QString>("target"); // relative to a fresh temporary directory
         QTest::addColumn<QString>("message");
         QTest::newRow("is a directory") << QStringLiteral("sub") << QStringLiteral("it is a directory");
-        QTest::newRow("no parent directory") << QStringLiteral("missing/trace.json")
-                                             << QStringLiteral("No such file or directory");
-        QTest::newRow("parent is a file") << QStringLiteral("existing.json/trace.json")
-                                          << QStringLiteral("Not a directory");
+        QTest::newRow("no parent directory")
+            << QStringLiteral("missing/trace.json") << QStringLiteral("No such file or directory");
+        QTest::newRow("parent is a file")
+            << QStringLiteral("existing.json/trace.json") << QStringLiteral("Not a directory");
     }
 
     void saveFailures()

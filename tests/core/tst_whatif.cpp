@@ -1,4 +1,4 @@
-// The replay of a recorded run (core/whatif.h) on the H200 recordings of tests/data/h200: the unchanged replay
+// The replay of a recorded run (core/whatif/whatif.h) on the H200 recordings of tests/data/h200: the unchanged replay
 // stays close to the recording, each setting changes what it should, bad keys and values are errors. The sweeps
 // that share the module are tested in tst_analysis.
 #include "metrics.h"
@@ -61,7 +61,10 @@ int64_t endOf(const Trace& t, const std::string& name)
     return end;
 }
 
-int64_t makespan(const Trace& t) { return computeMetrics(t).makespanNs; }
+int64_t makespan(const Trace& t)
+{
+    return computeMetrics(t).makespanNs;
+}
 
 } // namespace
 
@@ -237,10 +240,9 @@ private Q_SLOTS:
     {
         // Lesson 04's four non-blocking streams made blocking: the legacy default stream's kernels now serialize
         // with them, as in the recording of the blocking variant (4.06 ms).
-        const ReplayResult r = replay("04-default-stream.json", {{"kind.s1", "blocking"},
-                                                                  {"kind.s2", "blocking"},
-                                                                  {"kind.s3", "blocking"},
-                                                                  {"kind.s4", "blocking"}});
+        const ReplayResult r = replay(
+            "04-default-stream.json",
+            {{"kind.s1", "blocking"}, {"kind.s2", "blocking"}, {"kind.s3", "blocking"}, {"kind.s4", "blocking"}});
         QVERIFY(makespan(r.changed) > 2 * r.replayMakespanNs);
     }
 
@@ -248,15 +250,24 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("setting");
         QTest::addColumn<QString>("message");
-        QTest::newRow("unknown key") << "threads=4" << "--set threads: unknown key";
-        QTest::newRow("no value") << "streams" << "expected KEY=VALUE";
-        QTest::newRow("streams 0") << "streams=0" << "--set streams: the number of streams must be an integer";
-        QTest::newRow("streams text") << "streams=four" << "--set streams:";
-        QTest::newRow("connections 33") << "connections=33" << "--set connections: CUDA_DEVICE_MAX_CONNECTIONS";
-        QTest::newRow("pinned maybe") << "pinned=maybe" << "--set pinned: expected true or false";
-        QTest::newRow("priorities on") << "priorities=on" << "--set priorities: priorities=on would not say";
-        QTest::newRow("priority range") << "priority.s1=-6" << "--set priority.s1: a stream priority must be";
-        QTest::newRow("kind value") << "kind.s1=legacy" << "--set kind.s1: expected blocking or non-blocking";
+        QTest::newRow("unknown key") << "threads=4"
+                                     << "--set threads: unknown key";
+        QTest::newRow("no value") << "streams"
+                                  << "expected KEY=VALUE";
+        QTest::newRow("streams 0") << "streams=0"
+                                   << "--set streams: the number of streams must be an integer";
+        QTest::newRow("streams text") << "streams=four"
+                                      << "--set streams:";
+        QTest::newRow("connections 33") << "connections=33"
+                                        << "--set connections: CUDA_DEVICE_MAX_CONNECTIONS";
+        QTest::newRow("pinned maybe") << "pinned=maybe"
+                                      << "--set pinned: expected true or false";
+        QTest::newRow("priorities on") << "priorities=on"
+                                       << "--set priorities: priorities=on would not say";
+        QTest::newRow("priority range") << "priority.s1=-6"
+                                        << "--set priority.s1: a stream priority must be";
+        QTest::newRow("kind value") << "kind.s1=legacy"
+                                    << "--set kind.s1: expected blocking or non-blocking";
     }
     void badSettings()
     {

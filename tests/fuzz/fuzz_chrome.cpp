@@ -1,5 +1,6 @@
-// libFuzzer harness: the Chrome/Perfetto trace reader (parseChromeTrace). Any input must give a value or an error, never a crash, a
-// hang, undefined behaviour or unbounded memory (tests/fuzz/CMakeLists.txt runs it under ASan and UBSan).
+// libFuzzer harness: the Chrome/Perfetto trace reader (parseChromeTrace). Any input must give a value or an error,
+// never a crash, a hang, undefined behaviour or unbounded memory (tests/fuzz/CMakeLists.txt runs it under ASan and
+// UBSan).
 #include "chrome_trace.h"
 
 #include <cstddef>

@@ -1,5 +1,6 @@
-// libFuzzer harness: the simulator device profile reader (parseDeviceProfile). Any input must give a value or an error, never a crash, a
-// hang, undefined behaviour or unbounded memory (tests/fuzz/CMakeLists.txt runs it under ASan and UBSan).
+// libFuzzer harness: the simulator device profile reader (parseDeviceProfile). Any input must give a value or an error,
+// never a crash, a hang, undefined behaviour or unbounded memory (tests/fuzz/CMakeLists.txt runs it under ASan and
+// UBSan).
 #include "device_profile.h"
 
 #include <cstddef>

@@ -1,5 +1,5 @@
-// libFuzzer harness: StreamScope's own trace reader (parseTrace). Any input must give a value or an error, never a crash, a
-// hang, undefined behaviour or unbounded memory (tests/fuzz/CMakeLists.txt runs it under ASan and UBSan).
+// libFuzzer harness: StreamScope's own trace reader (parseTrace). Any input must give a value or an error, never a
+// crash, a hang, undefined behaviour or unbounded memory (tests/fuzz/CMakeLists.txt runs it under ASan and UBSan).
 #include "trace_json.h"
 
 #include <cstddef>

@@ -16,8 +16,7 @@ namespace {
 std::string databasePath()
 {
     const char* dir = std::getenv("TMPDIR");
-    return std::string(dir && *dir ? dir : "/tmp") + "/streamscope-fuzz-nsys-" + std::to_string(::getpid()) +
-           ".sqlite";
+    return std::string(dir && *dir ? dir : "/tmp") + "/streamscope-fuzz-nsys-" + std::to_string(::getpid()) + ".sqlite";
 }
 
 } // namespace

@@ -28,32 +28,32 @@ Scenario everyOpScenario()
     Op nodeSpin = spin("s1", 10, 1, 32, "g0");
     Op nodeFma = kernel("s1", KernelKind::Fma, 100, Dim3{64, 1, 1}, "g2");
     std::vector<Op> ops{
-        k1,                                                                   // 0
-        copy("s1", CopyKind::H2D, kMiB),                                      // 1
-        simple(OpKind::Record, "s1", "ev"),                                   // 2
-        simple(OpKind::Wait, "s2", "ev"),                                     // 3
-        kernel("s2", KernelKind::Triad, 1 << 20, Dim3{256, 1, 1}, "triad"),   // 4
-        withBytes(simple(OpKind::Memset, "s2"), kMiB),                        // 5
-        copy("s2", CopyKind::D2H, kMiB, false),                               // 6 pageable
-        copy("s3", CopyKind::D2D, kMiB),                                      // 7
-        hf,                                                                   // 8
-        simple(OpKind::StreamSync, "s1"),                                     // 9
-        simple(OpKind::EventSync, {}, "ev"),                                  // 10
-        before,                                                               // 11
-        legacy,                                                               // 12
-        after,                                                                // 13
-        simple(OpKind::DeviceSync),                                           // 14
-        withDuration(simple(OpKind::HostWork), 30),                           // 15
+        k1,                                                                                       // 0
+        copy("s1", CopyKind::H2D, kMiB),                                                          // 1
+        simple(OpKind::Record, "s1", "ev"),                                                       // 2
+        simple(OpKind::Wait, "s2", "ev"),                                                         // 3
+        kernel("s2", KernelKind::Triad, 1 << 20, Dim3{256, 1, 1}, "triad"),                       // 4
+        withBytes(simple(OpKind::Memset, "s2"), kMiB),                                            // 5
+        copy("s2", CopyKind::D2H, kMiB, false),                                                   // 6 pageable
+        copy("s3", CopyKind::D2D, kMiB),                                                          // 7
+        hf,                                                                                       // 8
+        simple(OpKind::StreamSync, "s1"),                                                         // 9
+        simple(OpKind::EventSync, {}, "ev"),                                                      // 10
+        before,                                                                                   // 11
+        legacy,                                                                                   // 12
+        after,                                                                                    // 13
+        simple(OpKind::DeviceSync),                                                               // 14
+        withDuration(simple(OpKind::HostWork), 30),                                               // 15
         graph("s1", {nodeSpin, withBytes(simple(OpKind::Memset, "s1"), 4096), nodeFma}, "graph"), // 16
-        withBytes(simple(OpKind::Malloc), kMiB),                              // 17
-        withBytes(simple(OpKind::Free), kMiB),                                // 18
-        spin("pt", 20, 1, 32, "per-thread"),                                  // 19
-        kernel("s1", KernelKind::Matmul, 64, Dim3{16, 16, 1}, "matmul"),      // 20
-        kernel("s2", KernelKind::Transpose, 256, Dim3{32, 8, 1}, "transpose"), // 21
-        kernel("s3", KernelKind::Reduce, 1 << 20, Dim3{256, 1, 1}, "reduce"), // 22
-        kernel("s1", KernelKind::Empty, 0, Dim3{32, 1, 1}, "empty"),          // 23
-        kernel("s2", KernelKind::Fma, 1000, Dim3{128, 1, 1}, "fma"),          // 24
-        simple(OpKind::DeviceSync),                                           // 25
+        withBytes(simple(OpKind::Malloc), kMiB),                                                  // 17
+        withBytes(simple(OpKind::Free), kMiB),                                                    // 18
+        spin("pt", 20, 1, 32, "per-thread"),                                                      // 19
+        kernel("s1", KernelKind::Matmul, 64, Dim3{16, 16, 1}, "matmul"),                          // 20
+        kernel("s2", KernelKind::Transpose, 256, Dim3{32, 8, 1}, "transpose"),                    // 21
+        kernel("s3", KernelKind::Reduce, 1 << 20, Dim3{256, 1, 1}, "reduce"),                     // 22
+        kernel("s1", KernelKind::Empty, 0, Dim3{32, 1, 1}, "empty"),                              // 23
+        kernel("s2", KernelKind::Fma, 1000, Dim3{128, 1, 1}, "fma"),                              // 24
+        simple(OpKind::DeviceSync),                                                               // 25
     };
     ops[23].grid = Dim3{1, 1, 1};
     ops[23].gridGiven = true;
@@ -140,11 +140,11 @@ TEST(CudaBackend, EveryOpKindGivesItsSpansAndFlows)
                                std::pair{"s1", "graph"}, std::pair{"s1", "matmul"}, std::pair{"s2", "transpose"},
                                std::pair{"s3", "reduce"}, std::pair{"s1", "empty"}, std::pair{"s2", "fma"}})
         EXPECT_EQ(named(t, track, name).size(), size_t(passes)) << name << " on " << track;
-    for (SpanKind k : {SpanKind::MemcpyH2D, SpanKind::MemcpyD2H, SpanKind::MemcpyD2D, SpanKind::HostFunc,
-                       SpanKind::HostWork})
+    for (SpanKind k :
+         {SpanKind::MemcpyH2D, SpanKind::MemcpyD2H, SpanKind::MemcpyD2D, SpanKind::HostFunc, SpanKind::HostWork})
         EXPECT_EQ(countSpans(t, k), size_t(passes)) << toString(k);
-    EXPECT_EQ(countSpans(t, SpanKind::Memset), size_t(passes)); // the graph's memset node is inside its span
-    EXPECT_GE(countSpans(t, SpanKind::Sync), size_t(4 * passes));  // stream, event, 2x device sync
+    EXPECT_EQ(countSpans(t, SpanKind::Memset), size_t(passes));   // the graph's memset node is inside its span
+    EXPECT_GE(countSpans(t, SpanKind::Sync), size_t(4 * passes)); // stream, event, 2x device sync
     for (const auto& w : spansOn(t, "main", SpanKind::HostWork))
         EXPECT_GE(w.end - w.start, 29'000);
     for (const auto& k : named(t, "s1", "k1"))
@@ -164,8 +164,8 @@ TEST(CudaBackend, EveryOpKindGivesItsSpansAndFlows)
     EXPECT_GE(countFlowsBetween(t, FlowKind::Implicit, "null", "s3"), size_t(passes)) << "legacy -> after-legacy";
     size_t graphLaunchFlows = 0;
     for (const auto& f : t.flows)
-        graphLaunchFlows += f.kind == FlowKind::Launch && t.spanName(f.from) == "cudaGraphLaunch" &&
-                            t.spanName(f.to) == "graph";
+        graphLaunchFlows +=
+            f.kind == FlowKind::Launch && t.spanName(f.from) == "cudaGraphLaunch" && t.spanName(f.to) == "graph";
     EXPECT_EQ(graphLaunchFlows, size_t(passes));
 
     // The legacy stream waited for s3's earlier work, and s3's later work waited for it.
@@ -237,8 +237,8 @@ Scenario graphScenario()
         nodes.push_back(spin("g", 20, 1, 32, "n" + std::to_string(i)));
     nodes.push_back(withBytes(simple(OpKind::Memset, "g"), 4096));
     nodes.push_back(kernel("g", KernelKind::Fma, 100, Dim3{64, 1, 1}, "fma"));
-    Scenario s = scenario("graph", {stream("g", StreamKind::NonBlocking)},
-                          {thread("main", {graph("g", nodes, "chain")}, 0, 3)});
+    Scenario s =
+        scenario("graph", {stream("g", StreamKind::NonBlocking)}, {thread("main", {graph("g", nodes, "chain")}, 0, 3)});
     s.run.warmup = 1;
     return validated(s);
 }
@@ -335,13 +335,13 @@ TEST(CudaBackend, TimeOpsOffRunsWithoutGpuSpans)
 TEST(CudaBackend, HostThreadsAndWorkerPools)
 {
     STREAMSCOPE_REQUIRE_GPU();
-    Scenario s = scenario(
-        "threads",
-        {stream("a", StreamKind::NonBlocking), stream("b", StreamKind::NonBlocking),
-         stream("pt", StreamKind::PerThreadDefault)},
-        {thread("t1", {spin("a", 200, 1, 32, "ka"), simple(OpKind::StreamSync, "a")}, 0, 3),
-         thread("t2", {spin("b", 200, 1, 32, "kb"), simple(OpKind::StreamSync, "b")}, 0, 3),
-         thread("pool", {spin("pt", 100, 1, 32, "task"), simple(OpKind::StreamSync, "pt")}, 0, 9, 3)});
+    Scenario s =
+        scenario("threads",
+                 {stream("a", StreamKind::NonBlocking), stream("b", StreamKind::NonBlocking),
+                  stream("pt", StreamKind::PerThreadDefault)},
+                 {thread("t1", {spin("a", 200, 1, 32, "ka"), simple(OpKind::StreamSync, "a")}, 0, 3),
+                  thread("t2", {spin("b", 200, 1, 32, "kb"), simple(OpKind::StreamSync, "b")}, 0, 3),
+                  thread("pool", {spin("pt", 100, 1, 32, "task"), simple(OpKind::StreamSync, "pt")}, 0, 9, 3)});
     s.run.iterations = 2;
     const RunOutcome out = runOnGpu(validated(s));
     ASSERT_TRUE(out.status.ok()) << out.status.error().toString();
@@ -362,11 +362,11 @@ TEST(CudaBackend, PeerCopyBetweenTwoGpus)
     STREAMSCOPE_REQUIRE_GPU();
     if (probe().deviceCount < 2)
         GTEST_SKIP() << "needs two GPUs; this machine has " << probe().deviceCount;
-    Scenario s = scenario("p2p", {stream("d0", StreamKind::NonBlocking, 0), stream("d1", StreamKind::NonBlocking, 1)},
-                          {thread("gpu0",
-                                  {spin("d0", 300, 132, 128, "k0"), copy("d0", CopyKind::P2P, 64 * kMiB, true, 1)}, 0),
-                           thread("gpu1", {spin("d1", 300, 132, 128, "k1")}, 1)},
-                          {0, 1});
+    Scenario s =
+        scenario("p2p", {stream("d0", StreamKind::NonBlocking, 0), stream("d1", StreamKind::NonBlocking, 1)},
+                 {thread("gpu0", {spin("d0", 300, 132, 128, "k0"), copy("d0", CopyKind::P2P, 64 * kMiB, true, 1)}, 0),
+                  thread("gpu1", {spin("d1", 300, 132, 128, "k1")}, 1)},
+                 {0, 1});
     const RunOutcome out = runOnGpu(validated(s));
     ASSERT_TRUE(out.status.ok()) << out.status.error().toString();
     EXPECT_EQ(out.trace.info.devices.size(), 2u);
@@ -397,9 +397,9 @@ TEST(CudaBackend, FailureMidRunKeepsWhatWasTimed)
     STREAMSCOPE_REQUIRE_GPU();
     // cudaMalloc of 1 PiB fails in the issue path, after the kernel before it was issued and timed.
     Scenario s = scenario("oom", {stream("s", StreamKind::NonBlocking)},
-                          {thread("main", {spin("s", 100, 1, 32, "before"),
-                                           withBytes(simple(OpKind::Malloc), int64_t(1) << 50),
-                                           spin("s", 100, 1, 32, "after")})});
+                          {thread("main",
+                                  {spin("s", 100, 1, 32, "before"), withBytes(simple(OpKind::Malloc), int64_t(1) << 50),
+                                   spin("s", 100, 1, 32, "after")})});
     const RunOutcome out = runOnGpu(validated(s));
     ASSERT_FALSE(out.status.ok());
     EXPECT_EQ(out.status.errorClass(), ErrorClass::Runtime);
@@ -417,8 +417,9 @@ TEST(CudaBackend, AFailureStopsTheOtherThreadsWithoutWaitingForThem)
     Op longHostFunc = withDuration(simple(OpKind::HostFunc, "a"), 20e6);
     Scenario s = scenario("abort", {stream("a", StreamKind::NonBlocking), stream("b", StreamKind::NonBlocking)},
                           {thread("slow", {longHostFunc, withDuration(simple(OpKind::HostWork), 20e6)}),
-                           thread("fails", {spin("b", 200'000, 1, 32, "wait-a-bit"), simple(OpKind::StreamSync, "b"),
-                                            withBytes(simple(OpKind::Malloc), int64_t(1) << 50)})});
+                           thread("fails",
+                                  {spin("b", 200'000, 1, 32, "wait-a-bit"), simple(OpKind::StreamSync, "b"),
+                                   withBytes(simple(OpKind::Malloc), int64_t(1) << 50)})});
     const auto t0 = std::chrono::steady_clock::now();
     const RunOutcome out = runOnGpu(validated(s));
     const auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

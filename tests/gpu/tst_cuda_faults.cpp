@@ -32,10 +32,10 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Child {
-    int exitCode = -1;    // exit status, or -1 when it did not exit by itself
-    int signal = 0;       // the signal that ended it, if any
-    double seconds = 0;   // from start to exit
-    std::string output;   // stdout and stderr
+    int exitCode = -1;  // exit status, or -1 when it did not exit by itself
+    int signal = 0;     // the signal that ended it, if any
+    double seconds = 0; // from start to exit
+    std::string output; // stdout and stderr
 };
 
 class Faults : public ::testing::Test {
@@ -187,10 +187,14 @@ TEST_F(Faults, DeviceThatDoesNotExist)
     STREAMSCOPE_REQUIRE_GPU();
     const int bad = probe().deviceCount;
     const std::string d = std::to_string(bad);
-    const std::string scenario = write("nodev.json", R"({"format": "streamscope-scenario", "version": 1,
-        "id": "no-such-device", "devices": [{"index": )" + d + R"(}],
-        "streams": [{"name": "s", "kind": "non-blocking", "device": )" + d + R"(}],
-        "threads": [{"name": "main", "device": )" + d + R"(, "ops": [
+    const std::string scenario = write("nodev.json",
+                                       R"({"format": "streamscope-scenario", "version": 1,
+        "id": "no-such-device", "devices": [{"index": )"
+                                           + d + R"(}],
+        "streams": [{"name": "s", "kind": "non-blocking", "device": )"
+                                           + d + R"(}],
+        "threads": [{"name": "main", "device": )"
+                                           + d + R"(, "ops": [
             {"op": "kernel", "stream": "s", "kernel": "spin", "grid": 1, "block": 32, "duration_us": 10}]}]})");
     const std::string out = (dir / "nodev-trace.json").string();
     const Child c = cli({"run", scenario, "--backend", "cuda", "-o", out});
@@ -216,7 +220,8 @@ TEST_F(Faults, KernelThatNeverEndsIsCancelled)
             {"op": "device-sync"}]}]})");
     const Child c = cli({"run", scenario, "--backend", "cuda", "-o", (dir / "forever-trace.json").string()}, 5.0);
     std::cout << "never-ending kernel: exit " << c.exitCode << ", signal " << c.signal << " after " << c.seconds
-              << " s\n" << c.output;
+              << " s\n"
+              << c.output;
     EXPECT_TRUE(c.signal == SIGTERM || c.signal == SIGKILL || c.exitCode == 3) << c.output;
     EXPECT_LT(c.seconds, 5.0 + 1.5 + 2.0) << "cancelling took longer than the window waits";
     const auto t0 = std::chrono::steady_clock::now();

@@ -42,9 +42,8 @@ size_t checkStreamSpans(const Trace& t, std::string_view track)
         EXPECT_LE(spans[i].start, spans[i].end) << track << ": " << t.spanName(spans[i].index) << " #" << i;
         if (i == 0)
             continue;
-        EXPECT_GE(spans[i].start, spans[i - 1].end)
-            << track << ": " << t.spanName(spans[i].index) << " #" << i << " overlaps "
-            << t.spanName(spans[i - 1].index);
+        EXPECT_GE(spans[i].start, spans[i - 1].end) << track << ": " << t.spanName(spans[i].index) << " #" << i
+                                                    << " overlaps " << t.spanName(spans[i - 1].index);
         touching += spans[i].start == spans[i - 1].end;
     }
     return touching;
@@ -102,11 +101,11 @@ TEST(CudaSharedEvents, OpAfterAnIdleGapGetsItsOwnStart)
 {
     STREAMSCOPE_REQUIRE_GPU();
     // The stream runs dry during the host work: "b" starts when it is launched, not when "a" ended.
-    Scenario s = scenario("idle-gap", {stream("s", StreamKind::NonBlocking)},
-                          {thread("main",
-                                  {spin("s", 50, 1, 32, "a"), withDuration(simple(OpKind::HostWork), 3000),
-                                   spin("s", 50, 1, 32, "b")},
-                                  0, 3)});
+    Scenario s = scenario(
+        "idle-gap", {stream("s", StreamKind::NonBlocking)},
+        {thread("main",
+                {spin("s", 50, 1, 32, "a"), withDuration(simple(OpKind::HostWork), 3000), spin("s", 50, 1, 32, "b")}, 0,
+                3)});
     s.run.warmup = 1;
     const RunOutcome out = runOnGpu(validated(s));
     ASSERT_TRUE(out.status.ok()) << out.status.error().toString();
@@ -128,8 +127,8 @@ TEST(CudaSharedEvents, OpAfterAnIdleGapGetsItsOwnStart)
     // b's launch call is the first API call after each host work span; b starts within 100 us of its end.
     // (The start is never before the call began: collect() clamps it there.)
     for (size_t i = 0; i < b.size(); ++i) {
-        const auto call = std::find_if(launches.begin(), launches.end(),
-                                       [&](const SpanRef& c) { return c.start >= work[i].end; });
+        const auto call =
+            std::find_if(launches.begin(), launches.end(), [&](const SpanRef& c) { return c.start >= work[i].end; });
         ASSERT_NE(call, launches.end());
         EXPECT_LT(double(b[i].start), double(call->end) + tolerance + 100'000.0) << "pass " << i;
     }
@@ -140,11 +139,12 @@ TEST(CudaSharedEvents, OpBehindAnEventWaitGetsItsOwnStart)
 {
     STREAMSCOPE_REQUIRE_GPU();
     // b1 is issued while b0 still runs, but waits for the event recorded after "long" on stream a.
-    Scenario s = scenario("wait", {stream("a", StreamKind::NonBlocking), stream("b", StreamKind::NonBlocking)},
-                          {thread("main", {spin("a", 2000, 1, 32, "long"), simple(OpKind::Record, "a", "ev"),
-                                           spin("b", 200, 1, 32, "b0"), simple(OpKind::Wait, "b", "ev"),
-                                           spin("b", 50, 1, 32, "b1"), simple(OpKind::DeviceSync)},
-                                  0, 2)});
+    Scenario s = scenario(
+        "wait", {stream("a", StreamKind::NonBlocking), stream("b", StreamKind::NonBlocking)},
+        {thread("main",
+                {spin("a", 2000, 1, 32, "long"), simple(OpKind::Record, "a", "ev"), spin("b", 200, 1, 32, "b0"),
+                 simple(OpKind::Wait, "b", "ev"), spin("b", 50, 1, 32, "b1"), simple(OpKind::DeviceSync)},
+                0, 2)});
     s.run.warmup = 1;
     const RunOutcome out = runOnGpu(validated(s));
     ASSERT_TRUE(out.status.ok()) << out.status.error().toString();
@@ -166,8 +166,9 @@ TEST(CudaSharedEvents, BlockingStreamOpBehindTheLegacyStreamGetsItsOwnStart)
     STREAMSCOPE_REQUIRE_GPU();
     // s1 is issued while s0 still runs, but waits for the legacy-default-stream kernel issued before it.
     Scenario s = scenario("legacy", {stream("s", StreamKind::Blocking), stream("null", StreamKind::LegacyDefault)},
-                          {thread("main", {spin("s", 200, 1, 32, "s0"), spin("null", 1000, 1, 32, "L"),
-                                           spin("s", 50, 1, 32, "s1"), simple(OpKind::DeviceSync)},
+                          {thread("main",
+                                  {spin("s", 200, 1, 32, "s0"), spin("null", 1000, 1, 32, "L"),
+                                   spin("s", 50, 1, 32, "s1"), simple(OpKind::DeviceSync)},
                                   0, 2)});
     s.run.warmup = 1;
     const RunOutcome out = runOnGpu(validated(s));
@@ -193,10 +194,11 @@ TEST(CudaSharedEvents, OpBehindAHostFunctionGetsItsOwnStart)
     STREAMSCOPE_REQUIRE_GPU();
     // k1 is issued while k0 still runs, but starts only after the host function between them returned.
     const Op hostFunc = withDuration(simple(OpKind::HostFunc, "s"), 500);
-    Scenario s = scenario("host-func", {stream("s", StreamKind::NonBlocking)},
-                          {thread("main", {spin("s", 200, 1, 32, "k0"), hostFunc, spin("s", 50, 1, 32, "k1"),
-                                           simple(OpKind::StreamSync, "s")},
-                                  0, 2)});
+    Scenario s = scenario(
+        "host-func", {stream("s", StreamKind::NonBlocking)},
+        {thread("main",
+                {spin("s", 200, 1, 32, "k0"), hostFunc, spin("s", 50, 1, 32, "k1"), simple(OpKind::StreamSync, "s")}, 0,
+                2)});
     s.run.warmup = 1;
     const RunOutcome out = runOnGpu(validated(s));
     ASSERT_TRUE(out.status.ok()) << out.status.error().toString();
@@ -216,9 +218,9 @@ TEST(CudaSharedEvents, OpBehindAHostFunctionGetsItsOwnStart)
 TEST(CudaSharedEvents, TwoHostThreadsInOneStreamDoNotOverlap)
 {
     STREAMSCOPE_REQUIRE_GPU();
-    Scenario s = scenario("two-threads", {stream("s", StreamKind::NonBlocking)},
-                          {thread("t1", {spin("s", 30, 1, 32, "x")}, 0, 20),
-                           thread("t2", {spin("s", 30, 1, 32, "y")}, 0, 20)});
+    Scenario s =
+        scenario("two-threads", {stream("s", StreamKind::NonBlocking)},
+                 {thread("t1", {spin("s", 30, 1, 32, "x")}, 0, 20), thread("t2", {spin("s", 30, 1, 32, "y")}, 0, 20)});
     s.run.warmup = 1;
     s.run.iterations = 2;
     const RunOutcome out = runOnGpu(validated(s));
@@ -236,11 +238,12 @@ TEST(CudaSharedEvents, PerThreadDefaultStreamsOfOneThreadAreOneStream)
 {
     STREAMSCOPE_REQUIRE_GPU();
     // p1 and p2 are both the host thread's cudaStreamPerThread: c runs after b, not after a.
-    Scenario s = scenario("per-thread", {stream("p1", StreamKind::PerThreadDefault),
-                                         stream("p2", StreamKind::PerThreadDefault)},
-                          {thread("main", {spin("p1", 200, 1, 32, "a"), spin("p2", 200, 1, 32, "b"),
-                                           spin("p1", 50, 1, 32, "c"), simple(OpKind::DeviceSync)},
-                                  0, 2)});
+    Scenario s =
+        scenario("per-thread", {stream("p1", StreamKind::PerThreadDefault), stream("p2", StreamKind::PerThreadDefault)},
+                 {thread("main",
+                         {spin("p1", 200, 1, 32, "a"), spin("p2", 200, 1, 32, "b"), spin("p1", 50, 1, 32, "c"),
+                          simple(OpKind::DeviceSync)},
+                         0, 2)});
     s.run.warmup = 1;
     const RunOutcome out = runOnGpu(validated(s));
     ASSERT_TRUE(out.status.ok()) << out.status.error().toString();

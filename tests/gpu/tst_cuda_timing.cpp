@@ -21,11 +21,11 @@ CudaBackendOptions timing(TimingMode m)
     return o;
 }
 
-#define STREAMSCOPE_REQUIRE_CUPTI()                                                                                 \
-    do {                                                                                                            \
-        STREAMSCOPE_REQUIRE_GPU();                                                                                  \
-        if (const std::string why = cuptiUnavailableReason(); !why.empty())                                        \
-            GTEST_SKIP() << "CUPTI not usable: " << why;                                                           \
+#define STREAMSCOPE_REQUIRE_CUPTI()                                                                                    \
+    do {                                                                                                               \
+        STREAMSCOPE_REQUIRE_GPU();                                                                                     \
+        if (const std::string why = cuptiUnavailableReason(); !why.empty())                                            \
+            GTEST_SKIP() << "CUPTI not usable: " << why;                                                               \
     } while (0)
 
 // One op of every kind that CUPTI records, in one stream, with known spin durations.
@@ -79,8 +79,8 @@ TEST(CudaTiming, EveryOpKindUnderEveryMode)
         const Trace& t = out.trace;
         EXPECT_EQ(settingOf(t.info, "timing"), mode);
         EXPECT_EQ(t.info.source, m == TimingMode::Events ? TraceSource::CudaEvents : TraceSource::Cupti);
-        for (SpanKind k : {SpanKind::MemcpyH2D, SpanKind::MemcpyD2H, SpanKind::MemcpyD2D, SpanKind::Memset,
-                           SpanKind::HostFunc})
+        for (SpanKind k :
+             {SpanKind::MemcpyH2D, SpanKind::MemcpyD2H, SpanKind::MemcpyD2D, SpanKind::Memset, SpanKind::HostFunc})
             EXPECT_EQ(countSpans(t, k), 2u) << mode << ": " << toString(k);
         EXPECT_EQ(countSpans(t, SpanKind::Kernel), 6u) << mode;
         checkSpinDurations(t, mode);
@@ -179,8 +179,8 @@ TEST(CudaTiming, GraphNodesAreSpansUnderCupti)
         if (i > 0) {
             EXPECT_GE(spans[i].start, spans[i - 1].end - 1000)
                 << "graph nodes follow the chain: " << t.spanName(spans[i - 1].index) << " [" << spans[i - 1].start
-                << ", " << spans[i - 1].end << "] then " << t.spanName(spans[i].index) << " [" << spans[i].start
-                << ", " << spans[i].end << "]";
+                << ", " << spans[i - 1].end << "] then " << t.spanName(spans[i].index) << " [" << spans[i].start << ", "
+                << spans[i].end << "]";
         }
     }
     EXPECT_NEAR(double(t.duration(spans[0].index)) / 1000.0, 20.0, 2.2);
@@ -211,9 +211,8 @@ TEST(CudaTiming, BothSummarizesTheEventError)
     EXPECT_EQ(err->spans, 16u);
     EXPECT_LE(err->startMeanNs, 0.0) << "events never start late";
     EXPECT_LT(err->endMedianNs, 20'000.0) << "event ends are close to the truth";
-    std::cout << "event error: start median " << err->startMedianNs << " ns, p90 " << err->startP90Ns
-              << " ns, mean " << err->startMeanNs << " ns; end median " << err->endMedianNs << " ns, p90 "
-              << err->endP90Ns << " ns\n";
+    std::cout << "event error: start median " << err->startMedianNs << " ns, p90 " << err->startP90Ns << " ns, mean "
+              << err->startMeanNs << " ns; end median " << err->endMedianNs << " ns, p90 " << err->endP90Ns << " ns\n";
 }
 
 // Events mode corrects what the evidence allows: the same copies, drawn one after the other.

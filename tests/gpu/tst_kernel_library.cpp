@@ -13,10 +13,10 @@ namespace k = streamscope::kernels;
 
 namespace {
 
-#define CUDA_OK(call)                                                                                               \
-    do {                                                                                                            \
-        const cudaError_t e_ = (call);                                                                              \
-        ASSERT_EQ(e_, cudaSuccess) << #call << ": " << cudaGetErrorString(e_);                                     \
+#define CUDA_OK(call)                                                                                                  \
+    do {                                                                                                               \
+        const cudaError_t e_ = (call);                                                                                 \
+        ASSERT_EQ(e_, cudaSuccess) << #call << ": " << cudaGetErrorString(e_);                                         \
     } while (0)
 
 // Device buffer that frees itself.
@@ -171,8 +171,8 @@ TEST_F(KernelLibrary, MatmulMatchesCpuForEveryTile)
             std::vector<float> got(size_t(n * n));
             CUDA_OK(cudaMemcpy(got.data(), dC.ptr, size_t(n * n) * 4, cudaMemcpyDeviceToHost));
             for (size_t i = 0; i < got.size(); ++i)
-                ASSERT_NEAR(got[i], want[i], 1e-3) << "tile " << tile << " grid " << grid.x << "x" << grid.y
-                                                   << " element " << i;
+                ASSERT_NEAR(got[i], want[i], 1e-3)
+                    << "tile " << tile << " grid " << grid.x << "x" << grid.y << " element " << i;
         }
     }
 }
@@ -218,9 +218,9 @@ TEST_F(KernelLibrary, ReduceMatchesCpuAndRelaunches)
     DeviceBuffer dIn(size_t(n) * 4);
     ASSERT_NE(dIn.ptr, nullptr);
     CUDA_OK(cudaMemcpy(dIn.ptr, in.data(), size_t(n) * 4, cudaMemcpyHostToDevice));
-    for (auto [grid, block] : {std::pair{dim3(264, 1, 1), dim3(256, 1, 1)},
-                               std::pair{dim3(1000, 1, 1), dim3(100, 1, 1)},
-                               std::pair{dim3(1, 1, 1), dim3(1024, 1, 1)}}) {
+    for (auto [grid, block] :
+         {std::pair{dim3(264, 1, 1), dim3(256, 1, 1)}, std::pair{dim3(1000, 1, 1), dim3(100, 1, 1)},
+          std::pair{dim3(1, 1, 1), dim3(1024, 1, 1)}}) {
         const auto needs = k::bufferNeeds(k::Kernel::Reduce, n, grid, block);
         DeviceBuffer scratch(needs.scratchBytes); // zeroed: the block counter starts at 0
         ASSERT_NE(scratch.ptr, nullptr);
@@ -237,8 +237,8 @@ TEST_F(KernelLibrary, ReduceMatchesCpuAndRelaunches)
             CUDA_OK(cudaStreamSynchronize(m_stream));
             float got = 0;
             CUDA_OK(cudaMemcpy(&got, k::reduceResult(scratch.ptr), sizeof got, cudaMemcpyDeviceToHost));
-            ASSERT_NEAR(double(got), want, 1e-4 * want) << "grid " << grid.x << " block " << block.x << " launch "
-                                                        << launch;
+            ASSERT_NEAR(double(got), want, 1e-4 * want)
+                << "grid " << grid.x << " block " << block.x << " launch " << launch;
         }
     }
 }

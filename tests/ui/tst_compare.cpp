@@ -133,7 +133,8 @@ private Q_SLOTS:
         // Labelled with duration and share: the longest bar's share is its time over the makespan.
         const QStringList labels = plot.histogramBarLabels();
         QCOMPARE(labels.size(), bars->dataCount());
-        const auto longest = std::max_element(analysis.concurrency.timeAtNs.begin(), analysis.concurrency.timeAtNs.end());
+        const auto longest =
+            std::max_element(analysis.concurrency.timeAtNs.begin(), analysis.concurrency.timeAtNs.end());
         const double share = 100.0 * double(*longest) / double(analysis.makespanNs);
         const QString label = labels.at(int(longest - analysis.concurrency.timeAtNs.begin()));
         QVERIFY2(label.contains(QString::number(share, 'f', share >= 9.95 ? 0 : 1) + QStringLiteral(" %")),
@@ -204,7 +205,8 @@ private Q_SLOTS:
         saveScreenshot(w.get(), QStringLiteral("histogram.png"));
         // Zooming the timeline meanwhile is remembered: back to over time, the plot shows the timeline's range.
         const auto [first, last] = w->currentTrace()->trace->timeRange();
-        w->timeline()->setVisibleTimeRange(double(first) + 0.2 * double(last - first), double(first) + 0.6 * double(last - first));
+        w->timeline()->setVisibleTimeRange(double(first) + 0.2 * double(last - first),
+                                           double(first) + 0.6 * double(last - first));
         w->timeline()->replot(QCustomPlot::rpImmediateRefresh);
         QCOMPARE(plot->xAxis->range().lower, 0.0); // the histogram's time axis starts at 0 whatever the zoom
         QTest::mouseClick(plot->modeButton(), Qt::LeftButton);

@@ -27,8 +27,8 @@ int countColour(const QImage& image, QColor colour)
     for (int y = 0; y < image.height(); ++y)
         for (int x = 0; x < image.width(); ++x) {
             const QColor c = image.pixelColor(x, y);
-            if (std::abs(c.red() - colour.red()) <= 6 && std::abs(c.green() - colour.green()) <= 6 &&
-                std::abs(c.blue() - colour.blue()) <= 6)
+            if (std::abs(c.red() - colour.red()) <= 6 && std::abs(c.green() - colour.green()) <= 6
+                && std::abs(c.blue() - colour.blue()) <= 6)
                 ++n;
         }
     return n;
@@ -66,10 +66,11 @@ private Q_SLOTS:
         QProcess app;
         app.setProcessEnvironment(env);
         app.setProcessChannelMode(QProcess::MergedChannels);
-        app.start(xvfbRun, {QStringLiteral("-a"), QStringLiteral("-s"), QStringLiteral("-screen 0 1600x1000x24"), appPath(),
-                            lesson, QStringLiteral("--backend"), QStringLiteral("sim"), QStringLiteral("--screenshot"),
-                            shot, QStringLiteral("--quit-after-run"), QStringLiteral("--width"), QStringLiteral("1400"),
-                            QStringLiteral("--height"), QStringLiteral("900")});
+        app.start(xvfbRun,
+                  {QStringLiteral("-a"), QStringLiteral("-s"), QStringLiteral("-screen 0 1600x1000x24"), appPath(),
+                   lesson, QStringLiteral("--backend"), QStringLiteral("sim"), QStringLiteral("--screenshot"), shot,
+                   QStringLiteral("--quit-after-run"), QStringLiteral("--width"), QStringLiteral("1400"),
+                   QStringLiteral("--height"), QStringLiteral("900")});
         QVERIFY2(app.waitForStarted(10000), qPrintable(app.errorString()));
         if (!app.waitForFinished(120000)) {
             app.kill();

@@ -165,8 +165,7 @@ private Q_SLOTS:
             const QImage img = w->timeline()->grab().toImage().convertToFormat(QImage::Format_RGB32);
             int n = 0;
             for (int y = 0; y < img.height(); ++y)
-                for (int x = 0; x < img.width(); ++x)
-                {
+                for (int x = 0; x < img.width(); ++x) {
                     const QRgb c = img.pixel(x, y);
                     n += std::abs(qRed(c) - 0xF0) + std::abs(qGreen(c) - 0x3C) + std::abs(qBlue(c) - 0x96) < 60;
                 }
@@ -202,12 +201,14 @@ private Q_SLOTS:
         QVERIFY(plot->graph0()->dataCount() > 2);
         // Zoom the timeline: the plot shows the same time range.
         const auto [first, last] = trace->timeRange();
-        const double from = double(first) + 0.25 * double(last - first), to = double(first) + 0.5 * double(last - first);
+        const double from = double(first) + 0.25 * double(last - first),
+                     to = double(first) + 0.5 * double(last - first);
         w->timeline()->setVisibleTimeRange(from, to);
         w->timeline()->replot(QCustomPlot::rpImmediateRefresh);
         const auto [a, b] = plot->visibleTimeRange();
         const auto [ta, tb] = w->timeline()->visibleTimeRange();
-        QVERIFY2(std::abs(a - ta) < 1 && std::abs(b - tb) < 1, qPrintable(QStringLiteral("%1..%2 vs %3..%4").arg(a).arg(b).arg(ta).arg(tb)));
+        QVERIFY2(std::abs(a - ta) < 1 && std::abs(b - tb) < 1,
+                 qPrintable(QStringLiteral("%1..%2 vs %3..%4").arg(a).arg(b).arg(ta).arg(tb)));
         // The two time axes line up.
         QCOMPARE(plot->axisRect()->left(), w->timeline()->timeAxisRect().left());
     }
@@ -233,11 +234,13 @@ private Q_SLOTS:
         QCOMPARE(w->currentTrace()->report.metrics.gpuSpanCount, 24);
         // Pageable memory breaks the pipeline: the key check fails.
         QVERIFY(w->analysisPanel()->failedChecks() == 0);
-        w->quickControls()->apply([&] {
-            QuickSettings q = w->quickControls()->settings();
-            q.memory = MemoryMode::Pageable;
-            return q;
-        }(), QStringLiteral("host memory"));
+        w->quickControls()->apply(
+            [&] {
+                QuickSettings q = w->quickControls()->settings();
+                q.memory = MemoryMode::Pageable;
+                return q;
+            }(),
+            QStringLiteral("host memory"));
         QVERIFY(shown.wait(5000));
         QVERIFY(w->analysisPanel()->failedChecks() >= 1);
     }
@@ -276,7 +279,8 @@ private Q_SLOTS:
         QVERIFY(current.isValid());
         QCOMPARE(w->spanProxy()->spanAtRow(current.row()), kernel);
         // Table -> timeline.
-        const int other = w->spanProxy()->spanAtRow(0) == kernel ? w->spanProxy()->spanAtRow(1) : w->spanProxy()->spanAtRow(0);
+        const int other =
+            w->spanProxy()->spanAtRow(0) == kernel ? w->spanProxy()->spanAtRow(1) : w->spanProxy()->spanAtRow(0);
         w->spanTable()->setCurrentIndex(w->spanProxy()->index(w->spanProxy()->rowOfSpan(other), 0));
         QCOMPARE(w->timeline()->selectedSpan(), other);
         QCOMPARE(w->inspector()->span(), other);
@@ -317,7 +321,8 @@ private Q_SLOTS:
         const std::string edited = scenarioToJson(w->scenarioModel()->scenario());
 
         // The same files as a crashed process (pid 2^22 + 1 is beyond Linux's pid range: never alive) left them.
-        const QString crashed = QDir(MainWindow::autosaveDirectory()).filePath(QStringLiteral("scenario-4194305-1.json"));
+        const QString crashed =
+            QDir(MainWindow::autosaveDirectory()).filePath(QStringLiteral("scenario-4194305-1.json"));
         QVERIFY(QFile::copy(w->autosavePath(), crashed));
         QVERIFY(QFile::copy(w->autosavePath() + QStringLiteral(".origin"), crashed + QStringLiteral(".origin")));
         // This process's own file (a window still open) is not offered.
@@ -336,7 +341,8 @@ private Q_SLOTS:
         QVERIFY(!QFileInfo::exists(crashed));
         QVERIFY(other->isModified());
         QCOMPARE(other->documentPath(), path);
-        QCOMPARE(QString::fromStdString(scenarioToJson(other->scenarioModel()->scenario())), QString::fromStdString(edited));
+        QCOMPARE(QString::fromStdString(scenarioToJson(other->scenarioModel()->scenario())),
+                 QString::fromStdString(edited));
 
         // Discarded: deleted, and nothing is offered again.
         QVERIFY(QFile::copy(w->autosavePath(), crashed));
@@ -368,7 +374,8 @@ private Q_SLOTS:
         QVERIFY(w->windowTitle().contains(QStringLiteral("three-threads")));
         QVERIFY(w->recentFiles().contains(QFileInfo(path).absoluteFilePath()));
         // Replaced whole, with no temporary file left behind.
-        QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden), QStringList{QStringLiteral("three-threads.json")});
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden),
+                 QStringList{QStringLiteral("three-threads.json")});
         auto loaded = loadScenarioFile(path.toStdString());
         QVERIFY2(loaded, loaded ? "" : loaded.error().toString().c_str());
         QCOMPARE(QString::fromStdString(scenarioToJson(loaded->scenario)),
@@ -517,8 +524,7 @@ private Q_SLOTS:
         QVERIFY(w->openPath(QStringLiteral(STREAMSCOPE_SOURCE_DIR "/tests/data/h200/01-two-streams.json")));
         QVERIFY(shown.wait(10000));
         const auto opened = w->currentTrace();
-        QCOMPARE(shownTitle(*w),
-                 QStringLiteral("01-two-streams.json — trace (GPU run on NVIDIA H200) — StreamScope"));
+        QCOMPARE(shownTitle(*w), QStringLiteral("01-two-streams.json — trace (GPU run on NVIDIA H200) — StreamScope"));
         ScenarioEditor* editor = w->scenarioEditor();
         QCOMPARE(editor->mode(), ScenarioEditor::Mode::EmbeddedInTrace);
         QVERIFY2(editor->noticeText().startsWith(QStringLiteral("Scenario embedded in the trace (read-only)")),
@@ -700,8 +706,9 @@ private Q_SLOTS:
         QVERIFY(w->errorMessage().isEmpty());
 
         // Exit code 3: the CLI's message is shown.
-        const QString gpuError = writeScript(dir, QStringLiteral("cli-3"),
-                                             QStringLiteral("echo 'error: no usable GPU: the test says so' >&2\nexit 3\n"));
+        const QString gpuError =
+            writeScript(dir, QStringLiteral("cli-3"),
+                        QStringLiteral("echo 'error: no usable GPU: the test says so' >&2\nexit 3\n"));
         w->runController()->setCliPath(gpuError);
         QSignalSpy failed(w->runController(), &RunController::failed);
         w->runScenario();
@@ -712,10 +719,11 @@ private Q_SLOTS:
         // Exit code 3 after the trace was written: a GPU fault part-way. The partial trace is shown with the error.
         const QString partial = writeScript(
             dir, QStringLiteral("cli-partial"),
-            QStringLiteral("while [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
-                           "cp '%1' \"$out\"\n"
-                           "echo 'error: cudaStreamSynchronize failed for thread \"main\" op 2: an illegal memory access "
-                           "was encountered' >&2\necho \"partial trace written to $out\" >&2\nexit 3\n")
+            QStringLiteral(
+                "while [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
+                "cp '%1' \"$out\"\n"
+                "echo 'error: cudaStreamSynchronize failed for thread \"main\" op 2: an illegal memory access "
+                "was encountered' >&2\necho \"partial trace written to $out\" >&2\nexit 3\n")
                 .arg(canned));
         w->runController()->setCliPath(partial);
         QSignalSpy shownPartial(w->runController(), &RunController::partialTrace);
@@ -763,8 +771,8 @@ private Q_SLOTS:
         runner.setCliPath(QStringLiteral(STREAMSCOPE_CLI));
         QSignalSpy changed(&runner, &RunController::gpuStatusChanged);
         runner.probeGpu();
-        QTRY_VERIFY_WITH_TIMEOUT(runner.gpuStatus().state == GpuStatus::State::Usable ||
-                                     runner.gpuStatus().state == GpuStatus::State::Unusable,
+        QTRY_VERIFY_WITH_TIMEOUT(runner.gpuStatus().state == GpuStatus::State::Usable
+                                     || runner.gpuStatus().state == GpuStatus::State::Unusable,
                                  60000);
         QVERIFY(!runner.gpuStatus().description.isEmpty());
         qInfo("GPU: %s (%s)", runner.gpuStatus().state == GpuStatus::State::Usable ? "usable" : "not usable",
@@ -787,12 +795,11 @@ private Q_SLOTS:
         w->setBackend(RunBackend::Gpu);
         QVERIFY(w->openPath(QStringLiteral("01")));
         QVERIFY(finished.wait(120000));
-        QTRY_VERIFY_WITH_TIMEOUT(w->currentTrace() &&
-                                     w->currentTrace()->trace->info.source != TraceSource::Simulator,
+        QTRY_VERIFY_WITH_TIMEOUT(w->currentTrace() && w->currentTrace()->trace->info.source != TraceSource::Simulator,
                                  5000);
-        qInfo("GPU run: %s, %d of %d checks passed", w->currentTrace()->trace->info.devices.empty()
-                                                          ? "?"
-                                                          : w->currentTrace()->trace->info.devices[0].name.c_str(),
+        qInfo("GPU run: %s, %d of %d checks passed",
+              w->currentTrace()->trace->info.devices.empty() ? "?"
+                                                             : w->currentTrace()->trace->info.devices[0].name.c_str(),
               w->analysisPanel()->passedChecks(), int(w->currentTrace()->report.checks.size()));
         QVERIFY(w->errorMessage().isEmpty());
         QCOMPARE(w->timeline()->trace(), w->currentTrace()->trace);
@@ -817,8 +824,8 @@ private Q_SLOTS:
         QTest::addColumn<int>("width");
         QTest::addColumn<int>("height");
         QTest::newRow("lesson") << "01" << 640 << 360;
-        QTest::newRow("scenario file") << STREAMSCOPE_SOURCE_DIR "/resources/presets/08-copy-compute-pipeline.json" << 1024
-                                       << 512;
+        QTest::newRow("scenario file") << STREAMSCOPE_SOURCE_DIR "/resources/presets/08-copy-compute-pipeline.json"
+                                       << 1024 << 512;
     }
 
     // The built app renders without a display (offscreen chosen by itself) to a PNG of the size asked for.
@@ -850,8 +857,9 @@ private Q_SLOTS:
         const QString trace = dir.filePath(QStringLiteral("t.json"));
         QProcess cli;
         cli.setProcessEnvironment(headlessEnv());
-        cli.start(QStringLiteral(STREAMSCOPE_CLI), {QStringLiteral("run"), QStringLiteral("03"), QStringLiteral("--backend"),
-                                                    QStringLiteral("sim"), QStringLiteral("-o"), trace});
+        cli.start(QStringLiteral(STREAMSCOPE_CLI),
+                  {QStringLiteral("run"), QStringLiteral("03"), QStringLiteral("--backend"), QStringLiteral("sim"),
+                   QStringLiteral("-o"), trace});
         QVERIFY(cli.waitForFinished(30000));
         QCOMPARE(cli.exitCode(), 0);
         const QString svg = dir.filePath(QStringLiteral("t.svg"));
@@ -866,17 +874,20 @@ private Q_SLOTS:
     {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("message");
-        QTest::newRow("missing file") << QStringList{QStringLiteral("nope.json"), QStringLiteral("--export"), QStringLiteral("x.png")}
+        QTest::newRow("missing file") << QStringList{QStringLiteral("nope.json"), QStringLiteral("--export"),
+                                                     QStringLiteral("x.png")}
                                       << "nope.json";
-        QTest::newRow("unknown format") << QStringList{QStringLiteral("01"), QStringLiteral("--export"), QStringLiteral("x.bmp")}
+        QTest::newRow("unknown format") << QStringList{QStringLiteral("01"), QStringLiteral("--export"),
+                                                       QStringLiteral("x.bmp")}
                                         << ".png, .svg or .pdf";
-        QTest::newRow("bad width") << QStringList{QStringLiteral("01"), QStringLiteral("--export"), QStringLiteral("x.png"),
-                                                  QStringLiteral("--width"), QStringLiteral("wide")}
-                                   << "--width";
-        QTest::newRow("no input") << QStringList{QStringLiteral("--export"), QStringLiteral("x.png")} << "needs a scenario";
-        QTest::newRow("bad variant") << QStringList{QStringLiteral("01"), QStringLiteral("--variant"), QStringLiteral("zzz"),
-                                                    QStringLiteral("--export"), QStringLiteral("x.png")}
-                                     << "zzz";
+        QTest::newRow("bad width") << QStringList{
+            QStringLiteral("01"), QStringLiteral("--export"), QStringLiteral("x.png"), QStringLiteral("--width"),
+            QStringLiteral("wide")} << "--width";
+        QTest::newRow("no input") << QStringList{QStringLiteral("--export"), QStringLiteral("x.png")}
+                                  << "needs a scenario";
+        QTest::newRow("bad variant") << QStringList{
+            QStringLiteral("01"), QStringLiteral("--variant"), QStringLiteral("zzz"), QStringLiteral("--export"),
+            QStringLiteral("x.png")} << "zzz";
     }
 
     void headlessExportBadInput()

@@ -117,10 +117,7 @@ int findSpanNamed(const Trace& t, std::string_view name)
 class TestModels : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void initTestCase()
-    {
-        QVERIFY2(!listPresets().empty(), "no lessons found: set STREAMSCOPE_RESOURCES");
-    }
+    void initTestCase() { QVERIFY2(!listPresets().empty(), "no lessons found: set STREAMSCOPE_RESOURCES"); }
 
     // ---- ScenarioModel: structure -----------------------------------------------------------------------------
 
@@ -138,8 +135,10 @@ private Q_SLOTS:
         QCOMPARE(model.rowCount(threads), 1);
         QCOMPARE(model.rowCount(model.index(0, 0, threads)), 2); // matmul, transpose
         QCOMPARE(model.index(0, 0, model.index(0, 0, threads)).data().toString(), QStringLiteral("matmul"));
-        QVERIFY(model.index(0, ScenarioModel::DetailsColumn, model.index(0, 0, threads)).data().toString().contains(
-            QStringLiteral("kernel matmul")));
+        QVERIFY(model.index(0, ScenarioModel::DetailsColumn, model.index(0, 0, threads))
+                    .data()
+                    .toString()
+                    .contains(QStringLiteral("kernel matmul")));
         QVERIFY(model.issues().empty());
         QVERIFY(model.validatedScenario());
     }
@@ -177,9 +176,10 @@ private Q_SLOTS:
         QTest::addColumn<int>("c");
         QTest::addColumn<QString>("field");
         QTest::newRow("op field") << "/threads/1/ops/3/stream" << int(ScenarioItemType::Op) << 1 << 3 << -1 << "stream";
-        QTest::newRow("grid element") << "/threads/0/ops/2/grid/0" << int(ScenarioItemType::Op) << 0 << 2 << -1 << "grid/0";
-        QTest::newRow("graph node") << "/threads/0/ops/2/ops/1/kernel" << int(ScenarioItemType::GraphNode) << 0 << 2 << 1
-                                    << "kernel";
+        QTest::newRow("grid element") << "/threads/0/ops/2/grid/0" << int(ScenarioItemType::Op) << 0 << 2 << -1
+                                      << "grid/0";
+        QTest::newRow("graph node") << "/threads/0/ops/2/ops/1/kernel" << int(ScenarioItemType::GraphNode) << 0 << 2
+                                    << 1 << "kernel";
         QTest::newRow("thread") << "/threads/2/repeat" << int(ScenarioItemType::Thread) << 2 << -1 << -1 << "repeat";
         QTest::newRow("stream") << "/streams/4/kind" << int(ScenarioItemType::Stream) << 4 << -1 << -1 << "kind";
         QTest::newRow("device") << "/devices/1/index" << int(ScenarioItemType::Device) << 1 << -1 << -1 << "index";
@@ -556,7 +556,8 @@ private Q_SLOTS:
         for (const auto& [name, wanted] : cases) {
             const Scenario derived = applyQuickSettings(base, q, wanted);
             auto valid = validateScenario(derived);
-            QVERIFY2(valid, qPrintable(QStringLiteral("%1: %2").arg(QLatin1String(name), qs(valid.error().toString()))));
+            QVERIFY2(valid,
+                     qPrintable(QStringLiteral("%1: %2").arg(QLatin1String(name), qs(valid.error().toString()))));
             auto trace = RunController::simulate(valid->scenario);
             QVERIFY2(trace, qPrintable(QLatin1String(name)));
             QVERIFY(trace->spanCount() > 0);
@@ -701,9 +702,9 @@ private Q_SLOTS:
         const int kernel = findSpanNamed(*trace, kPyTorchKernel);
         const QString html = spanInspectorHtml(*trace, kernel);
         // The short name is the title; the full demangled one follows, once, under "Full name".
-        QVERIFY2(html.contains(QStringLiteral("</span> ") + kPyTorchKernelShort.toHtmlEscaped() +
-                               QStringLiteral("</h3>")),
-                 qPrintable(html));
+        QVERIFY2(
+            html.contains(QStringLiteral("</span> ") + kPyTorchKernelShort.toHtmlEscaped() + QStringLiteral("</h3>")),
+            qPrintable(html));
         QVERIFY(html.contains(QStringLiteral("Full name")));
         QCOMPARE(html.count(QString::fromUtf8(kPyTorchKernel).toHtmlEscaped()), 1);
         // The text of the inspector, as the reader sees (and selects) it.
@@ -757,8 +758,8 @@ private Q_SLOTS:
         QVERIFY(html.contains(QStringLiteral("Makespan")));
 
         // The contrasting variant fails its key check, and a diagnostic says why, with a link to the spans.
-        auto pageable = RunController::simulate(loadLesson(QStringLiteral("09"), QStringLiteral("pageable")),
-                                                {}, QStringLiteral("pageable"));
+        auto pageable = RunController::simulate(loadLesson(QStringLiteral("09"), QStringLiteral("pageable")), {},
+                                                QStringLiteral("pageable"));
         QVERIFY(pageable);
         const auto bad = makeAnalyzedTrace(std::move(pageable).value());
         const QString badHtml = analysisHtml(bad.get(), QStringLiteral("Lesson"), QStringLiteral("Text"),
@@ -818,7 +819,8 @@ private Q_SLOTS:
         const auto small = std::find_if(path.segments.begin(), path.segments.end(),
                                         [](const CriticalPathSegment& seg) { return seg.name == "small"; });
         QVERIFY(small != path.segments.end());
-        QVERIFY2(html.contains(QStringLiteral("waited ") + formatNs(double(small->waitNs)) + QStringLiteral(" for SMs held by ")),
+        QVERIFY2(html.contains(QStringLiteral("waited ") + formatNs(double(small->waitNs))
+                               + QStringLiteral(" for SMs held by ")),
                  qPrintable(html));
         QVERIFY(html.contains(QStringLiteral("Its operations waited ") + formatNs(double(path.resourceWaitNs))));
         QVERIFY(!html.contains(QStringLiteral("500.0 µs idle")));

@@ -17,8 +17,8 @@
 #include <QDockWidget>
 #include <QFontInfo>
 #include <QLabel>
-#include <QScreen>
 #include <QMenuBar>
+#include <QScreen>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -181,8 +181,8 @@ private Q_SLOTS:
         QTest::keyClick(w.get(), Qt::Key_Space);
         QCOMPARE(p->currentStep(), PresentationMode::Step::Run);
         QCOMPARE(p->stepIndicator(), QStringLiteral("2/4 Run"));
-        QVERIFY(p->slideText().contains(QStringLiteral("Running on the simulator")) ||
-                p->runState() == PresentationMode::RunState::Finished);
+        QVERIFY(p->slideText().contains(QStringLiteral("Running on the simulator"))
+                || p->runState() == PresentationMode::RunState::Finished);
         QTRY_COMPARE_WITH_TIMEOUT(p->runState(), PresentationMode::RunState::Finished, kRunTimeoutMs);
         QCOMPARE(finished.count(), 1);
         QTRY_VERIFY_WITH_TIMEOUT(p->slideText().contains(QStringLiteral("Finished on the simulator")), kRunTimeoutMs);
@@ -200,8 +200,8 @@ private Q_SLOTS:
         const auto [from, to] = w->timeline()->visibleTimeRange();
         QVERIFY(from <= double(first) && to >= double(last));
         // Every row fits: the lanes were sized to the height.
-        QVERIFY(w->timeline()->laneHeight() * w->timeline()->timelineLayout().totalLanes() <=
-                w->timeline()->timeAxisRect().height() + w->timeline()->laneHeight());
+        QVERIFY(w->timeline()->laneHeight() * w->timeline()->timelineLayout().totalLanes()
+                <= w->timeline()->timeAxisRect().height() + w->timeline()->laneHeight());
         shot(*w, QStringLiteral("03-timeline"));
 
         // 4: the explanation beside the timeline: the verdict and the effect (makespan, overlap).

@@ -67,7 +67,8 @@ private Q_SLOTS:
         QVERIFY(plain(spanInspectorHtml(*t, call)).contains(QStringLiteral("Called in")));
         const int mm = findSpan(*t, "aten::mm", SpanKind::Range);
         const QString op = plain(spanInspectorHtml(*t, mm));
-        QVERIFY2(op.contains(QStringLiteral("Inside")) && op.contains(QStringLiteral("ProfilerStep#0")), qPrintable(op));
+        QVERIFY2(op.contains(QStringLiteral("Inside")) && op.contains(QStringLiteral("ProfilerStep#0")),
+                 qPrintable(op));
         QVERIFY(op.contains(QStringLiteral("ranges of host thread")));
     }
 

@@ -26,8 +26,8 @@
 #include <QProcess>
 #include <QSettings>
 #include <QSignalSpy>
-#include <QStatusBar>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -267,9 +267,9 @@ private Q_SLOTS:
         QCOMPARE(view.relativeSpeedupGraph()->valueAxis(), view.plot()->yAxis2);
         QCOMPARE(view.speedupGraph()->valueAxis(), view.plot()->yAxis2);
         const QString label = view.plot()->yAxis->label();
-        const double unit = label.contains(QStringLiteral("(ms)"))   ? 1e6
-                            : label.contains(QStringLiteral("(µs)")) ? 1e3
-                                                                     : 1e9;
+        const double unit = label.contains(QStringLiteral("(ms)")) ? 1e6
+            : label.contains(QStringLiteral("(µs)"))               ? 1e3
+                                                                   : 1e9;
         for (const auto& p : points) {
             QVERIFY(hasGraphPoint(makespan, p.value, double(p.makespanNs) / unit));
             QVERIFY(hasGraphPoint(view.relativeSpeedupGraph(), p.value, p.relativeSpeedup));
@@ -336,9 +336,12 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("text");
         QTest::addColumn<QString>("message");
-        QTest::newRow("zero") << "0" << "greater than 0";
-        QTest::newRow("letters") << "abc" << "“abc” is not a number";
-        QTest::newRow("one bad among good") << "1, 2, x4" << "“x4” is not a number";
+        QTest::newRow("zero") << "0"
+                              << "greater than 0";
+        QTest::newRow("letters") << "abc"
+                                 << "“abc” is not a number";
+        QTest::newRow("one bad among good") << "1, 2, x4"
+                                            << "“x4” is not a number";
     }
 
     void badValuesSayWhatIsWrong()
@@ -410,9 +413,9 @@ private Q_SLOTS:
     void gpuSweepThroughTheCli()
     {
         QTemporaryDir dir;
-        const QByteArray json = realSweepJson({QStringLiteral("01"), QStringLiteral("--knob"),
-                                               QStringLiteral("streams"), QStringLiteral("--values"),
-                                               QStringLiteral("1,2")});
+        const QByteArray json =
+            realSweepJson({QStringLiteral("01"), QStringLiteral("--knob"), QStringLiteral("streams"),
+                           QStringLiteral("--values"), QStringLiteral("1,2")});
         QVERIFY(json.contains("\"points\""));
         const QString canned = writeFile(dir, QStringLiteral("sweep.json"), json);
         const QString args = dir.filePath(QStringLiteral("args"));

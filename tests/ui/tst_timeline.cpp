@@ -167,8 +167,8 @@ void TestTimeline::layoutRows()
         labels.push_back(r.label);
         kinds.push_back(r.kind);
     }
-    const std::vector<std::string> expected{"Host threads", "main", "worker", "GPU 0 \xC2\xB7 NVIDIA H200", "legacy",
-                                            "ptds", "s2", "s10", "GPU 1", "x"};
+    const std::vector<std::string> expected{
+        "Host threads", "main", "worker", "GPU 0 \xC2\xB7 NVIDIA H200", "legacy", "ptds", "s2", "s10", "GPU 1", "x"};
     QCOMPARE(labels, expected);
     QCOMPARE(kinds.front(), TimelineRowKind::HostHeader);
     QCOMPARE(kinds[3], TimelineRowKind::DeviceHeader);
@@ -189,8 +189,8 @@ void TestTimeline::assignLanes_data()
     QTest::newRow("disjoint") << QList<qint64>{0, 10, 10, 20, 25, 30} << QList<int>{0, 0, 0} << 1;
     QTest::newRow("nested") << QList<qint64>{0, 100, 10, 20, 30, 40} << QList<int>{0, 1, 1} << 2;
     QTest::newRow("three at once") << QList<qint64>{0, 10, 1, 11, 2, 12} << QList<int>{0, 1, 2} << 3;
-    QTest::newRow("lowest free lane") << QList<qint64>{0, 10, 1, 5, 2, 20, 6, 8, 12, 30}
-                                      << QList<int>{0, 1, 2, 1, 0} << 3;
+    QTest::newRow("lowest free lane") << QList<qint64>{0, 10, 1, 5, 2, 20, 6, 8, 12, 30} << QList<int>{0, 1, 2, 1, 0}
+                                      << 3;
     QTest::newRow("zero length") << QList<qint64>{5, 5, 5, 5, 5, 7} << QList<int>{0, 0, 0} << 1;
 }
 
@@ -214,10 +214,11 @@ void TestTimeline::assignLanes()
 void TestTimeline::stackedSpansAreAllDrawn()
 {
     // Overlapping spans in one track (possible in imported traces): none may hide another.
-    auto t = makeTrace({streamTrack("s0")}, {{0, SpanKind::Kernel, 0, 1000, "a"},
-                                             {0, SpanKind::MemcpyH2D, 100, 600, "b"},
-                                             {0, SpanKind::Kernel, 200, 300, "c"},
-                                             {0, SpanKind::Kernel, 700, 900, "d"}});
+    auto t = makeTrace({streamTrack("s0")},
+                       {{0, SpanKind::Kernel, 0, 1000, "a"},
+                        {0, SpanKind::MemcpyH2D, 100, 600, "b"},
+                        {0, SpanKind::Kernel, 200, 300, "c"},
+                        {0, SpanKind::Kernel, 700, 900, "d"}});
     auto v = makeView(t);
     const TimelineLayout& L = v->timelineLayout();
     const int row = L.rowOfTrack(0);
@@ -399,7 +400,7 @@ void TestTimeline::hitTest()
     QCOMPARE(v->spanAt(pixelOf(*v, 65000, rowS0)), -1); // the gap between k1 and k2
     QCOMPARE(v->spanAt(pixelOf(*v, 15000, rowS0)), -1);
     QCOMPARE(v->spanAt(pixelOf(*v, 65000, rowS1)), findSpan(*t, "copy"));
-    QCOMPARE(v->spanAt(pixelOf(*v, 40000, 0)), -1); // a header row
+    QCOMPARE(v->spanAt(pixelOf(*v, 40000, 0)), -1);                    // a header row
     QCOMPARE(v->spanAt(QPoint(5, pixelOf(*v, 40000, rowS0).y())), -1); // the row labels
     // spanAt agrees with the drawn geometry.
     for (uint32_t s = 0; s < t->spanCount(); ++s)
@@ -409,9 +410,10 @@ void TestTimeline::hitTest()
 void TestTimeline::hitTestTinySpan()
 {
     // A 1 ns kernel at a 1 ms view is far below a pixel: hovering within a few pixels still finds it.
-    auto t = makeTrace({streamTrack("s0")}, {{0, SpanKind::Kernel, 500000, 500001, "tiny"},
-                                             {0, SpanKind::Kernel, 0, 1, "first"},
-                                             {0, SpanKind::Kernel, 1000000, 1000001, "last"}});
+    auto t = makeTrace({streamTrack("s0")},
+                       {{0, SpanKind::Kernel, 500000, 500001, "tiny"},
+                        {0, SpanKind::Kernel, 0, 1, "first"},
+                        {0, SpanKind::Kernel, 1000000, 1000001, "last"}});
     auto v = makeView(t);
     const int row = v->timelineLayout().rowOfTrack(0);
     const QPoint p = pixelOf(*v, 500000, row);
@@ -669,14 +671,14 @@ void TestTimeline::measureWithShiftDrag()
 
 void TestTimeline::flowKinds()
 {
-    auto t = makeTrace({hostTrack("main"), streamTrack("s0"), streamTrack("s1")},
-                       {{0, SpanKind::ApiCall, 0, 5000, "launch a"},
-                        {0, SpanKind::ApiCall, 5000, 10000, "launch b"},
-                        {1, SpanKind::Kernel, 10000, 50000, "a"},
-                        {2, SpanKind::Kernel, 50000, 90000, "b"},
-                        {0, SpanKind::Sync, 10000, 90000, "sync"}},
-                       {{0, 2, FlowKind::Launch}, {1, 3, FlowKind::Launch}, {2, 3, FlowKind::Event},
-                        {3, 4, FlowKind::Sync}});
+    auto t = makeTrace(
+        {hostTrack("main"), streamTrack("s0"), streamTrack("s1")},
+        {{0, SpanKind::ApiCall, 0, 5000, "launch a"},
+         {0, SpanKind::ApiCall, 5000, 10000, "launch b"},
+         {1, SpanKind::Kernel, 10000, 50000, "a"},
+         {2, SpanKind::Kernel, 50000, 90000, "b"},
+         {0, SpanKind::Sync, 10000, 90000, "sync"}},
+        {{0, 2, FlowKind::Launch}, {1, 3, FlowKind::Launch}, {2, 3, FlowKind::Event}, {3, 4, FlowKind::Sync}});
     auto v = makeView(t);
     auto count = [&](FlowKind k) {
         v->replot();

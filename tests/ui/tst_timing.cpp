@@ -20,8 +20,8 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QCoreApplication>
-#include <QDockWidget>
 #include <QDir>
+#include <QDockWidget>
 #include <QFile>
 #include <QImage>
 #include <QPalette>
@@ -54,15 +54,14 @@ TimingTrace makeTimingTrace()
     t.info.backend = "cuda";
     t.info.scenarioId = "timing-test";
     t.info.scenarioTitle = "Timing test";
-    t.info.settings = {{"CUDA_DEVICE_MAX_CONNECTIONS", "8 (default)"},
-                       {"timing", "events"},
-                       {"timing_reason",
-                        "CUDA events instead of CUPTI: libcupti could not be loaded (the test says so)"},
-                       {"timed_makespan_ns", "3000000"},
-                       {"untimed_makespan_ns", "2000000"},
-                       {"timing_perturbation", "1.5000"},
-                       {"event_timing_corrections",
-                        "0 starts corrected (0 us no longer drawn as running), 1 uncertain"}};
+    t.info.settings = {
+        {"CUDA_DEVICE_MAX_CONNECTIONS", "8 (default)"},
+        {"timing", "events"},
+        {"timing_reason", "CUDA events instead of CUPTI: libcupti could not be loaded (the test says so)"},
+        {"timed_makespan_ns", "3000000"},
+        {"untimed_makespan_ns", "2000000"},
+        {"timing_perturbation", "1.5000"},
+        {"event_timing_corrections", "0 starts corrected (0 us no longer drawn as running), 1 uncertain"}};
     DeviceInfo d;
     d.index = 0;
     d.name = "NVIDIA H200";
@@ -219,9 +218,10 @@ private Q_SLOTS:
         QFETCH(int, mode);
         QFETCH(QString, flag);
         const QStringList args = gpuRunArguments(QStringLiteral("s.json"), QStringLiteral("t.json"), TimingMode(mode));
-        QCOMPARE(args, (QStringList{QStringLiteral("run"), QStringLiteral("s.json"), QStringLiteral("--backend"),
-                                    QStringLiteral("cuda"), QStringLiteral("-o"), QStringLiteral("t.json"),
-                                    QStringLiteral("--progress"), QStringLiteral("--timing"), flag}));
+        QCOMPARE(args,
+                 (QStringList{QStringLiteral("run"), QStringLiteral("s.json"), QStringLiteral("--backend"),
+                              QStringLiteral("cuda"), QStringLiteral("-o"), QStringLiteral("t.json"),
+                              QStringLiteral("--progress"), QStringLiteral("--timing"), flag}));
         QCOMPARE(timingArguments(TimingMode(mode)), (QStringList{QStringLiteral("--timing"), flag}));
         QVERIFY(!timingModeLabel(TimingMode(mode)).isEmpty());
         QVERIFY(!timingModeDescription(TimingMode(mode)).isEmpty());
@@ -325,8 +325,8 @@ private Q_SLOTS:
         QVERIFY(notice.fallback.isEmpty());
         if (shown) {
             const int pct = int(std::lround(100 * (ratio.toDouble() - 1)));
-            QVERIFY2(notice.perturbation.text.startsWith(QStringLiteral("+%1 % against the same work without timing. ")
-                                                             .arg(pct)),
+            QVERIFY2(notice.perturbation.text.startsWith(
+                         QStringLiteral("+%1 % against the same work without timing. ").arg(pct)),
                      qPrintable(notice.perturbation.text));
             QVERIFY(notice.suggested == std::optional<TimingMode>(TimingMode::Events));
         }

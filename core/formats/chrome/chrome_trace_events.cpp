@@ -1,0 +1,418 @@
+// Chrome Trace Event reading, part 1: the document's structure and each event's fields (chrome_trace_reader.h).
+#include "chrome_trace_reader.h"
+
+#include "import_limits.h"
+
+#include <new>
+#include <string>
+
+namespace streamscope {
+
+namespace chrome::detail {
+
+chrome::RawTrace EventReader::run()
+{
+    enum class State { Start, Key, AfterValue, FirstEvent, NextEvent, AfterRoot, Done };
+    State state = State::Start;
+    bool bareArray = false;
+    for (;;) {
+        const char* mark = m_p;
+        try {
+            switch (state) {
+            case State::Start: {
+                if (m_end - m_p < 3 && !m_in.eof())
+                    throw NeedMore{};
+                if (m_end - m_p >= 3 && static_cast<unsigned char>(m_p[0]) == 0xef
+                    && static_cast<unsigned char>(m_p[1]) == 0xbb && static_cast<unsigned char>(m_p[2]) == 0xbf)
+                    m_p += 3; // a UTF-8 byte order mark
+                skipWs();
+                if (*m_p == '[') {
+                    ++m_p;
+                    bareArray = true;
+                    state = State::FirstEvent;
+                } else if (*m_p == '{') {
+                    ++m_p;
+                    skipWs();
+                    if (*m_p == '}') {
+                        ++m_p;
+                        state = State::AfterRoot;
+                    } else {
+                        state = State::Key;
+                    }
+                } else {
+                    fail(m_p,
+                         "not a Chrome trace: expected a JSON object {\"traceEvents\": [...]} or an array "
+                         "of events");
+                }
+                break;
+            }
+            case State::Key: {
+                skipWs();
+                if (*m_p != '"')
+                    fail(m_p, "not valid JSON: expected a key (a string in double quotes)");
+                const std::string key(string());
+                skipWs();
+                expect(':', "after an object key");
+                skipWs();
+                if (is(key, "traceEvents")) {
+                    if (*m_p != '[')
+                        fail(m_p, "\"traceEvents\" must be an array");
+                    ++m_p;
+                    m_sawEvents = true;
+                    state = State::FirstEvent;
+                } else {
+                    topLevelValue(key);
+                    state = State::AfterValue;
+                }
+                break;
+            }
+            case State::AfterValue: {
+                skipWs();
+                if (*m_p == ',') {
+                    ++m_p;
+                    state = State::Key;
+                } else if (*m_p == '}') {
+                    ++m_p;
+                    state = State::AfterRoot;
+                } else {
+                    fail(m_p, "not valid JSON: expected ',' or '}' after a value");
+                }
+                break;
+            }
+            case State::FirstEvent:
+            case State::NextEvent: {
+                if (bareArray && atEnd()) { // the format allows the closing ']' to be missing
+                    state = State::Done;
+                    break;
+                }
+                skipWs();
+                if (*m_p == ']') {
+                    ++m_p;
+                    state = bareArray ? State::AfterRoot : State::AfterValue;
+                    break;
+                }
+                if (state == State::NextEvent) {
+                    expect(',', "between events");
+                    if (bareArray && atEnd()) {
+                        state = State::Done;
+                        break;
+                    }
+                    skipWs();
+                    if (*m_p == ']') { // a trailing comma, as streaming writers leave it
+                        ++m_p;
+                        state = bareArray ? State::AfterRoot : State::AfterValue;
+                        break;
+                    }
+                }
+                event();
+                state = State::NextEvent;
+                break;
+            }
+            case State::AfterRoot: {
+                if (atEnd()) {
+                    state = State::Done;
+                    break;
+                }
+                skipWs();
+                fail(m_p, "not valid JSON: unexpected text after the end of the trace");
+            }
+            case State::Done: break;
+            }
+        } catch (const NeedMore&) {
+            m_p = mark;
+            const std::string err = m_in.refill(m_p);
+            if (!err.empty())
+                throw Fail{m_in.offset(m_p), "cannot read: " + err};
+            m_end = m_in.end();
+            continue;
+        }
+        if (state == State::Done)
+            break;
+    }
+    if (!bareArray && !m_sawEvents)
+        throw Fail{0, "not a Chrome trace: the JSON object has no \"traceEvents\" array"};
+    closeOpenSpans();
+    m_raw.bytes = m_in.total();
+    return std::move(m_raw);
+}
+
+void EventReader::args(Event& ev)
+{
+    skipWs();
+    if (*m_p != '{') {
+        skipValue();
+        return;
+    }
+    ++m_p;
+    members(
+        [&](std::string_view key) {
+            // By length first: most keys of most files are none of these, and are told apart without a compare.
+            switch (key.size()) {
+            case 2:
+                if (is(key, "op"))
+                    ev.op = intValue("args.op");
+                else
+                    skipValue(1);
+                break;
+            case 3:
+                if (is(key, "end"))
+                    ev.flowEnd = stringValue();
+                else
+                    skipValue(1);
+                break;
+            case 4:
+                if (is(key, "name"))
+                    ev.argName = stringValue();
+                else if (is(key, "kind"))
+                    ev.argKind = stringValue();
+                else if (is(key, "grid"))
+                    ev.hasGrid = dim3Value(ev.grid, "args.grid");
+                else if (is(key, "span"))
+                    ev.spanHint = intValue("args.span");
+                else if (is(key, "wait"))
+                    ev.wait = stringValue();
+                else
+                    skipValue(1);
+                break;
+            case 5:
+                if (is(key, "bytes"))
+                    ev.bytes = intValue("args.bytes");
+                else if (is(key, "block"))
+                    ev.hasBlock = dim3Value(ev.block, "args.block");
+                else
+                    skipValue(1);
+                break;
+            case 6:
+                if (is(key, "device")) {
+                    const char* at = m_p;
+                    ev.device = intValue("args.device");
+                    // -1: no device (as some writers mark host work); else an index that fits an int.
+                    if (ev.device != -1)
+                        if (const std::string problem = deviceIndexProblem(ev.device); !problem.empty())
+                            fail(at, "args.device: " + problem);
+                } else if (is(key, "stream"))
+                    ev.stream = idValue();
+                else if (is(key, "thread"))
+                    ev.thread = intValue("args.thread");
+                else if (is(key, "labels"))
+                    ev.labels = stringValue();
+                else
+                    skipValue(1);
+                break;
+            case 8:
+                if (is(key, "wait_for"))
+                    ev.waitFor = intValue("args.wait_for");
+                else
+                    skipValue(1);
+                break;
+            case 9:
+                if (is(key, "iteration"))
+                    ev.iteration = intValue("args.iteration");
+                else
+                    skipValue(1);
+                break;
+            case 10:
+                if (is(key, "sort_index"))
+                    ev.sortIndex = intValue("args.sort_index"), ev.hasSortIndex = true;
+                else
+                    skipValue(1);
+                break;
+            case 11:
+                if (is(key, "correlation"))
+                    ev.correlation = intValue("args.correlation"), ev.hasCorrelation = true;
+                else if (is(key, "External id"))
+                    ev.externalId = intValue("args.External id"), ev.hasExternalId = true;
+                else
+                    skipValue(1);
+                break;
+            case 14:
+                if (is(key, "cuda_sync_kind"))
+                    ev.syncKind = stringValue();
+                else if (is(key, "wait_on_stream"))
+                    ev.waitOnStream = intValue("args.wait_on_stream");
+                else
+                    skipValue(1);
+                break;
+            case 33:
+                if (is(key, "wait_on_cuda_event_record_corr_id"))
+                    ev.recordCorrelation = intValue("args.wait_on_cuda_event_record_corr_id");
+                else
+                    skipValue(1);
+                break;
+            default: skipValue(1);
+            }
+        },
+        "or ',' in an object");
+}
+
+void EventReader::event()
+{
+    skipWs();
+    const char* start = m_p;
+    if (*m_p != '{') {
+        if (*m_p == '"' || *m_p == '[' || *m_p == '-' || isDigit(*m_p) || *m_p == 't' || *m_p == 'f' || *m_p == 'n')
+            fail(m_p, "an event must be a JSON object");
+        fail(m_p, "not valid JSON: unexpected character");
+    }
+    ++m_p;
+    m_scratchUsed = 0;
+    Event ev;
+    // A field the reader uses, named twice in one event, is an error (JSON readers differ on which one wins).
+    uint32_t seen = 0;
+    auto once = [&](uint32_t bit, const char* name) {
+        if (seen & bit)
+            fail(m_p, std::string("duplicate key \"") + name + "\" in an event");
+        seen |= bit;
+    };
+    members(
+        [&](std::string_view key) {
+            skipWs();
+            switch (key.size()) {
+            case 2:
+                if (is(key, "ph")) {
+                    once(1u << 0, "ph");
+                    const std::string_view ph = stringValue();
+                    ev.ph = ph.size() == 1 ? ph[0] : '?';
+                } else if (is(key, "ts")) {
+                    once(1u << 1, "ts");
+                    ev.ts = timeValue("\"ts\"");
+                    ev.hasTs = true;
+                } else if (is(key, "id")) {
+                    once(1u << 2, "id");
+                    const Id id = idValue();
+                    ev.hasId = id.present;
+                    ev.id = flowId(id);
+                } else if (is(key, "bp")) {
+                    ev.bp = stringValue();
+                } else {
+                    skipValue(1);
+                }
+                break;
+            case 3:
+                if (is(key, "dur")) {
+                    once(1u << 3, "dur");
+                    ev.dur = timeValue("\"dur\"");
+                    ev.hasDur = true;
+                } else if (is(key, "pid")) {
+                    once(1u << 4, "pid");
+                    ev.pid = idValue();
+                } else if (is(key, "tid")) {
+                    once(1u << 5, "tid");
+                    ev.tid = idValue();
+                } else if (is(key, "cat")) {
+                    ev.cat = stringValue();
+                } else {
+                    skipValue(1);
+                }
+                break;
+            case 4:
+                if (is(key, "name")) {
+                    once(1u << 6, "name");
+                    ev.name = stringValue();
+                } else if (is(key, "args")) {
+                    once(1u << 7, "args");
+                    args(ev);
+                } else {
+                    skipValue(1);
+                }
+                break;
+            case 7:
+                if (is(key, "bind_id")) {
+                    const Id id = idValue();
+                    ev.hasBindId = id.present;
+                    ev.bindId = flowId(id);
+                } else if (is(key, "flow_in")) {
+                    ev.flowIn = boolValue();
+                } else {
+                    skipValue(1);
+                }
+                break;
+            case 8:
+                if (is(key, "flow_out"))
+                    ev.flowOut = boolValue();
+                else
+                    skipValue(1);
+                break;
+            default: skipValue(1);
+            }
+        },
+        "or ',' in an event");
+    handle(ev, start);
+}
+
+// A top-level value other than "traceEvents".
+void EventReader::topLevelValue(const std::string& key)
+{
+    skipWs();
+    const char* start = m_p;
+    const char c = *m_p;
+    if (is(key, "otherData") || is(key, "deviceProperties")) {
+        skipValue(1);
+        (is(key, "otherData") ? m_raw.otherData : m_raw.deviceProperties).assign(start, m_p);
+        return;
+    }
+    if (c == '"') {
+        m_scratchUsed = 0;
+        const std::string_view v = string();
+        m_raw.topLevel.emplace_back(key, std::string(v));
+    } else if (c == '-' || isDigit(c)) {
+        number();
+        m_raw.topLevel.emplace_back(key, std::string(start, m_p));
+    } else if (c == 't' || c == 'f') {
+        skipValue(1);
+        m_raw.topLevel.emplace_back(key, std::string(start, m_p));
+    } else {
+        skipValue(1);
+    }
+}
+
+Result<chrome::RawTrace> readInput(Input& in, const std::string& file, chrome::Dialect dialect)
+{
+    try {
+        EventReader reader(in, dialect);
+        return reader.run();
+    } catch (const Fail& f) {
+        return Error{file, "byte " + std::to_string(f.offset), f.message};
+    } catch (const std::bad_alloc&) {
+        return Error{file, {}, "out of memory while reading the trace"};
+    }
+}
+
+} // namespace chrome::detail
+
+namespace chrome {
+
+using detail::Input;
+using detail::readInput;
+
+Dialect detectDialect(std::string_view prefix)
+{
+    const auto has = [prefix](std::string_view s) { return prefix.find(s) != std::string_view::npos; };
+    // Kineto's top-level keys; or, in traces from before it wrote them, its categories with its "External id".
+    if (has("\"schemaVersion\"") || has("\"deviceProperties\""))
+        return Dialect::PyTorch;
+    if (has("\"External id\""))
+        for (const std::string_view cat :
+             {"cuda_runtime", "cpu_op", "ac2g", "python_function", "gpu_memcpy", "Runtime", "Operator", "Kernel"})
+            if (has("\"cat\": \"" + std::string(cat) + "\"") || has("\"cat\":\"" + std::string(cat) + "\""))
+                return Dialect::PyTorch;
+    return Dialect::Generic;
+}
+
+Result<RawTrace> readText(std::string_view text, const std::string& file, Dialect dialect)
+{
+    Input in(text);
+    return readInput(in, file, dialect);
+}
+
+Result<RawTrace> readFile(const std::string& path, Dialect dialect)
+{
+    OpenFile file;
+    if (Status opened = openForReading(path, file); !opened)
+        return opened.error();
+    Input in(file.fd);
+    return readInput(in, path, dialect);
+}
+} // namespace chrome
+
+} // namespace streamscope

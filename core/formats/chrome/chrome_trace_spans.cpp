@@ -1,0 +1,356 @@
+// Chrome Trace Event reading, part 2: each event's fields into the spans, threads, processes and flows of a RawTrace
+// (chrome_trace_reader.h): complete and begin/end events, metadata, PyTorch's sync records, flow events v1 and v2.
+#include "chrome_trace_reader.h"
+
+#include "import_limits.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace streamscope::chrome::detail {
+
+uint32_t EventReader::keyText(std::string_view s)
+{
+    if (s.empty())
+        return 0;
+    auto it = m_keyTexts.find(s);
+    if (it != m_keyTexts.end())
+        return it->second;
+    const auto id = uint32_t(m_keyTextList.size() + 1);
+    m_keyTextList.emplace_back(s);
+    m_keyTexts.emplace(std::string(s), id);
+    return id;
+}
+
+uint32_t EventReader::threadFor(const Event& ev)
+{
+    // The format: a missing tid is the pid.
+    const Id& pid = ev.pid;
+    const Id& tid = ev.tid.present ? ev.tid : ev.pid;
+    ThreadKey key{pid.text.empty() ? pid.number : -1, tid.text.empty() ? tid.number : -1, keyText(pid.text),
+                  keyText(tid.text)};
+    if (m_lastThread != kNoSpan && key == m_lastKey)
+        return m_lastThread;
+    auto it = m_threads.find(key);
+    uint32_t index;
+    if (it != m_threads.end()) {
+        index = it->second;
+    } else {
+        if (m_raw.threads.size() >= kMaxImportedTracks)
+            fail(m_p, tooManyTracksMessage() + " (pid and tid pairs)");
+        index = uint32_t(m_raw.threads.size());
+        chrome::RawThread t;
+        t.pid = key.pid;
+        t.tid = key.tid;
+        t.pidText = std::string(pid.text);
+        t.tidText = std::string(tid.text);
+        m_raw.threads.push_back(std::move(t));
+        m_threads.emplace(key, index);
+        processFor(ev);
+    }
+    m_lastKey = key;
+    m_lastThread = index;
+    return index;
+}
+
+chrome::RawProcess& EventReader::processFor(const Event& ev)
+{
+    const auto key = std::make_pair(ev.pid.text.empty() ? ev.pid.number : -1, std::string(ev.pid.text));
+    auto it = m_processes.find(key);
+    if (it != m_processes.end())
+        return m_raw.processes[it->second];
+    chrome::RawProcess p;
+    p.pid = key.first;
+    p.pidText = key.second;
+    m_processes.emplace(key, m_raw.processes.size());
+    m_raw.processes.push_back(std::move(p));
+    return m_raw.processes.back();
+}
+
+uint32_t EventReader::intern(std::string_view s)
+{
+    if (m_lastNameId != kNoSpan && s == m_lastName)
+        return m_lastNameId;
+    auto& strings = m_raw.trace.strings;
+    auto it = m_names.find(s);
+    if (it == m_names.end()) {
+        if (strings.size() >= size_t(std::numeric_limits<uint32_t>::max()))
+            throw Fail{0, "too many distinct names"};
+        strings.emplace_back(s);
+        it = m_names.emplace(strings.back(), uint32_t(strings.size() - 1)).first;
+    }
+    // The map's key, not the vector's string: the vector moves its strings when it grows.
+    m_lastName = it->first;
+    m_lastNameId = it->second;
+    return it->second;
+}
+
+uint32_t EventReader::addSpan(const Event& ev, uint32_t thread, SpanKind kind, int64_t start, int64_t end)
+{
+    auto& s = m_raw.trace.spans;
+    if (s.size() >= size_t(std::numeric_limits<uint32_t>::max()) - 1)
+        throw Fail{0, "too many spans (more than 4294967294)"};
+    const auto index = uint32_t(s.size());
+    s.track.push_back(thread);
+    s.kind.push_back(kind);
+    s.name.push_back(intern(ev.name));
+    s.start.push_back(start);
+    s.end.push_back(end);
+    const auto clamp32 = [](int64_t v) {
+        return int32_t(
+            std::clamp<int64_t>(v, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
+    };
+    s.thread.push_back(clamp32(ev.thread));
+    s.op.push_back(clamp32(ev.op));
+    s.iteration.push_back(clamp32(ev.iteration));
+    s.bytes.push_back(ev.bytes);
+    s.grid.push_back(ev.hasGrid ? ev.grid : Dim3{0, 0, 0});
+    s.block.push_back(ev.hasBlock ? ev.block : Dim3{0, 0, 0});
+
+    chrome::RawThread& t = m_raw.threads[thread];
+    ++t.spans;
+    if (kind != chrome::kUnknownKind && isGpuSpan(kind))
+        ++t.gpuSpans;
+    if (ev.device >= 0 && t.device < 0)
+        t.device = ev.device;
+    if (ev.stream.present && t.stream.empty()) {
+        t.streamIsNumber = ev.stream.text.empty();
+        t.stream = t.streamIsNumber ? std::to_string(ev.stream.number) : std::string(ev.stream.text);
+    }
+    if (ev.hasCorrelation)
+        m_raw.correlations.emplace_back(index, ev.correlation);
+    if (ev.hasExternalId && m_dialect == chrome::Dialect::PyTorch)
+        m_raw.externalIds.emplace_back(index, ev.externalId);
+    if (!ev.wait.empty() && ev.waitFor >= 0 && ev.waitFor < int64_t(kNoSpan))
+        if (const auto cause = waitCauseFromString(ev.wait))
+            m_raw.trace.setWait(index, *cause, uint32_t(ev.waitFor));
+    return index;
+}
+
+// The span kind of an event, or kUnknownKind; nullopt: not a span in this dialect.
+std::optional<SpanKind> EventReader::spanKind(const Event& ev)
+{
+    if (!ev.argKind.empty())
+        if (const auto k = spanKindFromString(ev.argKind))
+            return *k;
+    if (m_dialect == chrome::Dialect::PyTorch) {
+        // The CUDA work and calls, and the ranges around them (CPU ops, annotations, Python functions); the
+        // profiler's own rows ("Trace", "overhead") are no spans.
+        if (chrome::isPyTorchRangeCategory(ev.cat))
+            return SpanKind::Range;
+        const auto k = chrome::kindFromCategory(ev.cat, ev.name);
+        if (!k)
+            return std::nullopt;
+        return k;
+    }
+    const auto k = chrome::kindFromCategory(ev.cat, ev.name);
+    return k ? *k : chrome::kUnknownKind;
+}
+
+void EventReader::handle(const Event& ev, const char* start)
+{
+    switch (ev.ph) {
+    case 'X': {
+        if (!ev.hasTs)
+            fail(start, "a complete event (\"ph\": \"X\") without \"ts\"");
+        // Writers that lose a duration (or mean an instant) should not cost the whole file: such an event is kept
+        // as an instant, and the trace counts them (settings "x_events_without_dur").
+        if (!ev.hasDur)
+            ++m_raw.withoutDur;
+        if (ev.dur < 0)
+            fail(start, "a complete event with a negative \"dur\"");
+        if (m_dialect == chrome::Dialect::PyTorch && is(ev.cat, "cuda_sync")) {
+            syncRecord(ev);
+            return;
+        }
+        const auto kind = spanKind(ev);
+        if (!kind) {
+            ++m_raw.skippedEvents;
+            return;
+        }
+        const uint32_t thread = threadFor(ev);
+        if (ev.ts > std::numeric_limits<int64_t>::max() - ev.dur)
+            fail(start, "\"ts\" + \"dur\" is out of range");
+        const uint32_t span = addSpan(ev, thread, *kind, ev.ts, ev.ts + ev.dur);
+        if (ev.hasBindId && (ev.flowIn || ev.flowOut))
+            bindIdFlow(ev, span);
+        return;
+    }
+    case 'B': {
+        if (!ev.hasTs)
+            fail(start, "a begin event (\"ph\": \"B\") without \"ts\"");
+        const auto kind = spanKind(ev);
+        if (!kind) {
+            ++m_raw.skippedEvents;
+            return;
+        }
+        const uint32_t thread = threadFor(ev);
+        const uint32_t span = addSpan(ev, thread, *kind, ev.ts, ev.ts);
+        m_raw.threads[thread].open.push_back(span);
+        if (ev.hasBindId && (ev.flowIn || ev.flowOut))
+            bindIdFlow(ev, span);
+        return;
+    }
+    case 'E': {
+        if (!ev.hasTs)
+            fail(start, "an end event (\"ph\": \"E\") without \"ts\"");
+        auto& open = m_raw.threads[threadFor(ev)].open;
+        if (open.empty())
+            return;
+        const uint32_t span = open.back();
+        open.pop_back();
+        auto& s = m_raw.trace.spans;
+        s.end[span] = std::max(s.start[span], ev.ts);
+        return;
+    }
+    case 'M': metadata(ev); return;
+    case 's':
+    case 't':
+    case 'f': flowEvent(ev); return;
+    default: ++m_raw.skippedEvents; return;
+    }
+}
+
+void EventReader::metadata(const Event& ev)
+{
+    if (ev.name == "process_name") {
+        processFor(ev).name = std::string(ev.argName);
+    } else if (ev.name == "process_labels") {
+        processFor(ev).labels = std::string(ev.labels);
+    } else if (ev.name == "process_sort_index") {
+        if (ev.hasSortIndex) {
+            auto& p = processFor(ev);
+            p.sortIndex = ev.sortIndex;
+            p.hasSortIndex = true;
+        }
+    } else if (ev.name == "thread_name") {
+        m_raw.threads[threadFor(ev)].name = std::string(ev.argName);
+    } else if (ev.name == "thread_sort_index") {
+        if (ev.hasSortIndex) {
+            auto& t = m_raw.threads[threadFor(ev)];
+            t.sortIndex = ev.sortIndex;
+            t.hasSortIndex = true;
+        }
+    }
+}
+
+void EventReader::syncRecord(const Event& ev)
+{
+    chrome::SyncRecord r;
+    r.thread = threadFor(ev);
+    r.ts = ev.ts;
+    const std::string_view kind = !ev.syncKind.empty() ? ev.syncKind : ev.name;
+    if (kind == "Stream Wait Event")
+        r.type = chrome::SyncRecord::StreamWait;
+    else if (kind == "Stream Sync")
+        r.type = chrome::SyncRecord::StreamSync;
+    else if (kind == "Event Sync")
+        r.type = chrome::SyncRecord::EventSync;
+    else if (kind == "Context Sync")
+        r.type = chrome::SyncRecord::ContextSync;
+    r.device = ev.device >= 0 ? ev.device : (ev.pid.text.empty() ? ev.pid.number : -1);
+    r.stream = ev.stream.present && ev.stream.text.empty() ? ev.stream.number : -1;
+    r.waitOnStream = ev.waitOnStream;
+    r.recordCorrelation = ev.recordCorrelation;
+    r.correlation = ev.hasCorrelation ? ev.correlation : -1;
+    m_raw.syncs.push_back(r);
+}
+
+int EventReader::flowKindFromName(std::string_view name)
+{
+    if (const auto k = flowKindFromString(name))
+        return int(*k);
+    return -1;
+}
+
+void EventReader::bindIdFlow(const Event& ev, uint32_t span)
+{
+    // Perfetto's flow events v2: "bind_id" with "flow_out" on the source slice, "flow_in" on the target.
+    const FlowKey key{ev.bindId, 0, 1};
+    auto it = m_open.find(key);
+    if (it == m_open.end()) {
+        OpenFlow o;
+        o.span = span;
+        o.kind = ev.flowIn ? -2 : -1; // -2: this end is a target, waiting for its source
+        m_open.emplace(key, o);
+        return;
+    }
+    const OpenFlow o = it->second;
+    m_open.erase(it);
+    if (o.kind == -2)
+        m_raw.indexFlows.push_back({span, o.span, -1});
+    else
+        m_raw.indexFlows.push_back({o.span, span, -1});
+    if (ev.flowIn && ev.flowOut) { // a step: also the source of the next part
+        OpenFlow next;
+        next.span = span;
+        m_open.emplace(key, next);
+    }
+}
+
+void EventReader::flowEvent(const Event& ev)
+{
+    if (!ev.hasId || !ev.hasTs)
+        return;
+    OpenFlow here;
+    here.end.thread = threadFor(ev);
+    here.end.ts = ev.ts;
+    here.end.enclosing = ev.ph != 'f' || ev.bp == "e";
+    here.kind = flowKindFromName(ev.name);
+    here.launchOnly = ev.name == "ac2g";
+    // Our exports name the slice; it is trusted only when it is where the event says.
+    if (ev.spanHint >= 0 && uint64_t(ev.spanHint) < m_raw.trace.spans.size()) {
+        const auto hint = uint32_t(ev.spanHint);
+        if (m_raw.trace.spans.track[hint] == here.end.thread && m_raw.trace.spans.start[hint] == ev.ts)
+            here.span = hint;
+    }
+    const FlowKey key{ev.id, hashText(ev.cat), hashText(ev.name)};
+    if (ev.ph == 's') {
+        here.target = ev.flowEnd == "to";
+        m_open[key] = here;
+        return;
+    }
+    auto it = m_open.find(key);
+    if (it == m_open.end())
+        return;
+    const OpenFlow from = it->second;
+    if (ev.ph == 'f')
+        m_open.erase(it);
+    else
+        it->second = here; // a step ends one arrow and starts the next
+    if (from.span != kNoSpan && here.span != kNoSpan) {
+        if (from.target)
+            m_raw.indexFlows.push_back({here.span, from.span, from.kind});
+        else
+            m_raw.indexFlows.push_back({from.span, here.span, from.kind});
+    } else {
+        chrome::UnboundFlow f;
+        f.from = from.target ? here.end : from.end;
+        f.to = from.target ? from.end : here.end;
+        f.kind = from.kind;
+        f.launchOnly = from.launchOnly;
+        m_raw.unboundFlows.push_back(f);
+    }
+}
+
+void EventReader::closeOpenSpans()
+{
+    // "B" without "E": they end where the trace ends.
+    auto& s = m_raw.trace.spans;
+    int64_t last = 0;
+    bool any = false;
+    for (const auto& t : m_raw.threads)
+        any = any || !t.open.empty();
+    if (!any)
+        return;
+    for (size_t i = 0; i < s.size(); ++i)
+        last = std::max(last, s.end[i]);
+    for (auto& t : m_raw.threads) {
+        for (uint32_t span : t.open)
+            s.end[span] = std::max(s.start[span], last);
+        t.open.clear();
+        t.open.shrink_to_fit();
+    }
+}
+
+} // namespace streamscope::chrome::detail

@@ -1,0 +1,362 @@
+#include "trace.h"
+
+#include "enum_names.h"
+
+#include <algorithm>
+#include <array>
+#include <numeric>
+#include <tuple>
+
+namespace streamscope {
+
+namespace {
+
+using detail::lookup;
+using detail::nameOf;
+
+constexpr std::array<std::pair<SpanKind, std::string_view>, kSpanKindCount> kSpanKinds{{
+    {SpanKind::Kernel, "kernel"},
+    {SpanKind::MemcpyH2D, "memcpy-h2d"},
+    {SpanKind::MemcpyD2H, "memcpy-d2h"},
+    {SpanKind::MemcpyD2D, "memcpy-d2d"},
+    {SpanKind::MemcpyP2P, "memcpy-p2p"},
+    {SpanKind::Memset, "memset"},
+    {SpanKind::HostFunc, "host-func"},
+    {SpanKind::ApiCall, "api-call"},
+    {SpanKind::Sync, "sync"},
+    {SpanKind::HostWork, "host-work"},
+    {SpanKind::Range, "range"},
+}};
+
+constexpr std::array<std::pair<FlowKind, std::string_view>, kFlowKindCount> kFlowKinds{{
+    {FlowKind::Launch, "launch"},
+    {FlowKind::Event, "event"},
+    {FlowKind::Sync, "sync"},
+    {FlowKind::Implicit, "implicit"},
+    {FlowKind::Call, "call"},
+}};
+
+constexpr std::array<std::pair<TrackKind, std::string_view>, 3> kTrackKinds{{
+    {TrackKind::HostThread, "host-thread"},
+    {TrackKind::Stream, "stream"},
+    {TrackKind::Ranges, "ranges"},
+}};
+
+constexpr std::array<std::pair<TraceSource, std::string_view>, 4> kSources{{
+    {TraceSource::CudaEvents, "cuda-events"},
+    {TraceSource::Cupti, "cupti"},
+    {TraceSource::Simulator, "simulator"},
+    {TraceSource::Imported, "imported"},
+}};
+
+template <typename T>
+void permute(std::vector<T>& v, const std::vector<uint32_t>& order)
+{
+    std::vector<T> out;
+    out.reserve(v.size());
+    for (uint32_t i : order)
+        out.push_back(v[i]);
+    v = std::move(out);
+}
+
+} // namespace
+
+std::string_view toString(SpanKind k)
+{
+    return nameOf(kSpanKinds, k);
+}
+std::string_view toString(FlowKind k)
+{
+    return nameOf(kFlowKinds, k);
+}
+std::string_view toString(TrackKind k)
+{
+    return nameOf(kTrackKinds, k);
+}
+std::string_view toString(TraceSource k)
+{
+    return nameOf(kSources, k);
+}
+std::optional<SpanKind> spanKindFromString(std::string_view s)
+{
+    return lookup(kSpanKinds, s);
+}
+std::optional<FlowKind> flowKindFromString(std::string_view s)
+{
+    return lookup(kFlowKinds, s);
+}
+std::optional<TrackKind> trackKindFromString(std::string_view s)
+{
+    return lookup(kTrackKinds, s);
+}
+std::optional<TraceSource> traceSourceFromString(std::string_view s)
+{
+    return lookup(kSources, s);
+}
+
+namespace {
+constexpr std::array<std::pair<SpanTiming, std::string_view>, 3> kSpanTimings{{
+    {SpanTiming::Measured, "measured"},
+    {SpanTiming::Corrected, "corrected"},
+    {SpanTiming::Uncertain, "uncertain"},
+}};
+constexpr std::array<std::pair<WaitCause, std::string_view>, kWaitCauseCount> kWaitCauses{{
+    {WaitCause::None, "none"},
+    {WaitCause::Sms, "sms"},
+    {WaitCause::CopyEngine, "copy-engine"},
+    {WaitCause::HardwareQueue, "hardware-queue"},
+    {WaitCause::HostFuncThread, "host-func-thread"},
+}};
+} // namespace
+
+std::string_view toString(WaitCause k)
+{
+    return nameOf(kWaitCauses, k);
+}
+std::optional<WaitCause> waitCauseFromString(std::string_view s)
+{
+    return lookup(kWaitCauses, s);
+}
+
+std::string_view toString(SpanTiming k)
+{
+    return nameOf(kSpanTimings, k);
+}
+std::optional<SpanTiming> spanTimingFromString(std::string_view s)
+{
+    return lookup(kSpanTimings, s);
+}
+
+bool isGpuSpan(SpanKind k)
+{
+    return k != SpanKind::ApiCall && k != SpanKind::Sync && k != SpanKind::HostWork && k != SpanKind::Range;
+}
+
+bool isCopySpan(SpanKind k)
+{
+    return k == SpanKind::MemcpyH2D || k == SpanKind::MemcpyD2H || k == SpanKind::MemcpyD2D || k == SpanKind::MemcpyP2P;
+}
+
+SpanKind gpuSpanKindOf(const Op& op)
+{
+    switch (op.kind) {
+    case OpKind::Memcpy:
+        switch (op.copy) {
+        case CopyKind::H2D: return SpanKind::MemcpyH2D;
+        case CopyKind::D2H: return SpanKind::MemcpyD2H;
+        case CopyKind::D2D: return SpanKind::MemcpyD2D;
+        case CopyKind::P2P: return SpanKind::MemcpyP2P;
+        }
+        return SpanKind::MemcpyH2D;
+    case OpKind::Memset: return SpanKind::Memset;
+    case OpKind::HostFunc: return SpanKind::HostFunc;
+    default: return SpanKind::Kernel;
+    }
+}
+
+void SpanColumns::reserve(size_t n)
+{
+    track.reserve(n);
+    kind.reserve(n);
+    name.reserve(n);
+    start.reserve(n);
+    end.reserve(n);
+    thread.reserve(n);
+    op.reserve(n);
+    iteration.reserve(n);
+    bytes.reserve(n);
+    grid.reserve(n);
+    block.reserve(n);
+}
+
+void SpanColumns::clear()
+{
+    *this = SpanColumns{};
+}
+
+uint32_t Trace::intern(std::string_view s)
+{
+    auto it = m_stringIndex.find(std::string(s));
+    if (it != m_stringIndex.end())
+        return it->second;
+    // Strings may have been filled directly (by a reader): index them lazily.
+    if (m_stringIndex.size() != strings.size()) {
+        m_stringIndex.clear();
+        for (uint32_t i = 0; i < strings.size(); ++i)
+            m_stringIndex.emplace(strings[i], i);
+        it = m_stringIndex.find(std::string(s));
+        if (it != m_stringIndex.end())
+            return it->second;
+    }
+    const auto id = uint32_t(strings.size());
+    strings.emplace_back(s);
+    m_stringIndex.emplace(strings.back(), id);
+    return id;
+}
+
+uint32_t Trace::addTrack(Track t)
+{
+    tracks.push_back(std::move(t));
+    m_finalized = false;
+    return uint32_t(tracks.size() - 1);
+}
+
+uint32_t Trace::addSpan(const SpanInit& s)
+{
+    spans.track.push_back(s.track);
+    spans.kind.push_back(s.kind);
+    spans.name.push_back(intern(s.name));
+    spans.start.push_back(s.start);
+    spans.end.push_back(std::max(s.start, s.end));
+    spans.thread.push_back(s.thread);
+    spans.op.push_back(s.op);
+    spans.iteration.push_back(s.iteration);
+    spans.bytes.push_back(s.bytes);
+    spans.grid.push_back(s.grid);
+    spans.block.push_back(s.block);
+    const size_t n = spans.size();
+    if (s.timing != SpanTiming::Measured || !spans.timing.empty()) {
+        spans.timing.resize(n - 1, SpanTiming::Measured);
+        spans.timing.push_back(s.timing);
+    }
+    if (s.eventStartError != kNoEventError || !spans.eventStartError.empty()) {
+        spans.eventStartError.resize(n - 1, kNoEventError);
+        spans.eventEndError.resize(n - 1, kNoEventError);
+        spans.eventStartError.push_back(s.eventStartError);
+        spans.eventEndError.push_back(s.eventEndError);
+    }
+    if (!spans.wait.empty()) {
+        spans.wait.push_back(WaitCause::None);
+        spans.waitFor.push_back(kNoSpan);
+    }
+    m_finalized = false;
+    return uint32_t(spans.size() - 1);
+}
+
+void Trace::setWait(uint32_t waiter, WaitCause cause, uint32_t holder)
+{
+    const size_t n = spans.size();
+    if (waiter >= n)
+        return;
+    if (spans.wait.empty()) {
+        if (cause == WaitCause::None)
+            return;
+        spans.wait.assign(n, WaitCause::None);
+        spans.waitFor.assign(n, kNoSpan);
+    }
+    spans.wait.resize(n, WaitCause::None);
+    spans.waitFor.resize(n, kNoSpan);
+    spans.wait[waiter] = cause;
+    spans.waitFor[waiter] = cause == WaitCause::None ? kNoSpan : holder;
+    m_finalized = false;
+}
+
+void Trace::finalize()
+{
+    const size_t n = spans.size();
+    // Readers that fill the columns directly leave the optional ones short: the rest take the defaults.
+    if (!spans.wait.empty()) {
+        spans.wait.resize(n, WaitCause::None);
+        spans.waitFor.resize(n, kNoSpan);
+    }
+    std::vector<uint32_t> order(n);
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(), order.end(), [this](uint32_t a, uint32_t b) {
+        if (spans.track[a] != spans.track[b])
+            return spans.track[a] < spans.track[b];
+        if (spans.start[a] != spans.start[b])
+            return spans.start[a] < spans.start[b];
+        return spans.end[a] < spans.end[b];
+    });
+    bool identity = true;
+    for (size_t i = 0; i < n && identity; ++i)
+        identity = order[i] == i;
+    if (!identity) {
+        permute(spans.track, order);
+        permute(spans.kind, order);
+        permute(spans.name, order);
+        permute(spans.start, order);
+        permute(spans.end, order);
+        permute(spans.thread, order);
+        permute(spans.op, order);
+        permute(spans.iteration, order);
+        permute(spans.bytes, order);
+        permute(spans.grid, order);
+        permute(spans.block, order);
+        if (!spans.timing.empty())
+            permute(spans.timing, order);
+        if (!spans.eventStartError.empty()) {
+            permute(spans.eventStartError, order);
+            permute(spans.eventEndError, order);
+        }
+        std::vector<uint32_t> newIndex(n);
+        for (uint32_t i = 0; i < n; ++i)
+            newIndex[order[i]] = i;
+        if (!spans.wait.empty()) {
+            permute(spans.wait, order);
+            permute(spans.waitFor, order);
+            for (auto& h : spans.waitFor)
+                if (h != kNoSpan)
+                    h = h < n ? newIndex[h] : kNoSpan;
+        }
+        for (auto& f : flows) {
+            if (f.from < n)
+                f.from = newIndex[f.from];
+            if (f.to < n)
+                f.to = newIndex[f.to];
+        }
+    }
+    std::erase_if(flows, [n](const Flow& f) { return f.from >= n || f.to >= n; });
+    std::sort(flows.begin(), flows.end(), [](const Flow& a, const Flow& b) {
+        return std::tie(a.from, a.to, a.kind) < std::tie(b.from, b.to, b.kind);
+    });
+    flows.erase(std::unique(flows.begin(), flows.end()), flows.end());
+
+    m_trackOffsets.assign(tracks.size() + 1, 0);
+    for (size_t i = 0; i < n; ++i)
+        if (spans.track[i] < tracks.size())
+            ++m_trackOffsets[spans.track[i] + 1];
+    for (size_t t = 0; t < tracks.size(); ++t)
+        m_trackOffsets[t + 1] += m_trackOffsets[t];
+    m_finalized = true;
+}
+
+std::pair<int64_t, int64_t> Trace::timeRange() const
+{
+    if (spans.size() == 0)
+        return {0, 0};
+    const auto [lo, hi] = std::minmax_element(spans.start.begin(), spans.start.end());
+    (void)hi;
+    return {*lo, *std::max_element(spans.end.begin(), spans.end.end())};
+}
+
+int Trace::findStreamTrack(std::string_view name, int device) const
+{
+    for (size_t i = 0; i < tracks.size(); ++i)
+        if (tracks[i].kind == TrackKind::Stream && tracks[i].name == name && (device < 0 || tracks[i].device == device))
+            return int(i);
+    return -1;
+}
+
+size_t Trace::memoryBytes() const
+{
+    const size_t n = spans.size();
+    size_t bytes =
+        n * (sizeof(uint32_t) * 2 + sizeof(SpanKind) + sizeof(int64_t) * 3 + sizeof(int32_t) * 3 + sizeof(Dim3) * 2);
+    bytes += flows.size() * sizeof(Flow);
+    for (const auto& s : strings)
+        bytes += s.capacity() + sizeof(std::string);
+    bytes += m_trackOffsets.size() * sizeof(uint32_t);
+    return bytes;
+}
+
+const Trace& finalizedView(const Trace& trace, Trace& storage)
+{
+    if (trace.finalized())
+        return trace;
+    storage = trace;
+    storage.finalize();
+    return storage;
+}
+
+} // namespace streamscope

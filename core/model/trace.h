@@ -1,0 +1,234 @@
+// The trace: what a run, the simulator or an importer produces. Spans are stored column-wise and, after
+// finalize(), grouped by track and sorted by start within each track, so that views and analysis can binary-search.
+#pragma once
+
+#include "scenario.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace streamscope {
+
+inline constexpr int kTraceVersion = 1;
+
+enum class SpanKind : uint8_t {
+    Kernel,    // "kernel"
+    MemcpyH2D, // "memcpy-h2d"
+    MemcpyD2H, // "memcpy-d2h"
+    MemcpyD2D, // "memcpy-d2d"
+    MemcpyP2P, // "memcpy-p2p"
+    Memset,    // "memset"
+    HostFunc,  // "host-func"
+    ApiCall,   // "api-call"  a CUDA runtime call on a host thread
+    Sync,      // "sync"      a host thread blocked in a synchronizing call
+    HostWork,  // "host-work" CPU work on a host thread
+    Range,     // "range"     a named interval of a framework or an annotation (a PyTorch CPU op, record_function, a
+               //             Python function, an NVTX-like range): it encloses other spans, is no work of its own
+               //             and is on a track of kind Ranges
+};
+inline constexpr int kSpanKindCount = 11;
+
+enum class FlowKind : uint8_t {
+    Launch,   // "launch":   host API call -> the GPU operation it enqueued
+    Event,    // "event":    the work an event recorded -> the operation that waited on it
+    Sync,     // "sync":     GPU operation -> the host call that waited for it
+    Implicit, // "implicit": legacy default stream barrier, implicit synchronization of malloc/free
+    Call,     // "call":     a range (a CPU op, an annotation) -> a runtime call made inside it; no dependency
+};
+inline constexpr int kFlowKindCount = 5;
+
+enum class TrackKind : uint8_t {
+    HostThread, // "host-thread"
+    Stream,     // "stream"
+    Ranges,     // "ranges": one nesting depth of the ranges on a host thread or a stream (Track::parent, depth)
+};
+
+enum class TraceSource : uint8_t {
+    CudaEvents, // "cuda-events"
+    Cupti,      // "cupti"
+    Simulator,  // "simulator"
+    Imported,   // "imported"
+};
+
+// How far a GPU span's start is known (event-timed traces; docs/TRACE.md "Timing"). CUPTI, the simulator and
+// importers measure starts: every span is Measured.
+enum class SpanTiming : uint8_t {
+    Measured,  // "measured"
+    Corrected, // "corrected": the event fired before the op could run; the start was moved to where the
+               //              evidence puts it (the copy engine's previous copy, a spin kernel's known duration)
+    Uncertain, // "uncertain": the event fired while other work held the GPU; the op may have waited for SMs or a
+               //              queue, so its start is only bounded: it began at or after the drawn start
+};
+
+// Why a GPU operation that was ready (its stream, its events and its launch allowed it to run) did not start yet:
+// the resource that held it (docs/TRACE.md "Waits"). The simulator records it with the operation whose end let it
+// start; recorded and imported traces carry none, and the analysis infers it from what was running.
+enum class WaitCause : uint8_t {
+    None,           // "none"
+    Sms,            // "sms":              the SMs it needed were held by other kernels
+    CopyEngine,     // "copy-engine":      its copy engine was moving another copy
+    HardwareQueue,  // "hardware-queue":   work of another stream ahead of it in their shared hardware queue could not
+                    //                     start yet, and a queue starts only its head
+    HostFuncThread, // "host-func-thread": the driver thread that runs host functions was running another one
+};
+inline constexpr int kWaitCauseCount = 5;
+inline constexpr uint32_t kNoSpan = 0xffffffffu;
+
+std::string_view toString(WaitCause);
+std::optional<WaitCause> waitCauseFromString(std::string_view);
+std::string_view toString(SpanTiming);
+std::optional<SpanTiming> spanTimingFromString(std::string_view);
+std::string_view toString(SpanKind);
+std::string_view toString(FlowKind);
+std::string_view toString(TrackKind);
+std::string_view toString(TraceSource);
+std::optional<SpanKind> spanKindFromString(std::string_view);
+std::optional<FlowKind> flowKindFromString(std::string_view);
+std::optional<TrackKind> trackKindFromString(std::string_view);
+std::optional<TraceSource> traceSourceFromString(std::string_view);
+bool isGpuSpan(SpanKind); // stream work: not the host kinds, not ranges
+bool isCopySpan(SpanKind);
+// The span a GPU operation of a scenario gets: a copy by its direction, a memset, a host function, or a kernel
+// (graph nodes and graphs included).
+SpanKind gpuSpanKindOf(const Op& op);
+
+struct Track {
+    TrackKind kind = TrackKind::Stream;
+    std::string name; // stream name as the source names it, or the host thread's name
+    int device = -1;  // streams: the device; host threads: the bound device (or -1)
+    StreamKind streamKind = StreamKind::Blocking;
+    int priority = 0;
+    int64_t id = -1; // the source's own id: CUDA stream id, OS thread id; -1 when unknown
+    // Ranges tracks: the host-thread or stream track they annotate, and the nesting depth (0: outermost). One track
+    // per depth keeps the spans of a track disjoint, as everything that walks a track assumes.
+    int parent = -1;
+    int depth = 0;
+};
+
+struct DeviceInfo {
+    int index = 0;
+    std::string name; // "NVIDIA H200", "simulated NVIDIA H200 (profile h200)"
+    std::vector<std::pair<std::string, std::string>> properties; // sm_count, copy_engines, driver, ...
+};
+
+struct RunInfo {
+    TraceSource source = TraceSource::Simulator;
+    std::string backend; // "simulator", "cuda", "pytorch", ...
+    std::string scenarioId;
+    std::string scenarioTitle;
+    std::string variant;      // the scenario variant run, if any
+    std::string scenarioJson; // the scenario as run (variant applied), so `check` can evaluate its expectations
+    std::vector<DeviceInfo> devices;
+    std::string host;
+    std::string date;                                          // ISO 8601
+    std::string command;                                       // the command that made the trace
+    std::vector<std::pair<std::string, std::string>> settings; // CUDA_DEVICE_MAX_CONNECTIONS, profile, ...
+    double clockAlignmentErrorNs = 0; // bound on the error of mapping device clocks to the host clock
+};
+
+// Fields of one span, for appending.
+struct SpanInit {
+    uint32_t track = 0;
+    SpanKind kind = SpanKind::Kernel;
+    std::string_view name;
+    int64_t start = 0;   // ns
+    int64_t end = 0;     // ns
+    int32_t thread = -1; // scenario thread index it came from (-1: unknown)
+    int32_t op = -1;     // op index within that thread
+    int32_t iteration = -1;
+    int64_t bytes = 0;
+    Dim3 grid{0, 0, 0}; // kernels; 0 = unknown
+    Dim3 block{0, 0, 0};
+    SpanTiming timing = SpanTiming::Measured;
+    // Timing "both": the per-op CUDA event times minus the CUPTI times of the same op (ns); kNoEventError: none.
+    int64_t eventStartError = INT64_MIN;
+    int64_t eventEndError = INT64_MIN;
+};
+
+inline constexpr int64_t kNoEventError = INT64_MIN;
+
+// Struct of arrays: one entry per span in every column.
+struct SpanColumns {
+    std::vector<uint32_t> track;
+    std::vector<SpanKind> kind;
+    std::vector<uint32_t> name; // index into Trace::strings
+    std::vector<int64_t> start;
+    std::vector<int64_t> end;
+    std::vector<int32_t> thread;
+    std::vector<int32_t> op;
+    std::vector<int32_t> iteration;
+    std::vector<int64_t> bytes;
+    std::vector<Dim3> grid;
+    std::vector<Dim3> block;
+    // Optional columns: empty when every span has the default (Measured; no event error), else one per span.
+    std::vector<SpanTiming> timing;
+    std::vector<int64_t> eventStartError;
+    std::vector<int64_t> eventEndError;
+    std::vector<WaitCause> wait;   // what held a ready GPU op (simulator traces)
+    std::vector<uint32_t> waitFor; // the span whose end let it start, kNoSpan: none
+
+    size_t size() const { return start.size(); }
+    WaitCause waitOf(size_t i) const { return wait.empty() ? WaitCause::None : wait[i]; }
+    uint32_t waitForOf(size_t i) const { return waitFor.empty() ? kNoSpan : waitFor[i]; }
+    SpanTiming timingOf(size_t i) const { return timing.empty() ? SpanTiming::Measured : timing[i]; }
+    bool hasEventError(size_t i) const { return !eventStartError.empty() && eventStartError[i] != kNoEventError; }
+    void reserve(size_t n);
+    void clear();
+};
+
+struct Flow {
+    uint32_t from = 0; // span index
+    uint32_t to = 0;   // span index
+    FlowKind kind = FlowKind::Launch;
+    bool operator==(const Flow&) const = default;
+};
+
+class Trace {
+public:
+    RunInfo info;
+    std::vector<Track> tracks;
+    SpanColumns spans;
+    std::vector<Flow> flows;
+    std::vector<std::string> strings;
+
+    uint32_t intern(std::string_view s);
+    uint32_t addTrack(Track t);
+    uint32_t addSpan(const SpanInit& s); // returns the span's index until finalize() reorders
+    void addFlow(uint32_t from, uint32_t to, FlowKind kind) { flows.push_back({from, to, kind}); }
+    // Records that span `waiter` was held by a resource until span `holder` ended (indices as addSpan returned).
+    void setWait(uint32_t waiter, WaitCause cause, uint32_t holder);
+
+    // Groups spans by track, sorts by (start, end) within each track, remaps flows and drops flows whose ends
+    // are out of range. Idempotent.
+    void finalize();
+    bool finalized() const { return m_finalized; }
+
+    // After finalize(): spans of track t are [trackBegin(t), trackEnd(t)).
+    uint32_t trackBegin(uint32_t t) const { return m_trackOffsets[t]; }
+    uint32_t trackEnd(uint32_t t) const { return m_trackOffsets[t + 1]; }
+
+    size_t spanCount() const { return spans.size(); }
+    std::string_view spanName(uint32_t i) const { return strings[spans.name[i]]; }
+    int64_t duration(uint32_t i) const { return spans.end[i] - spans.start[i]; }
+    // Earliest start and latest end over all spans (0, 0 when empty).
+    std::pair<int64_t, int64_t> timeRange() const;
+    // Track index of a stream by name (optionally on a device), or -1.
+    int findStreamTrack(std::string_view name, int device = -1) const;
+    // Approximate memory held by the trace, for benchmarks.
+    size_t memoryBytes() const;
+
+private:
+    std::unordered_map<std::string, uint32_t> m_stringIndex;
+    std::vector<uint32_t> m_trackOffsets{0};
+    bool m_finalized = false;
+};
+
+// The trace itself when it is finalized, else a finalized copy of it kept in `storage`: for readers that need the
+// per-track grouping and must not change their input.
+const Trace& finalizedView(const Trace& trace, Trace& storage);
+
+} // namespace streamscope

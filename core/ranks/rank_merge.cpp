@@ -1,0 +1,305 @@
+// Merging per-rank traces into one (rank_merge.h): read each rank's record (ranks.h), choose the clock alignment,
+// then copy tracks, devices, spans and flows with their indices moved.
+#include "rank_merge.h"
+
+#include "ranks.h"
+
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace streamscope {
+
+namespace {
+
+std::optional<std::string> setting(const RunInfo& info, std::string_view key)
+{
+    for (const auto& [k, v] : info.settings)
+        if (k == key)
+            return v;
+    return std::nullopt;
+}
+
+std::optional<int64_t> settingInt(const RunInfo& info, std::string_view key)
+{
+    const auto v = setting(info, key);
+    if (!v)
+        return std::nullopt;
+    int64_t out = 0;
+    const auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
+    if (ec != std::errc() || ptr != v->data() + v->size())
+        return std::nullopt;
+    return out;
+}
+
+struct RankRecord {
+    int rank = 0;
+    int worldSize = 0;
+    std::string host;
+    bool simulated = false;
+    int64_t origin = 0;
+    int64_t wallOffset = 0;
+    int64_t wallError = 0;
+    int64_t shift = 0; // added to the rank's times
+};
+
+Error inFile(const RankTrace& r, const std::string& message)
+{
+    return Error{r.file, {}, message};
+}
+
+Result<RankRecord> readRecord(const RankTrace& r, size_t index, const MergeOptions& options)
+{
+    RankRecord rec;
+    const RunInfo& info = r.trace.info;
+    rec.host = info.host;
+    const auto rank = settingInt(info, "rank");
+    const auto world = settingInt(info, "world_size");
+    if (rank && world) {
+        if (*world < 1 || *world > kMaxRanks || *rank < 0 || *rank >= *world)
+            return inFile(r,
+                          "info.settings: rank " + std::to_string(*rank) + " of world size " + std::to_string(*world)
+                              + " is not a rank of that world (at most " + std::to_string(kMaxRanks) + " ranks)");
+        rec.rank = int(*rank);
+        rec.worldSize = int(*world);
+    } else if (options.ranksByOrder) {
+        rec.rank = int(index);
+    } else {
+        return inFile(r,
+                      "not a per-rank trace: info.settings has no rank and world_size (it was not run under "
+                      "mpirun, srun or torchrun); merge --ranks-by-order takes the files' order as their ranks");
+    }
+    const auto clock = setting(info, "clock");
+    if (clock == "simulated" || (!clock && info.source == TraceSource::Simulator)) {
+        rec.simulated = true;
+        return rec;
+    }
+    const auto origin = settingInt(info, "clock_origin_ns");
+    if (!origin)
+        return inFile(r,
+                      "info.settings has no clock_origin_ns: where this rank's time 0 lies on its host's clock "
+                      "is unknown, so it cannot be aligned with the other ranks");
+    rec.origin = *origin;
+    rec.wallOffset = settingInt(info, "clock_wall_offset_ns").value_or(0);
+    rec.wallError = settingInt(info, "clock_wall_offset_error_ns").value_or(0);
+    if (rec.host.empty())
+        return inFile(r, "info.host is empty: ranks can only be aligned by their host's clock when the host is known");
+    return rec;
+}
+
+std::string rankList(const std::vector<int>& ranks)
+{
+    std::string s;
+    for (size_t i = 0; i < ranks.size(); ++i) {
+        size_t j = i;
+        while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1)
+            ++j;
+        if (!s.empty())
+            s += ", ";
+        s += std::to_string(ranks[i]);
+        if (j > i)
+            s += (j == i + 1 ? ", " : "-") + std::to_string(ranks[j]);
+        i = j;
+    }
+    return s;
+}
+
+std::string microseconds(int64_t ns)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f µs", double(ns) / 1000.0);
+    return buf;
+}
+
+// Chooses each rank's shift onto the job's clock, and says how good the alignment is.
+Result<std::string> align(std::vector<RankRecord>& recs, const std::vector<RankTrace>& ranks, const MergeOptions& o)
+{
+    const auto simulated = size_t(std::count_if(recs.begin(), recs.end(), [](const auto& r) { return r.simulated; }));
+    if (simulated == recs.size())
+        return std::string("simulated ranks: each starts at time 0 of the simulator's clock (exact)");
+    if (simulated > 0) {
+        const size_t i =
+            size_t(std::find_if(recs.begin(), recs.end(), [](const auto& r) { return r.simulated; }) - recs.begin());
+        return inFile(ranks[i],
+                      "a simulated rank cannot be merged with ranks recorded on a GPU: their clocks have "
+                      "nothing in common");
+    }
+    std::map<std::string, std::vector<int>> hosts;
+    for (const auto& r : recs)
+        hosts[r.host].push_back(r.rank);
+    if (hosts.size() == 1) {
+        const int64_t base = std::min_element(recs.begin(), recs.end(), [](const auto& a, const auto& b) {
+                                 return a.origin < b.origin;
+                             })->origin;
+        for (auto& r : recs)
+            r.shift = r.origin - base;
+        return "one host (" + hosts.begin()->first + "): every rank's times are on its steady clock (exact)";
+    }
+    if (!o.alignWallClock) {
+        std::string which;
+        for (const auto& [h, rs] : hosts)
+            which += (which.empty() ? "" : "; ") + h + ": ranks " + rankList(rs);
+        return Error{{},
+                     {},
+                     "the ranks ran on " + std::to_string(hosts.size()) + " hosts (" + which
+                         + ") that share no clock, and their traces carry no measured offset between hosts; "
+                           "merge --align wall-clock aligns them by each host's system clock, with an error that "
+                           "depends on how well those clocks are synchronised (NTP: typically 0.1-10 ms)"};
+    }
+    int64_t base = INT64_MAX;
+    int64_t sampling = 0;
+    for (const auto& r : recs) {
+        base = std::min(base, r.origin + r.wallOffset);
+        sampling = std::max(sampling, r.wallError);
+    }
+    for (auto& r : recs)
+        r.shift = r.origin + r.wallOffset - base;
+    return "by each host's system clock (" + std::to_string(hosts.size())
+        + " hosts): error unknown, as good as the hosts' clock synchronisation (NTP: typically 0.1-10 ms), plus "
+        + microseconds(2 * sampling) + " of sampling";
+}
+
+void copyRank(Trace& out, const Trace& in, int rank, int64_t shift)
+{
+    const std::string prefix = "rank " + std::to_string(rank) + " · ";
+    std::map<int, int> device;
+    for (const DeviceInfo& d : in.info.devices) {
+        DeviceInfo copy = d;
+        copy.index = int(out.info.devices.size());
+        copy.name = prefix + d.name;
+        copy.properties.emplace_back("rank", std::to_string(rank));
+        copy.properties.emplace_back("rank_device", std::to_string(d.index));
+        device[d.index] = copy.index;
+        out.info.devices.push_back(std::move(copy));
+    }
+    auto deviceOf = [&](int d) {
+        if (d < 0)
+            return d;
+        const auto it = device.find(d);
+        if (it != device.end())
+            return it->second;
+        DeviceInfo added;
+        added.index = int(out.info.devices.size());
+        added.name = prefix + "device " + std::to_string(d);
+        added.properties = {{"rank", std::to_string(rank)}, {"rank_device", std::to_string(d)}};
+        device[d] = added.index;
+        out.info.devices.push_back(std::move(added));
+        return device[d];
+    };
+    const auto trackBase = uint32_t(out.tracks.size());
+    for (const Track& t : in.tracks) {
+        Track copy = t;
+        copy.name = prefix + t.name;
+        copy.device = deviceOf(t.device);
+        if (copy.parent >= 0)
+            copy.parent += int(trackBase);
+        out.tracks.push_back(std::move(copy));
+    }
+    const auto spanBase = uint32_t(out.spanCount());
+    const auto& s = in.spans;
+    for (uint32_t i = 0; i < in.spanCount(); ++i) {
+        SpanInit init;
+        init.track = trackBase + s.track[i];
+        init.kind = s.kind[i];
+        init.name = in.spanName(i);
+        init.start = s.start[i] + shift;
+        init.end = s.end[i] + shift;
+        init.thread = s.thread[i];
+        init.op = s.op[i];
+        init.iteration = s.iteration[i];
+        init.bytes = s.bytes[i];
+        init.grid = s.grid[i];
+        init.block = s.block[i];
+        init.timing = s.timingOf(i);
+        if (s.hasEventError(i)) {
+            init.eventStartError = s.eventStartError[i];
+            init.eventEndError = s.eventEndError[i];
+        }
+        out.addSpan(init);
+    }
+    for (uint32_t i = 0; i < in.spanCount(); ++i)
+        if (const WaitCause w = s.waitOf(i); w != WaitCause::None) {
+            const uint32_t holder = s.waitForOf(i);
+            out.setWait(spanBase + i, w, holder == kNoSpan ? kNoSpan : spanBase + holder);
+        }
+    for (const Flow& f : in.flows)
+        out.addFlow(spanBase + f.from, spanBase + f.to, f.kind);
+}
+
+} // namespace
+
+Result<MergeResult> mergeRankTraces(std::vector<RankTrace> ranks, const MergeOptions& options)
+{
+    if (ranks.empty())
+        return Error{{}, {}, "no traces to merge"};
+    if (ranks.size() > size_t(kMaxRanks))
+        return Error{{},
+                     {},
+                     std::to_string(ranks.size()) + " traces: at most " + std::to_string(kMaxRanks)
+                         + " ranks are merged"};
+    std::vector<RankRecord> recs;
+    std::map<int, size_t> byRank;
+    for (size_t i = 0; i < ranks.size(); ++i) {
+        auto rec = readRecord(ranks[i], i, options);
+        if (!rec)
+            return rec.error();
+        if (const auto [it, fresh] = byRank.emplace(rec->rank, i); !fresh)
+            return inFile(ranks[i],
+                          "rank " + std::to_string(rec->rank) + " again: " + ranks[it->second].file + " is rank "
+                              + std::to_string(rec->rank) + " too");
+        if (!recs.empty() && rec->worldSize != recs.front().worldSize)
+            return inFile(ranks[i],
+                          "world size " + std::to_string(rec->worldSize) + ", but " + ranks.front().file + " has "
+                              + std::to_string(recs.front().worldSize) + ": these ranks are not of one job");
+        recs.push_back(std::move(*rec));
+    }
+    MergeResult result;
+    auto aligned = align(recs, ranks, options);
+    if (!aligned)
+        return aligned.error();
+    result.alignment = *aligned;
+    const int world = recs.front().worldSize > 0 ? recs.front().worldSize : int(ranks.size());
+    std::vector<int> missing;
+    for (int r = 0; r < world; ++r)
+        if (!byRank.count(r))
+            missing.push_back(r);
+    if (!missing.empty())
+        result.notes.push_back("ranks " + rankList(missing) + " of " + std::to_string(world)
+                               + " are missing: the job is shown without them");
+
+    Trace& out = result.trace;
+    const RunInfo& first = ranks[byRank.begin()->second].trace.info;
+    out.info.source = first.source;
+    out.info.backend = first.backend;
+    out.info.scenarioId = first.scenarioId;
+    out.info.scenarioTitle = first.scenarioTitle;
+    out.info.date = first.date;
+    std::set<std::string> hostSet;
+    for (const auto& r : recs)
+        if (!r.host.empty())
+            hostSet.insert(r.host);
+    for (const auto& h : hostSet)
+        out.info.host += (out.info.host.empty() ? "" : ", ") + h;
+    out.info.settings.emplace_back("ranks", std::to_string(ranks.size()) + " of world size " + std::to_string(world));
+    out.info.settings.emplace_back("clock_alignment", result.alignment);
+    for (const auto& [rank, i] : byRank) {
+        const RankRecord& rec = recs[i];
+        const Trace& t = ranks[i].trace;
+        out.info.clockAlignmentErrorNs = std::max(out.info.clockAlignmentErrorNs, t.info.clockAlignmentErrorNs);
+        std::string about = ranks[i].file;
+        if (!rec.host.empty())
+            about += ", host " + rec.host;
+        if (const auto lr = setting(t.info, "local_rank"))
+            about += ", local rank " + *lr;
+        about += ", shifted by " + microseconds(rec.shift);
+        out.info.settings.emplace_back("rank " + std::to_string(rank), about);
+        copyRank(out, t, rank, rec.shift);
+    }
+    out.finalize();
+    return result;
+}
+
+} // namespace streamscope

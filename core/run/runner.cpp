@@ -1,0 +1,362 @@
+#include "runner.h"
+
+#include "event_timing.h"
+#include "scenario_json.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <limits>
+#include <mutex>
+#include <thread>
+
+namespace streamscope {
+
+Status Backend::simulate(const RunPlan&, Recording&)
+{
+    return Error{{}, {}, name() + " backend does not simulate"};
+}
+Status Backend::beginThread(HostThreadContext&)
+{
+    return {};
+}
+Status Backend::issue(HostThreadContext&, const PlannedOp&)
+{
+    return Error{{}, {}, name() + " backend does not issue from host threads"};
+}
+void Backend::endThread(HostThreadContext&) {}
+Status Backend::endIteration(int)
+{
+    return {};
+}
+
+namespace {
+
+// The host threads of a run: one OS thread per planned host thread, kept for the whole run and released into each
+// iteration together. Fresh threads per iteration made the first CUDA call of every iteration pay the thread's
+// start-up in the driver (14–17 µs on an H200) and, under CUPTI, up to 5.5 ms: the warm-up iterations must absorb
+// such costs, so the measured ones run on the same threads.
+class HostThreads {
+public:
+    HostThreads(const RunPlan& plan, Backend& backend, const std::atomic<bool>* cancel)
+        : m_plan(plan), m_backend(backend), m_cancel(cancel), m_backendData(plan.hostThreads.size(), nullptr),
+          m_nextTask(plan.scenario->threads.size())
+    {
+        m_threads.reserve(plan.hostThreads.size());
+        for (size_t h = 0; h < plan.hostThreads.size(); ++h)
+            m_threads.emplace_back([this, h] { loop(int(h)); });
+    }
+    ~HostThreads()
+    {
+        {
+            std::lock_guard lock(m_mutex);
+            m_quit = true;
+        }
+        m_start.notify_all();
+        for (auto& t : m_threads)
+            t.join();
+    }
+    HostThreads(const HostThreads&) = delete;
+    HostThreads& operator=(const HostThreads&) = delete;
+
+    // Runs one iteration on every host thread; the first failure stops the others.
+    Status runIteration(Recording& rec, int iteration)
+    {
+        for (auto& n : m_nextTask)
+            n.store(0);
+        m_failure = {};
+        m_stop = false;
+        {
+            std::lock_guard lock(m_mutex);
+            m_rec = &rec;
+            m_iteration = iteration;
+            m_running = m_threads.size();
+            ++m_generation;
+        }
+        m_start.notify_all();
+        {
+            std::unique_lock lock(m_mutex);
+            m_done.wait(lock, [this] { return m_running == 0; });
+        }
+        if (!m_failure.ok())
+            return m_failure;
+        if (m_cancel && m_cancel->load())
+            return Status(Error{{}, {}, "run cancelled"}, ErrorClass::Runtime);
+        return m_backend.endIteration(iteration);
+    }
+
+private:
+    void loop(int h)
+    {
+        uint64_t seen = 0;
+        for (;;) {
+            Recording* rec = nullptr;
+            int iteration = 0;
+            {
+                std::unique_lock lock(m_mutex);
+                m_start.wait(lock, [&] { return m_quit || m_generation != seen; });
+                if (m_quit)
+                    return;
+                seen = m_generation;
+                rec = m_rec;
+                iteration = m_iteration;
+            }
+            body(h, *rec, iteration);
+            {
+                std::lock_guard lock(m_mutex);
+                --m_running;
+            }
+            m_done.notify_one();
+        }
+    }
+
+    void fail(Status st)
+    {
+        std::lock_guard lock(m_failMutex);
+        if (m_failure.ok()) {
+            m_failure = std::move(st);
+            m_stop = true;
+            m_backend.abort();
+        }
+    }
+
+    void body(int h, Recording& rec, int iteration)
+    {
+        const auto& scenario = *m_plan.scenario;
+        HostThreadContext ctx;
+        ctx.hostThread = h;
+        ctx.info = &m_plan.hostThreads[size_t(h)];
+        ctx.records = &rec.records[size_t(h)];
+        ctx.backendData = m_backendData[size_t(h)];
+        if (Status st = m_backend.beginThread(ctx); !st) {
+            fail(std::move(st));
+            m_backendData[size_t(h)] = ctx.backendData;
+            return;
+        }
+        const auto& th = scenario.threads[size_t(ctx.info->thread)];
+        const int tasks = std::max(1, th.repeat);
+        auto runTask = [&](int task) {
+            for (size_t i = 0; i < th.ops.size(); ++i) {
+                if (m_stop.load(std::memory_order_relaxed) || (m_cancel && m_cancel->load()))
+                    return false;
+                if (Status st = m_backend.issue(ctx, m_plan.plannedOp(h, int(i), iteration, task)); !st) {
+                    fail(std::move(st));
+                    return false;
+                }
+            }
+            return true;
+        };
+        if (std::max(1, th.workers) == 1) {
+            for (int task = 0; task < tasks; ++task)
+                if (!runTask(task))
+                    break;
+        } else {
+            // A worker pool: each worker takes the next task from the shared queue.
+            for (;;) {
+                const int task = m_nextTask[size_t(ctx.info->thread)].fetch_add(1);
+                if (task >= tasks || !runTask(task))
+                    break;
+            }
+        }
+        m_backend.endThread(ctx);
+        m_backendData[size_t(h)] = ctx.backendData;
+    }
+
+    const RunPlan& m_plan;
+    Backend& m_backend;
+    const std::atomic<bool>* m_cancel;
+    std::vector<void*> m_backendData;
+    std::vector<std::atomic<int>> m_nextTask;
+    std::mutex m_failMutex;
+    Status m_failure;
+    std::atomic<bool> m_stop{false};
+
+    std::mutex m_mutex;
+    std::condition_variable m_start;
+    std::condition_variable m_done;
+    uint64_t m_generation = 0;
+    size_t m_running = 0;
+    bool m_quit = false;
+    Recording* m_rec = nullptr;
+    int m_iteration = 0;
+    std::vector<std::thread> m_threads; // last: started once everything above exists
+};
+
+} // namespace
+
+Trace buildTrace(const RunPlan& plan, const Recording& rec, RunInfo info, int64_t* originOut)
+{
+    const auto& scenario = *plan.scenario;
+    const int warmup = std::max(0, scenario.run.warmup);
+    Trace trace;
+    trace.info = std::move(info);
+
+    for (const auto& h : plan.hostThreads) {
+        Track t;
+        t.kind = TrackKind::HostThread;
+        t.name = h.name;
+        t.device = h.device;
+        trace.addTrack(std::move(t));
+    }
+    const auto streamTrack0 = uint32_t(plan.hostThreads.size());
+    for (const auto& s : plan.streams) {
+        Track t;
+        t.kind = TrackKind::Stream;
+        t.name = s.name;
+        t.device = s.device;
+        t.streamKind = s.kind;
+        t.priority = s.priority;
+        trace.addTrack(std::move(t));
+    }
+
+    int64_t origin = std::numeric_limits<int64_t>::max();
+    size_t kept = 0;
+    for (const auto& list : rec.records)
+        for (const auto& r : list) {
+            if (r.iteration < warmup)
+                continue;
+            ++kept;
+            if (r.hasApi())
+                origin = std::min(origin, r.apiStart);
+            if (r.hasGpu())
+                origin = std::min(origin, r.gpuStart);
+        }
+    if (origin == std::numeric_limits<int64_t>::max())
+        origin = 0;
+    if (originOut)
+        *originOut = origin;
+    trace.spans.reserve(kept * 2);
+
+    constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+    struct SpanPair {
+        uint32_t api = kNone, gpu = kNone;
+    };
+    std::vector<std::vector<SpanPair>> spanOf(rec.records.size());
+    for (size_t h = 0; h < rec.records.size(); ++h) {
+        spanOf[h].resize(rec.records[h].size());
+        for (size_t i = 0; i < rec.records[h].size(); ++i) {
+            const auto& r = rec.records[h][i];
+            if (r.iteration < warmup)
+                continue;
+            const Op& scenarioOp = scenario.threads[size_t(r.thread)].ops[size_t(r.op)];
+            const Op& op =
+                r.node >= 0 && size_t(r.node) < scenarioOp.ops.size() ? scenarioOp.ops[size_t(r.node)] : scenarioOp;
+            SpanInit s;
+            s.thread = r.thread;
+            s.op = r.op;
+            s.iteration = r.iteration - warmup;
+            if (r.hasApi()) {
+                s.track = uint32_t(h);
+                s.kind = r.apiKind;
+                const std::string name = scenarioOp.kind == OpKind::HostWork
+                    ? displayName(scenarioOp)
+                    : std::string(cudaApiName(scenarioOp.kind));
+                s.name = name;
+                s.start = r.apiStart - origin;
+                s.end = r.apiEnd - origin;
+                spanOf[h][i].api = trace.addSpan(s);
+            }
+            if (r.hasGpu() && r.stream >= 0) {
+                s.track = streamTrack0 + uint32_t(r.stream);
+                s.kind = r.gpuKind;
+                const std::string name = displayName(op);
+                s.name = name;
+                s.start = r.gpuStart - origin;
+                s.end = r.gpuEnd - origin;
+                s.bytes = op.bytes;
+                s.eventStartError = r.eventStart >= 0 ? r.eventStart - r.gpuStart : kNoEventError;
+                s.eventEndError = r.eventEnd >= 0 ? r.eventEnd - r.gpuEnd : kNoEventError;
+                if (op.kind == OpKind::Kernel) {
+                    s.grid = effectiveGrid(op);
+                    s.block = op.block;
+                }
+                spanOf[h][i].gpu = trace.addSpan(s);
+                if (spanOf[h][i].api != kNone)
+                    trace.addFlow(spanOf[h][i].api, spanOf[h][i].gpu, FlowKind::Launch);
+            }
+        }
+    }
+    auto lookup = [&](const RecordRef& ref, bool host) -> uint32_t {
+        if (ref.hostThread >= spanOf.size() || ref.index >= spanOf[ref.hostThread].size())
+            return kNone;
+        const auto& p = spanOf[ref.hostThread][ref.index];
+        return host ? p.api : p.gpu;
+    };
+    for (size_t h = 0; h < rec.records.size(); ++h)
+        for (size_t i = 0; i < rec.records[h].size(); ++i) {
+            const auto& r = rec.records[h][i];
+            if (r.gpuWait == WaitCause::None || spanOf[h][i].gpu == kNone)
+                continue;
+            if (const uint32_t holder = lookup(r.gpuWaitHolder, false); holder != kNone)
+                trace.setWait(spanOf[h][i].gpu, r.gpuWait, holder);
+        }
+    for (const auto& d : rec.deps) {
+        const uint32_t from = lookup(d.from, d.fromHost);
+        const uint32_t to = lookup(d.to, d.toHost);
+        if (from != kNone && to != kNone && from != to)
+            trace.addFlow(from, to, d.kind);
+    }
+    trace.finalize();
+    if (trace.info.source == TraceSource::CudaEvents) {
+        const auto c = correctEventTimedSpans(trace, &scenario);
+        trace.info.settings.emplace_back("event_timing_corrections",
+                                         std::to_string(c.corrected) + " starts corrected ("
+                                             + std::to_string(c.movedNs / 1000) + " us no longer drawn as running), "
+                                             + std::to_string(c.uncertain) + " uncertain");
+    }
+    return trace;
+}
+
+RunOutcome runScenario(const Scenario& scenario, Backend& backend, const RunOptions& options)
+{
+    RunOutcome out;
+    auto planResult = RunPlan::make(scenario);
+    if (!planResult) {
+        out.status = Status(planResult.error(), ErrorClass::BadInput);
+        return out;
+    }
+    const RunPlan& plan = *planResult;
+    RunInfo info;
+    info.source = backend.source();
+    info.backend = backend.name();
+    info.scenarioId = scenario.id;
+    info.scenarioTitle = scenario.title;
+    info.variant = options.variant;
+    info.command = options.command;
+    info.scenarioJson = scenarioToJson(scenario);
+    for (const auto& [k, v] : scenario.run.env)
+        info.settings.emplace_back(k, v);
+
+    Recording rec;
+    rec.records.resize(plan.hostThreads.size());
+    Status status = backend.prepare(plan, info);
+    if (status) {
+        if (backend.simulatesHostThreads()) {
+            status = backend.simulate(plan, rec);
+            if (options.progress)
+                options.progress(plan.totalIterations(), plan.totalIterations());
+        } else {
+            HostThreads threads(plan, backend, options.cancel);
+            for (int it = 0; it < plan.totalIterations() && status; ++it) {
+                status = threads.runIteration(rec, it);
+                if (status && options.progress)
+                    options.progress(it + 1, plan.totalIterations());
+            }
+            // The same work again without any timing: the observer effect as a number in the trace.
+            for (int extra = 0; status && backend.beginUntimedIteration(); ++extra) {
+                Recording untimed;
+                untimed.records.resize(plan.hostThreads.size());
+                status = threads.runIteration(untimed, plan.totalIterations() + extra);
+            }
+        }
+    }
+    // finish() runs on every path: it collects what was timed and releases resources.
+    Status fin = backend.finish(rec);
+    if (status && !fin)
+        status = fin;
+    out.trace = buildTrace(plan, rec, std::move(info), &out.clockOriginNs);
+    out.simulatedClock = backend.simulatesHostThreads();
+    out.status = std::move(status);
+    return out;
+}
+
+} // namespace streamscope

@@ -1,0 +1,126 @@
+// A device profile: the numbers the simulator needs to stand in for one GPU model. Shipped as JSON under
+// resources/profiles/ (each file names its sources); loadable from any path. `streamscope-cli calibrate` measures
+// one on the user's GPU and keeps, in its "calibration" object, how: the machine and every figure's repeats.
+#pragma once
+
+#include "result.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace streamscope {
+
+// One measured figure: the value of each repeat, their median (what the profile field gets) and spread.
+struct CalibrationFigure {
+    std::string key;  // the profile field it sets ("launch_api_ns"), or a figure with no field of its own
+    std::string unit; // "ns", "GB/s", "TFLOP/s", "count"
+    double median = 0;
+    double spread = 0;           // largest minus smallest repeat
+    std::vector<double> repeats; // one value per repeat, in the order measured
+    std::string method;          // what was timed, in a sentence
+};
+
+// Provenance of a measured profile (the "calibration" object of its JSON).
+struct DeviceCalibration {
+    std::string tool;        // "streamscope-cli calibrate 0.1.0"
+    std::string command;     // the command line
+    std::string gpu;         // cudaDeviceProp::name
+    int device = 0;          // CUDA device index it ran on
+    std::string driver;      // NVIDIA driver release, "580.65.06" (empty where unknown)
+    std::string cudaDriver;  // CUDA version the driver supports (cudaDriverGetVersion), "13.0"
+    std::string cudaRuntime; // CUDA runtime the tool was built with (cudaRuntimeGetVersion), "13.0"
+    std::string date;        // ISO 8601, UTC
+    std::string host;
+    std::vector<CalibrationFigure> figures;
+    std::vector<std::string> notes;
+
+    bool empty() const { return tool.empty() && figures.empty(); }
+    const CalibrationFigure* figure(std::string_view key) const;
+};
+
+struct DeviceProfile {
+    std::string id;      // "h200"
+    std::string name;    // "NVIDIA H200"
+    std::string sources; // where the figures come from
+
+    // Compute resources
+    int smCount = 132;
+    int maxThreadsPerSm = 2048;
+    int maxBlocksPerSm = 32;
+    int64_t sharedBytesPerSm = 228 * 1024;
+    int copyEngines = 3;    // async copy engines; >= 2: H2D and D2H run in parallel
+    int hardwareQueues = 8; // default CUDA_DEVICE_MAX_CONNECTIONS
+    // How streams reach the device's work queues. "connections" (Kepler and later): each stream is bound to one of
+    // the hardware queues (CUDA_DEVICE_MAX_CONNECTIONS), all its ops in it. "engines" (Fermi and older): one compute
+    // queue (kernels, memsets, host functions, event markers) and one queue per copy engine, each shared by every
+    // stream in issue order.
+    std::string workQueues = "connections";
+    // Fermi's concurrent kernels: kernels issued back to back on a device (no other op issued between them) signal
+    // their completion to other work when the last of them has ended.
+    bool batchedKernelCompletion = false;
+    int priorityLowest = 0; // cudaDeviceGetStreamPriorityRange
+    int priorityHighest = -5;
+
+    // Throughput (for problem-size kernels and copies), bytes/s and FLOP/s
+    double h2dPinnedBps = 55e9;
+    double d2hPinnedBps = 55e9;
+    double h2dPageableBps = 7.5e9;
+    double d2hPageableBps = 7.5e9;
+    double d2dBps = 2.0e12;     // device-to-device copy (read + write counted once)
+    double p2pBps = 300e9;      // peer copy between two devices
+    double dramBps = 4.0e12;    // memory-bound kernels (triad, transpose, reduce, memset)
+    double fp32Flops = 60e12;   // compute-bound kernels (fma)
+    double matmulFlops = 20e12; // the library's tiled (non tensor-core) matmul
+
+    // Fixed costs, ns
+    int64_t launchApiNs = 2500;        // host cost of cudaLaunchKernel
+    int64_t copyApiNs = 3000;          // host cost of cudaMemcpyAsync / cudaMemsetAsync
+    int64_t eventRecordApiNs = 850;    // host cost of cudaEventRecord
+    int64_t streamWaitApiNs = 700;     // host cost of cudaStreamWaitEvent
+    int64_t hostFuncApiNs = 2000;      // host cost of cudaLaunchHostFunc
+    int64_t syncApiNs = 1000;          // host cost of a sync call that does not wait
+    int64_t mallocApiNs = 10000;       // host cost of cudaMalloc / cudaFree after their implicit sync
+    int64_t graphLaunchApiNs = 2500;   // host cost of cudaGraphLaunch
+    int64_t launchLatencyNs = 4000;    // from the end of a launch call until the GPU can start the op
+    int64_t kernelOverheadNs = 1200;   // GPU-side gap between dependent operations in a stream
+    int64_t graphNodeOverheadNs = 600; // GPU-side gap between nodes of a graph
+    int64_t copyLatencyNs = 2000;      // fixed cost of a copy on a copy engine
+    int64_t hostFuncLatencyNs = 5000;  // from the stream reaching a host function until it runs on the driver thread
+    int64_t minKernelNs = 1500;        // the shortest a kernel takes (an empty kernel)
+    int64_t eventSyncWakeNs = 2000;    // from the awaited work finishing until the waiting host thread returns
+
+    // Newer figures. When a profile leaves one out it gets the value that gives the behaviour of a profile without
+    // it (in brackets), so old profiles keep simulating as they did.
+    int64_t launchApiRoundRobinNs = 2500; // host cost of cudaLaunchKernel when each launch goes to another
+                                          // stream than the one before (round-robin) [launch_api_ns]
+    int64_t launchApiConcurrentNs = 2500; // host cost of cudaLaunchKernel while 4 host threads launch at once, each
+                                          // into its own stream [launch_api_ns]
+    int64_t graphLaunchApiPerNodeNs = 0;  // host cost of cudaGraphLaunch per node of the graph, on top of
+                                          // graph_launch_api_ns [0]
+    int64_t hostFuncSpacingNs = 6200;     // from the end of a host function until the next one queued in the same
+                                          // stream starts [kernel_overhead_ns + host_func_latency_ns]
+    double h2dPinnedDuplexBps = 55e9;     // per-direction bandwidth of pinned copies while H2D and D2H run at the
+    double d2hPinnedDuplexBps = 55e9;     // same time on two engines [h2d_pinned_gbps, d2h_pinned_gbps]
+    double memsetBps = 4.0e12;            // cudaMemsetAsync of device memory [dram_gbps]
+    double computeSaturation = 1.0;       // the fraction of the resident blocks at which a compute-bound kernel
+                                          // (fma, matmul) reaches the device's full rate; fewer blocks run
+                                          // proportionally slower [1: in proportion to the blocks, as memory-bound
+                                          // kernels do]
+
+    DeviceCalibration calibration; // empty unless measured by streamscope-cli calibrate
+};
+
+// Loads a profile from a JSON file; errors name the file and the field.
+Result<DeviceProfile> loadDeviceProfile(const std::string& path);
+// Parses profile JSON text (`file` is used in error messages only).
+Result<DeviceProfile> parseDeviceProfile(const std::string& text, const std::string& file);
+// The profiles shipped in resources/profiles/ (see resources.h for where they are found).
+std::vector<std::string> builtinProfileIds();
+// The profile as JSON text that parseDeviceProfile reads back to the same profile (calibration included).
+std::string deviceProfileToJson(const DeviceProfile& profile);
+// Finds a shipped profile by id, or loads `idOrPath` as a file when it names one.
+Result<DeviceProfile> findDeviceProfile(const std::string& idOrPath);
+
+} // namespace streamscope

@@ -1,0 +1,611 @@
+// The simulator's GPU side: ops made from the scenario (makeGpuOp, measured durations applied), dependencies
+// between them, issue into streams and hardware queues, thread blocks dispatched on the SMs (blockDuration),
+// copies on the copy engines sharing the link, completion, events and the release of waiting work.
+#include "simulator_state.h"
+
+namespace streamscope::sim_detail {
+
+// --- GPU ops -------------------------------------------------------------------------------------------
+uint32_t Simulation::newMarker(int stream)
+{
+    GpuOp g;
+    g.type = GpuOpType::Marker;
+    g.device = m_streams[size_t(stream)].device;
+    g.stream = stream;
+    m_ops.push_back(g);
+    return uint32_t(m_ops.size() - 1);
+}
+
+uint32_t Simulation::makeGpuOp(const Op& op, int stream, RecordRef rec, bool graphNode)
+{
+    const auto& st = m_streams[size_t(stream)];
+    const DeviceProfile& p = *m_devices[size_t(st.device)].profile;
+    GpuOp g;
+    g.device = st.device;
+    g.stream = stream;
+    g.rec = rec;
+    g.hasRecord = true;
+    g.graphNode = graphNode;
+    switch (op.kind) {
+    case OpKind::Kernel: {
+        g.type = GpuOpType::Kernel;
+        const Dim3 grid = effectiveGrid(op);
+        g.blocksTotal = uint32_t(std::min<uint64_t>(grid.count(), std::numeric_limits<uint32_t>::max()));
+        g.blocksLeft = g.blocksTotal;
+        g.threadsPerBlock = uint32_t(op.block.count());
+        g.sharedPerBlock = uint32_t(op.sharedBytes);
+        g.priority = st.priority;
+        const int occ = occupancy(p, g.threadsPerBlock, g.sharedPerBlock);
+        if (occ < 1) {
+            m_error = Status(Error{{},
+                                   {},
+                                   "kernel \"" + displayName(op) + "\": a block of " + std::to_string(g.threadsPerBlock)
+                                       + " threads and " + std::to_string(g.sharedPerBlock)
+                                       + " bytes of shared memory does not fit on an SM of " + p.name},
+                             ErrorClass::BadInput);
+            return kNone;
+        }
+        g.blockNs = blockDuration(op, p, occ, g.blocksTotal, g.threadsPerBlock);
+        break;
+    }
+    case OpKind::Memcpy: {
+        g.type = GpuOpType::Copy;
+        double bw = p.d2dBps;
+        const int engines = std::max(1, p.copyEngines);
+        switch (op.copy) {
+        case CopyKind::H2D:
+            bw = op.pinned ? p.h2dPinnedBps : p.h2dPageableBps;
+            g.engine = 0;
+            if (op.pinned)
+                g.duplexRate = std::min(1.0, p.h2dPinnedDuplexBps / p.h2dPinnedBps);
+            break;
+        case CopyKind::D2H:
+            bw = op.pinned ? p.d2hPinnedBps : p.d2hPageableBps;
+            g.engine = engines >= 2 ? 1 : 0; // one copy engine: both directions serialize
+            if (op.pinned)
+                g.duplexRate = std::min(1.0, p.d2hPinnedDuplexBps / p.d2hPinnedBps);
+            break;
+        case CopyKind::D2D:
+            bw = p.d2dBps;
+            g.engine = std::min(2, engines - 1);
+            g.dramBound = true;
+            break;
+        case CopyKind::P2P:
+            // A peer copy leaves through the source's outgoing engine and arrives through the destination's
+            // incoming one: it occupies both devices.
+            bw = p.p2pBps;
+            g.engine = engines >= 2 ? 1 : 0;
+            g.dstDevice = op.dstDevice;
+            break;
+        }
+        g.durationNs = p.copyLatencyNs + nsFor(double(op.bytes), bw);
+        break;
+    }
+    case OpKind::Memset:
+        g.type = GpuOpType::Memset;
+        g.dramBound = true;
+        g.durationNs = std::max(p.minKernelNs, nsFor(double(op.bytes), p.memsetBps));
+        break;
+    case OpKind::HostFunc:
+        g.type = GpuOpType::HostFunc;
+        g.durationNs = int64_t(std::llround(op.durationUs * 1000.0));
+        break;
+    default: g.type = GpuOpType::Marker; break;
+    }
+    if (g.type != GpuOpType::Marker)
+        applyMeasured(g, m_out.records[rec.hostThread][rec.index], p);
+    m_ops.push_back(g);
+    return uint32_t(m_ops.size() - 1);
+}
+
+// Replay: a measured duration replaces the model's. A kernel's blocks take it per wave of the whole device, so
+// that the kernel alone runs what it ran in the recording.
+void Simulation::applyMeasured(GpuOp& g, const OpRecord& r, const DeviceProfile& p) const
+{
+    const auto it = m_options.measuredGpuNs.find({r.thread, r.op, r.node});
+    if (it == m_options.measuredGpuNs.end() || it->second <= 0)
+        return;
+    if (g.type != GpuOpType::Kernel) {
+        g.durationNs = it->second;
+        g.duplexRate = 1.0; // a measured copy or memset already ran at what sharing left it
+        g.dramBound = false;
+        return;
+    }
+    const int occ = occupancy(p, g.threadsPerBlock, g.sharedPerBlock);
+    const uint64_t resident = uint64_t(std::max(1, p.smCount)) * uint64_t(std::max(1, occ));
+    const uint64_t waves = std::max<uint64_t>(1, (uint64_t(g.blocksTotal) + resident - 1) / resident);
+    g.blockNs = std::max<int64_t>(1, it->second / int64_t(waves));
+}
+
+// Replay: the time the recorded GPU left between this op and the previous one in its stream, where it was queued.
+int64_t Simulation::streamGap(uint32_t g, RecordRef rec, int64_t modelled) const
+{
+    if (m_options.measuredStreamGapNs.empty() || m_ops[g].type == GpuOpType::Marker)
+        return modelled;
+    const OpRecord& r = m_out.records[rec.hostThread][rec.index];
+    const auto it = m_options.measuredStreamGapNs.find({r.thread, r.op, r.node});
+    return it != m_options.measuredStreamGapNs.end() ? std::max<int64_t>(0, it->second) : modelled;
+}
+
+int64_t Simulation::measuredHost(const MeasuredOpKey& key, int64_t modelled) const
+{
+    const auto it = m_options.measuredHostNs.find(key);
+    return it != m_options.measuredHostNs.end() && it->second > 0 ? it->second : modelled;
+}
+
+// Time one thread block runs. Spin blocks run their duration; problem-size kernels share the device's
+// throughput among all resident blocks, so a full wave of blocks takes the kernel's whole-GPU time.
+int64_t Simulation::blockDuration(const Op& op, const DeviceProfile& p, int occ, uint32_t blocks, uint32_t threads)
+{
+    const double resident = double(p.smCount) * occ;
+    const double n = double(std::max<int64_t>(1, op.size));
+    double fullGpuNs = 0;
+    switch (op.kernel) {
+    case KernelKind::Spin:
+        // Its spin plus what an empty kernel costs (on the H200 a 1 µs spin ran 1.8 µs, a 500 µs one 500.5 µs).
+        return std::max<int64_t>(1, int64_t(std::llround(op.durationUs * 1000.0))) + p.minKernelNs;
+    case KernelKind::Empty: return p.minKernelNs;
+    case KernelKind::Fma: fullGpuNs = 2.0 * n * double(blocks) * threads / p.fp32Flops * 1e9; break;
+    case KernelKind::Triad: fullGpuNs = 12.0 * n / p.dramBps * 1e9; break;
+    case KernelKind::Matmul: fullGpuNs = 2.0 * n * n * n / p.matmulFlops * 1e9; break;
+    case KernelKind::Transpose: fullGpuNs = 8.0 * n * n / p.dramBps * 1e9; break;
+    case KernelKind::Reduce: fullGpuNs = 4.0 * n / p.dramBps * 1e9; break;
+    }
+    // One wave or more: every block gets its share of the device's rate. Fewer blocks than the device holds:
+    // memory-bound kernels run in proportion to their blocks; compute-bound ones reach the full rate already at
+    // compute_saturation of the resident blocks (a block keeps its SM's pipelines busier than its share).
+    const bool compute = op.kernel == KernelKind::Fma || op.kernel == KernelKind::Matmul;
+    const double b = double(std::max(1u, blocks));
+    if (compute && b < resident) {
+        const double wave = fullGpuNs * std::max(1.0, p.computeSaturation * resident / b);
+        return std::max<int64_t>(p.minKernelNs / 2, int64_t(std::llround(wave)));
+    }
+    const double perBlock = fullGpuNs * resident / b;
+    return std::max<int64_t>(p.minKernelNs / 2, int64_t(std::llround(perBlock)));
+}
+
+void Simulation::addDep(uint32_t src, uint32_t dst, int64_t gap)
+{
+    auto& s = m_ops[src];
+    auto& d = m_ops[dst];
+    if (s.state == OpState::Done) {
+        d.readyTime = std::max(d.readyTime, s.end + gap);
+        return;
+    }
+    ++d.pendingDeps;
+    m_links.push_back({dst, s.dependents, gap});
+    s.dependents = uint32_t(m_links.size() - 1);
+}
+
+int64_t Simulation::gapBefore(const GpuOp& dst, uint32_t src) const
+{
+    if (dst.type == GpuOpType::Marker)
+        return 0;
+    const DeviceProfile& p = *m_devices[size_t(dst.device)].profile;
+    if (dst.graphNode && src != kNone && m_ops[src].graphNode)
+        return p.graphNodeOverheadNs;
+    return p.kernelOverheadNs;
+}
+
+void Simulation::issue(uint32_t g, int stream, int64_t launchTime, RecordRef rec)
+{
+    auto& st = m_streams[size_t(stream)];
+    auto& dev = m_devices[size_t(st.device)];
+    const bool real = m_ops[g].type != GpuOpType::Marker;
+    m_ops[g].readyTime = std::max(m_ops[g].readyTime, launchTime);
+    if (st.lastOp != kNone)
+        addDep(st.lastOp, g, streamGap(g, rec, gapBefore(m_ops[g], st.lastOp)));
+    // The legacy default stream waits for earlier work in every blocking stream of its device, and later
+    // work in blocking streams waits for it. Non-blocking streams are exempt.
+    if (st.kind == StreamKind::LegacyDefault) {
+        for (uint32_t other : dev.streams) {
+            const auto& os = m_streams[other];
+            if (other == uint32_t(stream) || !isBlocking(os.kind) || os.lastOp == kNone)
+                continue;
+            addDep(os.lastOp, g, gapBefore(m_ops[g], os.lastOp));
+            // An arrow only from work issued since the previous legacy op: older work it already waited for.
+            const bool newSinceLegacy = st.lastOp == kNone || os.lastRealOp > st.lastOp;
+            if (real && newSinceLegacy && os.lastRealOp != kNone && m_ops[os.lastRealOp].state != OpState::Done)
+                m_out.deps.push_back({os.lastReal, rec, FlowKind::Implicit, false, false});
+        }
+    } else if (isBlocking(st.kind) && dev.legacyStream != kNone && dev.legacyStream != uint32_t(stream)) {
+        const auto& ls = m_streams[dev.legacyStream];
+        if (ls.lastOp != kNone) {
+            addDep(ls.lastOp, g, gapBefore(m_ops[g], ls.lastOp));
+            if (real && ls.lastRealOp != kNone && m_ops[ls.lastRealOp].state != OpState::Done)
+                m_out.deps.push_back({ls.lastReal, rec, FlowKind::Implicit, false, false});
+        }
+    }
+    if (real) {
+        for (const auto& from : st.pendingEventFlows)
+            m_out.deps.push_back({from, rec, FlowKind::Event, false, false});
+        st.pendingEventFlows.clear();
+        st.lastRealOp = g;
+        st.lastReal = rec;
+    }
+    st.lastOp = g;
+    // The queue: the stream's hardware queue, or with engine queues its engine's (copies: their copy engine's,
+    // everything else: the compute queue).
+    auto& op = m_ops[g];
+    op.hwQueue =
+        dev.engineQueues ? dev.queueBase + (op.type == GpuOpType::Copy ? 1 + uint32_t(op.engine) : 0) : st.hwQueue;
+    m_hwQueues[op.hwQueue].push_back(g);
+    if (dev.profile->batchedKernelCompletion && real) {
+        // Kernels issued back to back join one batch; any other op issued to the device ends it.
+        if (op.type == GpuOpType::Kernel) {
+            if (dev.openBatch == kNone || m_batchesOfKernels[dev.openBatch].open == 0) {
+                dev.openBatch = uint32_t(m_batchesOfKernels.size());
+                m_batchesOfKernels.emplace_back();
+            }
+            op.batch = dev.openBatch;
+            ++m_batchesOfKernels[op.batch].open;
+        } else {
+            dev.openBatch = kNone;
+        }
+    }
+    ++m_outstanding;
+    if (m_ops[g].pendingDeps == 0)
+        schedule(m_ops[g].readyTime, EvType::OpReady, g);
+}
+
+// The real op at the end of the chain of releases (markers pass their release on).
+uint32_t Simulation::realReleaser(uint32_t g) const
+{
+    for (int guard = 0; g != kNone && guard < 1'000'000; ++guard) {
+        if (m_ops[g].type != GpuOpType::Marker)
+            return g;
+        g = m_ops[g].releasedBy;
+    }
+    return kNone;
+}
+
+void Simulation::holdBy(GpuOp& op, WaitCause cause, uint32_t holder)
+{
+    if (holder == kNone || m_ops[holder].type == GpuOpType::Marker)
+        return;
+    op.wait = cause;
+    op.waitHolder = holder;
+}
+
+void Simulation::opReady(uint32_t g)
+{
+    m_ops[g].state = OpState::Ready;
+    m_ops[g].readyAt = m_now;
+    // An op leaves its hardware queue only from the head: an op still waiting blocks everything behind it
+    // in the same queue (false dependencies between streams sharing a queue).
+    auto& q = m_hwQueues[m_ops[g].hwQueue];
+    while (!q.empty() && m_ops[q.front()].state == OpState::Ready) {
+        const uint32_t head = q.front();
+        q.pop_front();
+        // Ready before the head of its queue was: held by the queue until what released that head ended.
+        if (head != g && m_ops[head].readyAt < m_now)
+            holdBy(m_ops[head], WaitCause::HardwareQueue, realReleaser(m_ops[g].releasedBy));
+        start(head);
+    }
+}
+
+void Simulation::start(uint32_t g)
+{
+    auto& op = m_ops[g];
+    auto& dev = m_devices[size_t(op.device)];
+    op.state = OpState::Started;
+    switch (op.type) {
+    case GpuOpType::Marker:
+        op.start = m_now;
+        complete(g);
+        return;
+    case GpuOpType::Kernel: {
+        op.readySeq = m_seq++;
+        op.queuedAt = m_now;
+        auto pos =
+            std::upper_bound(dev.dispatchList.begin(), dev.dispatchList.end(), g, [this](uint32_t a, uint32_t b) {
+                const auto& x = m_ops[a];
+                const auto& y = m_ops[b];
+                return x.priority != y.priority ? x.priority < y.priority : x.readySeq < y.readySeq;
+            });
+        dev.dispatchList.insert(pos, g);
+        dispatch(op.device);
+        return;
+    }
+    case GpuOpType::Copy: {
+        // Each copy engine is a FIFO: the copy starts when it is first in its engine's queue (both devices'
+        // for a peer copy) and the engine is free.
+        DeviceState* dst = copyDestination(op);
+        const auto e = size_t(op.engine);
+        const bool busy = dev.engineRunning[e] != kNone || !dev.engineQueue[e].empty();
+        const bool dstBusy = dst && (dst->engineRunning[0] != kNone || !dst->engineQueue[0].empty());
+        if (busy)
+            holdBy(op, WaitCause::CopyEngine, dev.engineLastOp[e]);
+        else if (dstBusy)
+            holdBy(op, WaitCause::CopyEngine, dst->engineLastOp[0]);
+        dev.engineQueue[e].push_back(g);
+        dev.engineLastOp[e] = g;
+        if (dst) {
+            dst->engineQueue[0].push_back(g);
+            dst->engineLastOp[0] = g;
+        }
+        pumpCopies();
+        return;
+    }
+    case GpuOpType::Memset:
+        op.start = m_now;
+        op.end = m_now + op.durationNs;
+        if (!op.dramBound) {
+            schedule(op.end, EvType::OpDone, g);
+            return;
+        }
+        op.workLeftNs = double(op.durationNs);
+        op.progressAt = m_now;
+        op.rate = 0; // set below
+        dev.dramRunning.push_back(g);
+        setCopyRates(dev);
+        return;
+    case GpuOpType::HostFunc: {
+        // One driver thread per device runs host functions: they serialize across streams. Asleep, it wakes up
+        // host_func_latency_ns after the stream reaches the function; awake (a host function ended no longer
+        // than host_func_spacing_ns ago, or is running), it starts the next one that spacing after the last.
+        const DeviceProfile& p = *dev.profile;
+        const int64_t last = dev.hostFuncBusyUntil;
+        const bool awake = dev.hostFuncLastOp != kNone && m_now <= last + p.hostFuncSpacingNs;
+        const int64_t s = awake ? std::max(m_now, last + p.hostFuncSpacingNs) : m_now + p.hostFuncLatencyNs;
+        if (last > m_now)
+            holdBy(op, WaitCause::HostFuncThread, dev.hostFuncLastOp);
+        op.start = s;
+        op.end = s + op.durationNs;
+        dev.hostFuncBusyUntil = op.end;
+        dev.hostFuncLastOp = g;
+        schedule(op.end, EvType::OpDone, g);
+        return;
+    }
+    }
+}
+
+// Thread blocks go to SMs as resources allow, kernels in dispatch order (priority, then arrival): the first
+// kernel takes what it can, later kernels get the leftovers. Running blocks are never preempted.
+void Simulation::dispatch(int device)
+{
+    auto& dev = m_devices[size_t(device)];
+    const int sms = dev.profile->smCount;
+    for (size_t i = 0; i < dev.dispatchList.size();) {
+        const uint32_t g = dev.dispatchList[i];
+        auto& k = m_ops[g];
+        if (dev.sumFreeThreads < int64_t(k.threadsPerBlock)) {
+            ++i;
+            continue;
+        }
+        const auto first = uint32_t(m_batchItems.size());
+        // Breadth first, as the hardware spreads blocks over SMs: at most an even share per SM first.
+        const uint32_t share = (k.blocksLeft + uint32_t(sms) - 1) / uint32_t(sms);
+        for (int pass = 0; pass < 2 && k.blocksLeft > 0; ++pass) {
+            for (int sm = 0; sm < sms && k.blocksLeft > 0; ++sm) {
+                const size_t s = size_t(sm);
+                uint32_t fit =
+                    uint32_t(std::max(0, std::min(dev.freeBlocks[s], dev.freeThreads[s] / int32_t(k.threadsPerBlock))));
+                if (k.sharedPerBlock > 0)
+                    fit = std::min<uint32_t>(fit, uint32_t(dev.freeShared[s] / k.sharedPerBlock));
+                uint32_t n = std::min(fit, k.blocksLeft);
+                if (pass == 0)
+                    n = std::min(n, share);
+                if (n == 0)
+                    continue;
+                dev.freeBlocks[s] -= int32_t(n);
+                dev.freeThreads[s] -= int32_t(n * k.threadsPerBlock);
+                dev.freeShared[s] -= int64_t(n) * k.sharedPerBlock;
+                dev.sumFreeThreads -= int64_t(n) * k.threadsPerBlock;
+                k.blocksLeft -= n;
+                m_batchItems.push_back({uint16_t(sm), n});
+            }
+        }
+        const auto count = uint32_t(m_batchItems.size()) - first;
+        if (count > 0) {
+            if (k.start < 0) {
+                k.start = m_now;
+                // Queued for the SMs earlier: held until the blocks of m_freedBy gave some back.
+                if (m_now > k.queuedAt)
+                    holdBy(k, WaitCause::Sms, m_freedBy);
+            }
+            m_batches.push_back({g, first, count});
+            schedule(m_now + k.blockNs, EvType::BlocksDone, uint32_t(m_batches.size() - 1));
+        }
+        if (k.blocksLeft == 0)
+            dev.dispatchList.erase(dev.dispatchList.begin() + std::ptrdiff_t(i));
+        else
+            ++i;
+    }
+}
+
+void Simulation::blocksDone(uint32_t b)
+{
+    const Batch batch = m_batches[b];
+    auto& k = m_ops[batch.kernel];
+    auto& dev = m_devices[size_t(k.device)];
+    for (uint32_t i = 0; i < batch.count; ++i) {
+        const auto [sm, n] = m_batchItems[batch.first + i];
+        dev.freeBlocks[sm] += int32_t(n);
+        dev.freeThreads[sm] += int32_t(n * k.threadsPerBlock);
+        dev.freeShared[sm] += int64_t(n) * k.sharedPerBlock;
+        dev.sumFreeThreads += int64_t(n) * k.threadsPerBlock;
+        k.blocksDone += n;
+    }
+    if (k.blocksDone == k.blocksTotal)
+        complete(batch.kernel);
+    m_freedBy = batch.kernel;
+    dispatch(k.device);
+    m_freedBy = kNone;
+}
+
+// A peer copy's destination device (its incoming engine is engine 0), or null.
+DeviceState* Simulation::copyDestination(const GpuOp& op)
+{
+    return op.dstDevice >= 0 && size_t(op.dstDevice) < m_devices.size() ? &m_devices[size_t(op.dstDevice)] : nullptr;
+}
+
+// Starts every copy that is first in its engines' queues and whose engines are free; then sets the rates.
+void Simulation::pumpCopies()
+{
+    bool started = true;
+    while (started) {
+        started = false;
+        for (auto& dev : m_devices)
+            for (size_t e = 0; e < dev.engineQueue.size(); ++e) {
+                if (dev.engineRunning[e] != kNone || dev.engineQueue[e].empty())
+                    continue;
+                const uint32_t g = dev.engineQueue[e].front();
+                auto& op = m_ops[g];
+                DeviceState& src = m_devices[size_t(op.device)];
+                DeviceState* dst = copyDestination(op);
+                const auto se = size_t(op.engine);
+                if (src.engineRunning[se] != kNone || src.engineQueue[se].front() != g)
+                    continue;
+                if (dst && (dst->engineRunning[0] != kNone || dst->engineQueue[0].front() != g))
+                    continue;
+                src.engineQueue[se].pop_front();
+                src.engineRunning[se] = g;
+                if (dst) {
+                    dst->engineQueue[0].pop_front();
+                    dst->engineRunning[0] = g;
+                }
+                op.start = m_now;
+                op.workLeftNs = double(op.durationNs);
+                op.progressAt = m_now;
+                op.rate = 0; // set below
+                if (op.dramBound)
+                    src.dramRunning.push_back(g);
+                started = true;
+            }
+    }
+    for (size_t d = 0; d < m_devices.size(); ++d)
+        setCopyRates(m_devices[d]);
+}
+
+// Pinned copies in both directions at once share the link: each runs at its duplex bandwidth while the other
+// runs. Memsets and device-to-device copies each saturate the device memory: k of them at once run at 1/k of their
+// own rate. An op whose rate changes gets its end moved (the event at the old end is then ignored).
+void Simulation::setCopyRates(DeviceState& dev)
+{
+    const uint32_t h2d = dev.engineRunning.empty() ? kNone : dev.engineRunning[0];
+    const uint32_t d2h = dev.engineRunning.size() >= 2 ? dev.engineRunning[1] : kNone;
+    const bool duplex = h2d != kNone && d2h != kNone && m_ops[h2d].duplexRate < 1.0 && m_ops[d2h].duplexRate < 1.0;
+    const double dramShare = dev.dramRunning.empty() ? 1.0 : 1.0 / double(dev.dramRunning.size());
+    auto setRate = [&](uint32_t g) {
+        auto& op = m_ops[g];
+        double rate = duplex && (g == h2d || g == d2h) ? op.duplexRate : 1.0;
+        if (op.dramBound)
+            rate *= dramShare;
+        if (rate == op.rate)
+            return;
+        op.workLeftNs = std::max(0.0, op.workLeftNs - double(m_now - op.progressAt) * op.rate);
+        op.progressAt = m_now;
+        op.rate = rate;
+        op.end = m_now + int64_t(std::ceil(op.workLeftNs / rate));
+        schedule(op.end, EvType::OpDone, g);
+    };
+    for (uint32_t g : dev.engineRunning)
+        if (g != kNone && m_ops[g].device == int(&dev - m_devices.data())) // a peer copy: its source's business
+            setRate(g);
+    for (uint32_t g : dev.dramRunning)
+        if (m_ops[g].type == GpuOpType::Memset)
+            setRate(g); // (device-to-device copies are among engineRunning)
+}
+
+// A memset's end that shares the device memory: only the event at its current end counts.
+void Simulation::memsetDone(uint32_t g)
+{
+    auto& op = m_ops[g];
+    if (op.state == OpState::Done || op.end != m_now)
+        return;
+    auto& dev = m_devices[size_t(op.device)];
+    std::erase(dev.dramRunning, g);
+    complete(g);
+    setCopyRates(dev);
+}
+
+// A copy's end: only the event at its current end counts (a rate change moved it).
+void Simulation::copyDone(uint32_t g)
+{
+    auto& op = m_ops[g];
+    if (op.state == OpState::Done || op.end != m_now)
+        return;
+    auto& dev = m_devices[size_t(op.device)];
+    dev.engineRunning[size_t(op.engine)] = kNone;
+    if (DeviceState* dst = copyDestination(op))
+        dst->engineRunning[0] = kNone;
+    if (op.dramBound)
+        std::erase(dev.dramRunning, g);
+    complete(g);
+    pumpCopies();
+}
+
+void Simulation::complete(uint32_t g)
+{
+    auto& op = m_ops[g];
+    op.state = OpState::Done;
+    op.end = m_now;
+    if (op.start < 0)
+        op.start = m_now;
+    record(g);
+    if (op.batch == kNone) {
+        signal(g);
+        return;
+    }
+    // A batched kernel: later kernels of its batch may start now (they are issued behind it), the rest of the
+    // world hears of it when no kernel of the batch is left running or waiting.
+    KernelBatch& b = m_batchesOfKernels[op.batch];
+    b.ended.push_back(g);
+    releaseDependents(g, /*sameBatchOnly=*/true);
+    if (--b.open == 0) {
+        const std::vector<uint32_t> members = std::move(b.ended);
+        b.ended.clear();
+        for (uint32_t m : members)
+            signal(m);
+    }
+}
+
+void Simulation::record(uint32_t g)
+{
+    auto& op = m_ops[g];
+    if (op.hasRecord) {
+        auto& r = m_out.records[op.rec.hostThread][op.rec.index];
+        r.gpuStart = op.start;
+        r.gpuEnd = op.end;
+        if (op.wait != WaitCause::None && op.waitHolder != kNone && m_ops[op.waitHolder].hasRecord) {
+            r.gpuWait = op.wait;
+            r.gpuWaitHolder = m_ops[op.waitHolder].rec;
+        }
+    }
+}
+
+// Releases the ops waiting for g (with sameBatchOnly: only the kernels of g's batch; each link once).
+void Simulation::releaseDependents(uint32_t g, bool sameBatchOnly)
+{
+    auto& op = m_ops[g];
+    for (uint32_t l = op.dependents; l != kNone; l = m_links[l].next) {
+        if (m_links[l].gap < 0)
+            continue; // released already
+        auto& d = m_ops[m_links[l].target];
+        if (sameBatchOnly && (d.batch == kNone || d.batch != op.batch))
+            continue;
+        d.readyTime = std::max(d.readyTime, m_now + m_links[l].gap);
+        m_links[l].gap = -1;
+        if (--d.pendingDeps == 0) {
+            d.releasedBy = g;
+            schedule(d.readyTime, EvType::OpReady, m_links[l].target);
+        }
+    }
+}
+
+// Tells the rest of the work that g ended: its dependents, host threads waiting for it, the iteration.
+void Simulation::signal(uint32_t g)
+{
+    auto& op = m_ops[g];
+    if (op.signalled)
+        return;
+    op.signalled = true;
+    releaseDependents(g, false);
+    for (uint32_t l = op.waiters; l != kNone; l = m_links[l].next)
+        wake(m_links[l].target);
+    --m_outstanding;
+    maybeEndIteration();
+}
+
+} // namespace streamscope::sim_detail

@@ -1,0 +1,285 @@
+// The simulator's event-driven state, shared by its two halves: the host side (host threads issuing ops, iterations,
+// synchronizing calls: simulator_host.cpp) and the GPU side (streams and hardware queues, dependencies, thread
+// blocks on the SMs, copy engines and the link: simulator_gpu.cpp). The entry point is SimulatorBackend
+// (simulator.h, simulator.cpp). Internal to the simulator.
+#pragma once
+
+#include "simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <deque>
+#include <initializer_list>
+#include <limits>
+#include <queue>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace streamscope::sim_detail {
+
+constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+
+enum class EvType : uint8_t {
+    HostStep,       // a host thread issues its next op
+    OpReady,        // every dependency of a GPU op is met
+    OpDone,         // a copy, memset or host function ends
+    BlocksDone,     // a batch of thread blocks ends and frees its SM resources
+    IterationStart, // all host threads joined and all devices drained
+};
+
+struct Ev {
+    int64_t time;
+    uint64_t seq; // ties break by scheduling order: the simulation is deterministic
+    EvType type;
+    uint32_t a;
+    bool operator>(const Ev& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+};
+
+enum class GpuOpType : uint8_t { Kernel, Copy, Memset, HostFunc, Marker };
+enum class OpState : uint8_t { Pending, Ready, Started, Done };
+
+struct GpuOp {
+    GpuOpType type = GpuOpType::Marker;
+    OpState state = OpState::Pending;
+    bool graphNode = false;
+    bool hasRecord = false;
+    int device = 0;
+    int stream = -1;
+    uint32_t pendingDeps = 0;
+    int64_t readyTime = 0;
+    int64_t readyAt = -1;             // when every dependency was met (state Ready)
+    int64_t queuedAt = -1;            // kernels: when it left its hardware queue for the SMs
+    uint32_t releasedBy = kNone;      // the op whose end met its last dependency
+    WaitCause wait = WaitCause::None; // what held it after it was ready
+    uint32_t waitHolder = kNone;      // the op whose end (or freed SMs) let it start
+    int64_t start = -1;
+    int64_t end = -1;
+    RecordRef rec;
+    uint32_t dependents = kNone; // list in m_links
+    uint32_t waiters = kNone;    // list in m_links (targets are wait sets)
+    // kernels
+    uint32_t blocksTotal = 0;
+    uint32_t blocksLeft = 0; // not yet dispatched
+    uint32_t blocksDone = 0;
+    uint32_t threadsPerBlock = 0;
+    uint32_t sharedPerBlock = 0;
+    int priority = 0;
+    int64_t blockNs = 0;
+    uint64_t readySeq = 0;
+    // copies, memsets, host functions
+    int64_t durationNs = 0;
+    int engine = -1;
+    int dstDevice = -1;
+    // copies while they run: what is left of durationNs at the full one-way rate, the share of that rate they get
+    // now (below 1 while a pinned copy runs the other way: duplex_gbps), and since when
+    double workLeftNs = 0;
+    double rate = 1.0;
+    int64_t progressAt = 0;
+    double duplexRate = 1.0; // pinned H2D/D2H: duplex bandwidth / one-way bandwidth; else 1
+    bool dramBound = false;  // memsets and device-to-device copies: they share the device memory's bandwidth
+    uint32_t hwQueue = 0;    // the work queue it was issued to
+    // batched_kernel_completion: the kernels issued back to back with it (kNone: not batched); its completion is
+    // signalled to other work once the batch has no kernel running or waiting
+    uint32_t batch = kNone;
+    bool signalled = false;
+};
+
+// Kernels issued back to back on a device whose completions are signalled together (batched_kernel_completion):
+// when the last of them ends. A kernel issued after that, or after another op, starts a new batch.
+struct KernelBatch {
+    uint32_t open = 0;           // members not ended yet
+    std::vector<uint32_t> ended; // members ended, their completion not yet signalled
+};
+
+struct Link {
+    uint32_t target;
+    uint32_t next;
+    int64_t gap;
+};
+
+struct StreamState {
+    int device = 0;
+    StreamKind kind = StreamKind::Blocking;
+    int priority = 0;
+    uint32_t hwQueue = 0;        // global queue index
+    uint32_t lastOp = kNone;     // last op issued, markers included
+    uint32_t lastRealOp = kNone; // last op with a GPU span
+    RecordRef lastReal;
+    std::vector<RecordRef> pendingEventFlows; // sources of event flows to the next real op
+};
+
+struct EventState {
+    uint32_t capturedOp = kNone;     // the record marker of the latest record
+    uint32_t capturedRealOp = kNone; // the last real op before that record
+    RecordRef capturedReal;
+};
+
+struct WaitSet {
+    uint32_t remaining = 0;
+    int hostThread = 0;
+    uint32_t record = 0; // index in the host thread's records
+    int64_t wakeNs = 0;  // from the last awaited op's end until the call returns
+    int64_t extraNs = 0; // cost of the call after the wait (malloc/free)
+};
+
+struct Batch {
+    uint32_t kernel;
+    uint32_t first; // in m_batchItems
+    uint32_t count;
+};
+
+struct DeviceState {
+    const DeviceProfile* profile = nullptr;
+    std::vector<int32_t> freeThreads;
+    std::vector<int32_t> freeBlocks;
+    std::vector<int64_t> freeShared;
+    int64_t sumFreeThreads = 0;
+    std::vector<uint32_t> dispatchList;            // kernels with blocks left, by (priority, ready order)
+    std::vector<std::deque<uint32_t>> engineQueue; // copies waiting for each engine, in issue order (FIFO)
+    std::vector<uint32_t> engineRunning;           // the copy each engine runs now, or kNone
+    std::vector<uint32_t> engineLastOp;            // the copy that holds or last held each engine
+    std::vector<uint32_t> dramRunning;             // memsets and device-to-device copies running now
+    int64_t hostFuncBusyUntil = 0;
+    uint32_t hostFuncLastOp = kNone;
+    uint32_t legacyStream = kNone;
+    std::vector<uint32_t> streams; // planned streams on this device
+    uint32_t queueBase = 0;        // its first work queue in m_hwQueues
+    bool engineQueues = false;     // work_queues "engines": a compute queue and one per copy engine
+    uint32_t openBatch = kNone;    // batched_kernel_completion: the batch the next kernel issued joins while
+                                   // it has a kernel running or waiting
+};
+
+struct HostAgent {
+    int64_t now = 0;
+    int iteration = 0;
+    int task = 0;
+    int tasksTaken = 0;
+    size_t opIndex = 0;
+    bool finished = true;
+    int lastLaunchStream = -1; // the stream of its previous kernel launch
+    int64_t launchUntil = -1;  // when its latest kernel launch call returns
+};
+
+inline int occupancy(const DeviceProfile& p, uint32_t threads, uint32_t shared)
+{
+    if (threads == 0 || threads > uint32_t(p.maxThreadsPerSm))
+        return 0;
+    int o = std::min(p.maxBlocksPerSm, p.maxThreadsPerSm / int(threads));
+    if (shared > 0)
+        o = std::min<int64_t>(o, p.sharedBytesPerSm / shared);
+    return o;
+}
+
+inline int64_t nsFor(double amount, double perSecond)
+{
+    return int64_t(std::llround(amount / perSecond * 1e9));
+}
+
+class Simulation {
+public:
+    Simulation(const RunPlan& plan, const std::vector<DeviceProfile>& profiles, const SimulatorOptions& options,
+               Recording& out);
+
+    Status run();
+
+private:
+    void schedule(int64_t t, EvType type, uint32_t a) { m_queue.push(Ev{std::max(t, m_now), m_seq++, type, a}); }
+
+    // --- iterations and host threads -------------------------------------------------------------------------
+
+    void startIteration(int iteration, int64_t t);
+    bool takeTask(int h);
+    void threadFinished(int h);
+    void maybeEndIteration();
+    void hostStep(int h);
+    // One host call being simulated: its op, where the plan puts it, its record and the profile's costs.
+    struct HostCall {
+        int h;
+        const Op& op;
+        int opIndex;
+        PlannedOp po;
+        const DeviceProfile& prof;
+        uint32_t recIndex;
+        RecordRef self;
+        MeasuredOpKey key;
+    };
+    // How a call ends: it returned (the thread goes on), it blocks until woken, or the simulation failed.
+    enum class CallEnd { Returned, Blocked, Abandoned };
+    HostCall beginCall(int h, const Op& op, int opIndex);
+    OpRecord& callRecord(const HostCall& c);
+    void endCall(const HostCall& c, int64_t cost);
+    int64_t launchCost(int h, int64_t alone, const DeviceProfile& prof) const;
+    CallEnd issueStreamWork(const HostCall& c);
+    CallEnd launchGraph(const HostCall& c);
+    void recordEvent(const HostCall& c);
+    void waitEvent(const HostCall& c);
+    CallEnd syncStream(const HostCall& c);
+    CallEnd syncEvent(const HostCall& c);
+    CallEnd syncDevice(const HostCall& c);
+    void syncFlows(const std::vector<uint32_t>& streams, RecordRef to, FlowKind kind);
+    void syncFlows(std::initializer_list<int> streams, RecordRef to, FlowKind kind);
+    bool waitFor(const std::vector<uint32_t>& ops, int h, uint32_t record, int64_t wakeNs, int64_t extraNs);
+    void wake(uint32_t ws);
+
+    // --- GPU ops -------------------------------------------------------------------------------------------
+
+    uint32_t newMarker(int stream);
+    uint32_t makeGpuOp(const Op& op, int stream, RecordRef rec, bool graphNode);
+    void applyMeasured(GpuOp& g, const OpRecord& r, const DeviceProfile& p) const;
+    int64_t streamGap(uint32_t g, RecordRef rec, int64_t modelled) const;
+    int64_t measuredHost(const MeasuredOpKey& key, int64_t modelled) const;
+    static int64_t blockDuration(const Op& op, const DeviceProfile& p, int occ, uint32_t blocks, uint32_t threads);
+    void addDep(uint32_t src, uint32_t dst, int64_t gap);
+    int64_t gapBefore(const GpuOp& dst, uint32_t src) const;
+    void issue(uint32_t g, int stream, int64_t launchTime, RecordRef rec);
+    static bool isBlocking(StreamKind k) { return k == StreamKind::Blocking || k == StreamKind::PerThreadDefault; }
+
+    uint32_t realReleaser(uint32_t g) const;
+    void holdBy(GpuOp& op, WaitCause cause, uint32_t holder);
+    void opReady(uint32_t g);
+    void start(uint32_t g);
+    void dispatch(int device);
+    void blocksDone(uint32_t b);
+    DeviceState* copyDestination(const GpuOp& op);
+    void pumpCopies();
+    void setCopyRates(DeviceState& dev);
+    void copyDone(uint32_t g);
+    void memsetDone(uint32_t g);
+    void complete(uint32_t g);
+    void record(uint32_t g);
+    void releaseDependents(uint32_t g, bool sameBatchOnly);
+    void signal(uint32_t g);
+
+    const RunPlan& m_plan;
+    const Scenario& m_scenario;
+    const SimulatorOptions& m_options;
+    Recording& m_out;
+    std::priority_queue<Ev, std::vector<Ev>, std::greater<>> m_queue;
+    int64_t m_now = 0;
+    uint64_t m_seq = 0;
+    Status m_error;
+
+    std::vector<DeviceState> m_devices;
+    std::vector<std::deque<uint32_t>> m_hwQueues;
+    std::vector<KernelBatch> m_batchesOfKernels;
+    std::vector<StreamState> m_streams;
+    std::vector<EventState> m_events;
+    std::vector<GpuOp> m_ops;
+    std::vector<Link> m_links;
+    std::vector<WaitSet> m_waitSets;
+    std::vector<Batch> m_batches;
+    std::vector<std::pair<uint16_t, uint32_t>> m_batchItems;
+    uint32_t m_freedBy = kNone; // the kernel whose blocks just ended, while dispatch() hands out what they freed
+
+    std::vector<HostAgent> m_agents;
+    std::vector<int> m_nextTask;
+    int m_iteration = 0;
+    int m_totalIterations = 1;
+    int m_finishedThreads = 0;
+    bool m_barrierPending = false;
+    int64_t m_outstanding = 0;
+};
+
+} // namespace streamscope::sim_detail

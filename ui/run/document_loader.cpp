@@ -1,0 +1,114 @@
+#include "document_loader.h"
+
+#include "format.h"
+#include "resources.h"
+#include "scenario_json.h"
+#include "trace_formats.h"
+#include "trace_json.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QRegularExpression>
+
+namespace streamscope {
+
+TraceReport reportOnTrace(const Trace& trace)
+{
+    TraceReport a;
+    a.metrics = computeMetrics(trace);
+    a.diagnostics = diagnose(trace);
+    a.effect = qs(lessonEffect(trace.info));
+    a.criticalPath = criticalPath(trace);
+    if (trace.info.scenarioJson.empty()) {
+        a.note = QStringLiteral("The trace carries no scenario, so there are no checks to evaluate.");
+        return a;
+    }
+    auto scenario = parseScenario(trace.info.scenarioJson, "scenario in the trace");
+    if (!scenario) {
+        a.note = QStringLiteral("The scenario in the trace could not be read: ") + qs(scenario.error().toString());
+        return a;
+    }
+    a.scenarioTitle = qs(scenario->scenario.title);
+    a.scenarioDescription = qs(scenario->scenario.description);
+    a.checks = evaluateExpectations(trace, scenario->scenario.expect);
+    if (a.checks.empty())
+        a.note = QStringLiteral("The scenario states no expectations.");
+    return a;
+}
+
+std::shared_ptr<const AnalyzedTrace> makeAnalyzedTrace(Trace trace)
+{
+    auto out = std::make_shared<AnalyzedTrace>();
+    auto shared = std::make_shared<Trace>(std::move(trace));
+    out->report = reportOnTrace(*shared);
+    out->trace = std::move(shared);
+    return out;
+}
+
+QString detectFormat(const std::string& text)
+{
+    // The first "format" key of the text: the writers put it first, and an embedded scenario's is escaped (\").
+    static const QRegularExpression re(QStringLiteral("(?<!\\\\)\"format\"\\s*:\\s*\"([^\"\\\\]*)\""));
+    const QString head = QString::fromUtf8(text.data(), qsizetype(std::min<size_t>(text.size(), 64 * 1024)));
+    const auto m = re.match(head);
+    return m.hasMatch() ? m.captured(1) : QString();
+}
+
+Result<LoadedDocument> loadDocument(const QString& pathOrLesson, const QString& variant)
+{
+    LoadedDocument doc;
+    doc.variant = variant;
+    QString path = pathOrLesson;
+    if (!QFileInfo::exists(path)) {
+        const bool looksLikePath = path.contains(QLatin1Char('/')) || path.endsWith(QLatin1String(".json"));
+        auto preset = findPreset(pathOrLesson.toStdString());
+        if (!preset) {
+            if (looksLikePath)
+                return Error{pathOrLesson.toStdString(), {}, "no such file"};
+            return Error{pathOrLesson.toStdString(), {}, "no such file, and not a lesson: " + preset.error().message};
+        }
+        path = qs(preset->path);
+        doc.lessonId = qs(preset->id);
+    }
+    doc.path = path;
+    const std::string file = path.toStdString();
+
+    // Scenario or trace, by content: a scenario says so in its "format"; anything else goes to the trace importers
+    // (StreamScope, Chrome/Perfetto JSON, PyTorch profiler, Nsight Systems SQLite, CSV), which detect their own.
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return Error{file, {}, "cannot read: " + f.errorString().toStdString()};
+    const QByteArray head = f.read(64 * 1024);
+    f.close();
+    const QString format = detectFormat(std::string(head.constData(), size_t(head.size())));
+    if (format == QLatin1String("streamscope-scenario")) {
+        auto text = readTextFile(file);
+        if (!text)
+            return Result<LoadedDocument>(text.error(), text.errorClass());
+        auto scenario = parseScenario(*text, file, variant.toStdString());
+        if (!scenario)
+            return Result<LoadedDocument>(scenario.error(), scenario.errorClass());
+        doc.kind = DocumentKind::Scenario;
+        doc.scenario = std::move(scenario->scenario);
+        doc.hasScenario = true;
+        doc.warnings = std::move(scenario->warnings);
+        return doc;
+    }
+    auto trace = importTraceFile(file);
+    if (!trace)
+        return Result<LoadedDocument>(trace.error(), trace.errorClass());
+    doc.kind = DocumentKind::Trace;
+    if (!trace->info.scenarioJson.empty()) {
+        // The scenario as run (variant already applied): it opens in the editor, to change and run again.
+        auto embedded = parseScenario(trace->info.scenarioJson, file + " (embedded scenario)");
+        if (embedded) {
+            doc.scenario = std::move(embedded->scenario);
+            doc.hasScenario = true;
+        }
+    }
+    doc.variant = qs(trace->info.variant);
+    doc.trace = makeAnalyzedTrace(std::move(trace).value());
+    return doc;
+}
+
+} // namespace streamscope

@@ -1,0 +1,63 @@
+// Opening files: a scenario or a trace (told apart by their content, not their name), or a lesson by id; and the
+// analysis of a trace (metrics and the lesson's checks). Plain functions, safe to call on any thread: the window
+// calls them on a worker thread so that large traces never freeze it; headless export calls them directly.
+#pragma once
+
+#include "analysis.h"
+#include "diagnostics.h"
+#include "expect.h"
+#include "metrics.h"
+#include "result.h"
+#include "scenario.h"
+#include "trace.h"
+
+#include <QString>
+
+#include <memory>
+#include <vector>
+
+namespace streamscope {
+
+// What the metrics, the lesson's checks and the diagnostics say about a trace (computed off the GUI thread).
+struct TraceReport {
+    TraceMetrics metrics;
+    std::vector<CheckResult> checks;     // the expectations of the scenario embedded in the trace
+    std::vector<Diagnostic> diagnostics; // why work did not overlap, where the rules see it
+    QString scenarioTitle;               // of the embedded scenario
+    QString scenarioDescription;
+    QString note;              // why there are no checks, when there are none
+    QString effect;            // the rule id of the effect the scenario teaches (Scenario::effect), if any
+    CriticalPath criticalPath; // the chain of operations that decided the run's length
+};
+
+TraceReport reportOnTrace(const Trace& trace);
+
+// A trace with its analysis, shared between the panels.
+struct AnalyzedTrace {
+    std::shared_ptr<const Trace> trace;
+    TraceReport report;
+};
+
+std::shared_ptr<const AnalyzedTrace> makeAnalyzedTrace(Trace trace);
+
+enum class DocumentKind { Scenario, Trace };
+
+struct LoadedDocument {
+    DocumentKind kind = DocumentKind::Scenario;
+    QString path;      // the file read (for a lesson: its file under resources/presets)
+    QString lessonId;  // set when a lesson was opened by id
+    QString variant;   // the variant applied, if any
+    Scenario scenario; // Scenario: the scenario; Trace: the embedded one, if any (hasScenario)
+    bool hasScenario = false;
+    std::vector<Warning> warnings;
+    std::shared_ptr<const AnalyzedTrace> trace; // Trace only
+};
+
+// "streamscope-trace", "streamscope-scenario", or empty: the "format" field at the top of a JSON text.
+QString detectFormat(const std::string& text);
+
+// Opens `pathOrLesson`: a file (scenario or trace by content) or, when no such file exists, a lesson id or number
+// ("01", "two-streams"). `variant` applies to scenarios and lessons. Errors name the file and JSON path.
+Result<LoadedDocument> loadDocument(const QString& pathOrLesson, const QString& variant = {});
+
+} // namespace streamscope

@@ -1,0 +1,445 @@
+#include "concurrency_plot.h"
+
+#include "analysis.h"
+#include "format.h"
+#include "timeline_view.h"
+
+#include <QComboBox>
+#include <QHelpEvent>
+#include <QSettings>
+#include <QToolButton>
+#include <QToolTip>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace streamscope {
+
+namespace {
+
+const QColor kBarColor(0, 114, 178);
+const QString kModeKey = QStringLiteral("concurrencyPlot/mode");
+
+QString percentText(int64_t part, int64_t total)
+{
+    if (total <= 0)
+        return QStringLiteral("–");
+    const double p = 100.0 * double(part) / double(total);
+    if (part > 0 && p < 0.1)
+        return QStringLiteral("<0.1 %");
+    return QString::number(p, 'f', p >= 9.95 || p == 0 ? 0 : 1) + QStringLiteral(" %");
+}
+
+} // namespace
+
+double DurationTicker::getTickStep(const QCPRange& range)
+{
+    const double top = std::max(std::abs(range.lower), std::abs(range.upper));
+    m_scale = top < 1e3 ? 1 : top < 1e6 ? 1e3 : top < 1e9 ? 1e6 : 1e9;
+    m_suffix = top < 1e3 ? QStringLiteral(" ns")
+        : top < 1e6      ? QStringLiteral(" µs")
+        : top < 1e9      ? QStringLiteral(" ms")
+                         : QStringLiteral(" s");
+    return QCPAxisTicker::getTickStep(range);
+}
+
+QString DurationTicker::getTickLabel(double tick, const QLocale&, QChar, int)
+{
+    if (std::abs(tick) < m_scale * 1e-9)
+        return QStringLiteral("0");
+    return QString::number(tick / m_scale, 'g', 4) + m_suffix;
+}
+
+std::vector<ConcurrencyHistogram> concurrencyHistograms(const Trace& trace)
+{
+    AnalysisOptions options;
+    options.concurrencySteps = false;
+    options.maxOverlapStreams = 0; // the stream-pair overlaps are not needed here
+    const TraceAnalysis a = analyzeTrace(trace, options);
+    auto make = [](int device, const ConcurrencyProfile& p) {
+        ConcurrencyHistogram h;
+        h.device = device;
+        h.timeAtNs = p.timeAtNs;
+        h.totalNs = std::accumulate(h.timeAtNs.begin(), h.timeAtNs.end(), int64_t(0));
+        return h;
+    };
+    std::vector<ConcurrencyHistogram> out;
+    out.push_back(make(-1, a.concurrency));
+    for (const DeviceAnalysis& d : a.devices)
+        if (d.spanCount > 0)
+            out.push_back(make(d.device, d.concurrency));
+    return out;
+}
+
+QString histogramBarLabel(int64_t ns, int64_t totalNs)
+{
+    if (ns <= 0)
+        return QStringLiteral("none");
+    return formatNs(double(ns)) + QStringLiteral(" · ") + percentText(ns, totalNs);
+}
+
+ConcurrencyPlot::ConcurrencyPlot(QWidget* parent) : QCustomPlot(parent)
+{
+    setObjectName(QStringLiteral("concurrencyPlot"));
+    setNoAntialiasingOnDrag(true);
+    m_graph = addGraph();
+    m_graph->setLineStyle(QCPGraph::lsStepLeft);
+    m_graph->setPen(QPen(kBarColor, 1.5));
+    m_graph->setBrush(QColor(0, 114, 178, 60));
+
+    // Horizontal bars: keyed by k on the vertical axis, time on the horizontal one.
+    m_bars = new QCPBars(yAxis, xAxis);
+    m_bars->setWidth(0.7);
+    m_bars->setPen(QPen(kBarColor.darker(120), 1));
+    m_bars->setBrush(QColor(0, 114, 178, 170));
+    m_bars->setSelectable(QCP::stNone);
+    m_bars->setVisible(false);
+
+    yAxis->setSubTicks(false);
+    auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
+    ticker->setTickStep(1.0);
+    ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+    m_countTicker = ticker;
+    yAxis->setTicker(m_countTicker);
+    yAxis->grid()->setPen(QPen(QColor(0xE0, 0xE0, 0xE0)));
+    m_durationTicker = QSharedPointer<DurationTicker>::create();
+    m_durationTicker->setTickCount(6);
+    xAxis->setTicker(m_durationTicker);
+    xAxis->setSubTicks(false);
+    xAxis->grid()->setPen(QPen(QColor(0xE8, 0xE8, 0xE8)));
+    for (QCPAxis* axis : {xAxis, yAxis}) {
+        axis->setLabelColor(QColor(0x30, 0x30, 0x30));
+        axis->setTickLabelColor(QColor(0x30, 0x30, 0x30));
+    }
+    axisRect()->setAutoMargins(QCP::msTop | QCP::msBottom);
+
+    m_modeButton = new QToolButton(this);
+    m_modeButton->setObjectName(QStringLiteral("concurrencyModeButton"));
+    m_modeButton->setText(QStringLiteral("Histogram"));
+    m_modeButton->setCheckable(true);
+    m_modeButton->setToolTip(QStringLiteral("Show how long each number of GPU operations ran at once (histogram), "
+                                            "instead of the number running over time"));
+    QFont small = m_modeButton->font();
+    small.setPointSizeF(small.pointSizeF() * 0.9);
+    m_modeButton->setFont(small);
+    connect(m_modeButton, &QToolButton::toggled, this,
+            [this](bool on) { setMode(on ? Mode::Histogram : Mode::OverTime); });
+
+    m_deviceBox = new QComboBox(this);
+    m_deviceBox->setObjectName(QStringLiteral("concurrencyDeviceBox"));
+    m_deviceBox->setFont(small);
+    m_deviceBox->setToolTip(QStringLiteral("The histogram of all GPUs together, or of one GPU"));
+    m_deviceBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    m_deviceBox->hide();
+    connect(m_deviceBox, &QComboBox::activated, this,
+            [this](int index) { setHistogramDevice(m_deviceBox->itemData(index).toInt()); });
+
+    m_mode = QSettings().value(kModeKey).toString() == QLatin1String("histogram") ? Mode::Histogram : Mode::OverTime;
+    applyMode();
+}
+
+ConcurrencyPlot::~ConcurrencyPlot() = default;
+
+void ConcurrencyPlot::setTrace(std::shared_ptr<const Trace> trace)
+{
+    m_trace = std::move(trace);
+    m_histograms.reset();
+    QVector<double> keys, values;
+    m_max = 0;
+    m_origin = 0;
+    if (m_trace && m_trace->spanCount() > 0) {
+        m_origin = double(m_trace->timeRange().first);
+        const auto steps = concurrencySteps(*m_trace);
+        keys.reserve(qsizetype(steps.size()));
+        values.reserve(qsizetype(steps.size()));
+        for (const auto& s : steps) {
+            keys.push_back(double(s.time) - m_origin);
+            values.push_back(double(s.count));
+            m_max = std::max(m_max, s.count);
+        }
+        if (!keys.isEmpty()) {
+            // Close the last step at the end of the trace.
+            keys.push_back(double(m_trace->timeRange().second) - m_origin);
+            values.push_back(values.back());
+        }
+    }
+    m_graph->setData(keys, values, true);
+    applyMode();
+}
+
+std::pair<double, double> ConcurrencyPlot::visibleTimeRange() const
+{
+    return {m_timeRange.first + m_origin, m_timeRange.second + m_origin};
+}
+
+void ConcurrencyPlot::setVisibleTimeRange(double startNs, double endNs)
+{
+    m_timeRange = {startNs - m_origin, endNs - m_origin};
+    if (m_mode == Mode::OverTime) {
+        xAxis->setRange(m_timeRange.first, m_timeRange.second);
+        replot(rpQueuedReplot);
+    }
+}
+
+void ConcurrencyPlot::setMode(Mode mode)
+{
+    if (mode == m_mode)
+        return;
+    m_mode = mode;
+    QSettings().setValue(kModeKey, mode == Mode::Histogram ? QStringLiteral("histogram") : QStringLiteral("over-time"));
+    applyMode();
+    Q_EMIT modeChanged(mode);
+}
+
+void ConcurrencyPlot::ensureHistograms()
+{
+    if (m_histograms)
+        return;
+    m_histograms = m_trace ? concurrencyHistograms(*m_trace) : std::vector<ConcurrencyHistogram>{};
+    const QSignalBlocker block(m_deviceBox);
+    m_deviceBox->clear();
+    m_deviceBox->addItem(QStringLiteral("All GPUs"), -1);
+    for (const ConcurrencyHistogram& h : *m_histograms)
+        if (h.device >= 0)
+            m_deviceBox->addItem(QStringLiteral("GPU %1").arg(h.device), h.device);
+    const int index = m_deviceBox->findData(m_histogramDevice);
+    if (index < 0)
+        m_histogramDevice = -1;
+    m_deviceBox->setCurrentIndex(std::max(0, index));
+}
+
+const ConcurrencyHistogram& ConcurrencyPlot::histogram()
+{
+    ensureHistograms();
+    for (const ConcurrencyHistogram& h : *m_histograms)
+        if (h.device == m_histogramDevice)
+            return h;
+    static const ConcurrencyHistogram empty;
+    return m_histograms->empty() ? empty : m_histograms->front();
+}
+
+std::vector<int> ConcurrencyPlot::histogramDevices()
+{
+    ensureHistograms();
+    std::vector<int> devices;
+    for (const ConcurrencyHistogram& h : *m_histograms)
+        devices.push_back(h.device);
+    return devices;
+}
+
+void ConcurrencyPlot::setHistogramDevice(int device)
+{
+    ensureHistograms();
+    const int index = m_deviceBox->findData(device);
+    if (index < 0)
+        return;
+    m_histogramDevice = device;
+    m_deviceBox->setCurrentIndex(index);
+    if (m_mode == Mode::Histogram) {
+        updateHistogram();
+        replot(rpQueuedReplot);
+    }
+}
+
+QStringList ConcurrencyPlot::histogramBarLabels() const
+{
+    QStringList texts;
+    for (const QCPItemText* label : m_labels)
+        texts << label->text();
+    return texts;
+}
+
+void ConcurrencyPlot::updateHistogram()
+{
+    m_shown = histogram();
+    QVector<double> keys, values;
+    for (size_t k = 0; k < m_shown.timeAtNs.size(); ++k) {
+        keys.push_back(double(k));
+        values.push_back(double(m_shown.timeAtNs[k]));
+    }
+    m_bars->setData(keys, values, true);
+    for (QCPItemText* label : m_labels)
+        removeItem(label);
+    m_labels.clear();
+    for (size_t k = 0; k < m_shown.timeAtNs.size(); ++k) {
+        auto* label = new QCPItemText(this);
+        label->setClipToAxisRect(true);
+        label->position->setAxes(xAxis, yAxis);
+        label->position->setCoords(double(m_shown.timeAtNs[k]), double(k));
+        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+        label->setPadding(QMargins(5, 0, 0, 0));
+        label->setText(histogramBarLabel(m_shown.timeAtNs[k], m_shown.totalNs));
+        label->setColor(m_shown.timeAtNs[k] > 0 ? QColor(0x20, 0x20, 0x20) : QColor(0x90, 0x90, 0x90));
+        label->setFont(m_modeButton->font());
+        m_labels.push_back(label);
+    }
+    const int top = std::max(0, int(m_shown.timeAtNs.size()) - 1);
+    yAxis->setRange(-0.6, top + 0.6);
+    const QString where = m_shown.device < 0 ? QString() : QStringLiteral(" on GPU %1").arg(m_shown.device);
+    xAxis->setLabel(
+        QStringLiteral("time") + where
+        + QStringLiteral(" (of the %1 from first to last GPU operation)").arg(formatNs(double(m_shown.totalNs))));
+    layoutHistogramLabels();
+}
+
+void ConcurrencyPlot::layoutHistogramLabels()
+{
+    if (m_mode != Mode::Histogram)
+        return;
+    // The time axis leaves room right of the longest bar for its label.
+    const double longest =
+        m_shown.timeAtNs.empty() ? 0.0 : double(*std::max_element(m_shown.timeAtNs.begin(), m_shown.timeAtNs.end()));
+    const QFontMetrics fm(m_modeButton->font());
+    int labelWidth = 0;
+    for (const QCPItemText* label : m_labels)
+        labelWidth = std::max(labelWidth, fm.horizontalAdvance(label->text()) + 12);
+    const QMargins m = axisRect()->margins();
+    const int plotWidth = std::max(1, width() - m.left() - m.right());
+    const double fraction = std::clamp(double(labelWidth) / plotWidth, 0.05, 0.6);
+    xAxis->setRange(0, std::max(1.0, longest) / (1.0 - fraction));
+
+    // Thin rows: label the longest bars first and skip those that would overlap a label already placed.
+    const int rows = std::max<int>(1, int(m_labels.size()));
+    const double rowPx = double(std::max(1, height() - m.top() - m.bottom() - 2 * fm.height())) / (rows + 0.2);
+    const int spacing = std::max(1, int(std::ceil(fm.height() / std::max(1.0, rowPx))));
+    std::vector<int> order(m_labels.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [this](int a, int b) { return m_shown.timeAtNs[size_t(a)] > m_shown.timeAtNs[size_t(b)]; });
+    std::vector<int> placed;
+    for (int k : order) {
+        const bool free = std::none_of(placed.begin(), placed.end(), [&](int p) { return std::abs(p - k) < spacing; });
+        m_labels[size_t(k)]->setVisible(free);
+        if (free)
+            placed.push_back(k);
+    }
+}
+
+void ConcurrencyPlot::applyMode()
+{
+    const bool histogramMode = m_mode == Mode::Histogram;
+    {
+        const QSignalBlocker block(m_modeButton);
+        m_modeButton->setChecked(histogramMode);
+    }
+    m_graph->setVisible(!histogramMode);
+    m_bars->setVisible(histogramMode);
+    xAxis->setTicks(histogramMode);
+    xAxis->setTickLabels(histogramMode);
+    xAxis->grid()->setVisible(histogramMode);
+    if (histogramMode) {
+        yAxis->setLabel(QStringLiteral("operations running"));
+        updateHistogram();
+        setToolTip(QString());
+    } else {
+        for (QCPItemText* label : m_labels)
+            removeItem(label);
+        m_labels.clear();
+        xAxis->setLabel(QString());
+        yAxis->setLabel(QStringLiteral("running"));
+        yAxis->setRange(0, std::max(1, m_max) + 0.5);
+        xAxis->setRange(m_timeRange.first, m_timeRange.second);
+        setToolTip(QString());
+    }
+    m_deviceBox->setVisible(histogramMode && m_histograms && m_histograms->size() > 2);
+    updateHeight();
+    placeControls();
+    replot(rpQueuedReplot);
+}
+
+void ConcurrencyPlot::updateHeight()
+{
+    if (m_mode == Mode::OverTime) {
+        setMinimumHeight(70);
+        setMaximumHeight(140);
+        return;
+    }
+    // A row per k, tall enough for its label, up to a height that leaves the timeline most of the room.
+    const int fh = QFontMetrics(m_modeButton->font()).height();
+    const int rows = std::max(2, m_max + 1);
+    const int wanted = std::clamp(rows * (fh + 8) + 3 * fh + 16, 140, 300);
+    setMinimumHeight(wanted);
+    setMaximumHeight(wanted);
+}
+
+void ConcurrencyPlot::placeControls()
+{
+    // In the left margin (under the timeline's row labels), clear of the vertical axis and its labels.
+    m_modeButton->adjustSize();
+    m_modeButton->move(4, 4);
+    m_deviceBox->adjustSize();
+    m_deviceBox->move(4, m_modeButton->geometry().bottom() + 4);
+}
+
+void ConcurrencyPlot::resizeEvent(QResizeEvent* event)
+{
+    QCustomPlot::resizeEvent(event);
+    placeControls();
+    if (m_mode == Mode::Histogram) {
+        layoutHistogramLabels();
+        replot(rpQueuedReplot);
+    }
+}
+
+bool ConcurrencyPlot::event(QEvent* event)
+{
+    if (event->type() != QEvent::ToolTip)
+        return QCustomPlot::event(event);
+    auto* help = static_cast<QHelpEvent*>(event);
+    QString text;
+    if (axisRect()->rect().contains(help->pos())) {
+        if (m_mode == Mode::Histogram) {
+            const long k = std::lround(yAxis->pixelToCoord(help->pos().y()));
+            if (k >= 0 && size_t(k) < m_shown.timeAtNs.size()) {
+                const int64_t ns = m_shown.timeAtNs[size_t(k)];
+                text =
+                    QStringLiteral("%1 GPU operation%2 running%3: %4 of %5 (%6)")
+                        .arg(k)
+                        .arg(k == 1 ? QString() : QStringLiteral("s"))
+                        .arg(m_shown.device < 0 ? QString() : QStringLiteral(" on GPU %1").arg(m_shown.device))
+                        .arg(formatNs(double(ns)), formatNs(double(m_shown.totalNs)), percentText(ns, m_shown.totalNs));
+            }
+        } else if (m_graph->dataCount() > 0) {
+            const double t = xAxis->pixelToCoord(help->pos().x());
+            auto it = m_graph->data()->findBegin(t, false);
+            if (it != m_graph->data()->constEnd() && it->key > t && it != m_graph->data()->constBegin())
+                --it;
+            if (it != m_graph->data()->constEnd() && it->key <= t)
+                text = QStringLiteral("At %1: %2 GPU operation%3 running")
+                           .arg(formatNs(t))
+                           .arg(int(it->value))
+                           .arg(int(it->value) == 1 ? QString() : QStringLiteral("s"));
+        }
+    }
+    if (text.isEmpty())
+        QToolTip::hideText();
+    else
+        QToolTip::showText(help->globalPos(), text, this);
+    return true;
+}
+
+void ConcurrencyPlot::alignWith(const TimelineView* timeline)
+{
+    // Both widgets span the same width of the centre: the same margins put the two time axes on top of each other.
+    const QRect area = timeline->timeAxisRect();
+    const QMargins wanted(area.left(), 0, std::max(0, timeline->width() - area.right() - 1), 0);
+    const auto [from, to] = timeline->visibleTimeRange();
+    const auto [mine0, mine1] = visibleTimeRange();
+    if (axisRect()->margins() == wanted && from == mine0 && to == mine1)
+        return;
+    axisRect()->setMargins(wanted);
+    setVisibleTimeRange(from, to);
+    if (m_mode == Mode::Histogram) {
+        layoutHistogramLabels();
+        replot(rpQueuedReplot);
+    }
+}
+
+void ConcurrencyPlot::followTimeline(TimelineView* timeline)
+{
+    connect(timeline, &TimelineView::visibleTimeRangeChanged, this, [this, timeline] { alignWith(timeline); });
+    connect(timeline, &QCustomPlot::afterReplot, this, [this, timeline] { alignWith(timeline); });
+}
+
+} // namespace streamscope

@@ -1,0 +1,120 @@
+// Concurrency under the timeline: how many GPU operations ran at once. Two views of the same question, switched by
+// the "Histogram" button in the strip's corner (the choice is remembered):
+// - over time: a step function on the timeline's time axis, aligned under it and following its zoom and pan;
+// - histogram: horizontal bars, one per k = 0..max, the time during which exactly k GPU operations ran (from
+//   analyzeTrace's ConcurrencyProfile::timeAtNs), each labelled with its duration and share of the analysed range
+//   (the makespan: first GPU operation start to last end). With several devices a chooser picks all or one.
+// Both keep "operations running" on the vertical axis, so switching changes only what the horizontal axis means.
+#pragma once
+
+#include "timeline_plottable.h" // includes QCustomPlot (see there)
+#include "trace.h"
+
+#include <QStringList>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+class QComboBox;
+class QToolButton;
+
+namespace streamscope {
+
+class TimelineView;
+
+// Time with exactly k GPU operations running, k = 0..max, over the analysed range of one device or all of them.
+struct ConcurrencyHistogram {
+    int device = -1;               // -1: all devices
+    std::vector<int64_t> timeAtNs; // [k]
+    int64_t totalNs = 0;           // the analysed range (sum of timeAtNs): the makespan of the device or run
+};
+
+// Tick labels for a duration axis that starts at 0: "0", "0.5 ms", "1 ms", in the unit the range calls for.
+class DurationTicker : public QCPAxisTicker {
+protected:
+    double getTickStep(const QCPRange& range) override;
+    QString getTickLabel(double tick, const QLocale& locale, QChar formatChar, int precision) override;
+
+private:
+    double m_scale = 1;
+    QString m_suffix;
+};
+
+// Per device and overall, from analyzeTrace (index 0: all devices, then ascending device index).
+std::vector<ConcurrencyHistogram> concurrencyHistograms(const Trace& trace);
+
+// Bar labels: "1.02 ms · 25 %"; "none" for k that never occurred.
+QString histogramBarLabel(int64_t ns, int64_t totalNs);
+
+class ConcurrencyPlot : public QCustomPlot {
+    Q_OBJECT
+public:
+    enum class Mode { OverTime, Histogram };
+
+    explicit ConcurrencyPlot(QWidget* parent = nullptr);
+    ~ConcurrencyPlot() override;
+
+    void setTrace(std::shared_ptr<const Trace> trace);
+    // Follows the timeline: the same visible time range, the plot area aligned under the timeline's.
+    void followTimeline(TimelineView* timeline);
+    // The step function shown: points (time ns relative to the trace's first span, operations running).
+    const QCPGraph* graph0() const { return m_graph; }
+    int maxConcurrency() const { return m_max; }
+    // The visible range in absolute ns, as on the timeline (kept while the histogram is shown).
+    std::pair<double, double> visibleTimeRange() const;
+
+    Mode mode() const { return m_mode; }
+    void setMode(Mode mode);
+    QToolButton* modeButton() const { return m_modeButton; }
+
+    // The histogram (computed when first shown): the chosen device's, or all devices'.
+    const ConcurrencyHistogram& histogram();
+    // Devices with GPU work (the chooser lists them when there are two or more); -1 is all devices.
+    std::vector<int> histogramDevices();
+    int histogramDevice() const { return m_histogramDevice; }
+    void setHistogramDevice(int device);
+    QComboBox* deviceChooser() const { return m_deviceBox; }
+    // The bars drawn in histogram mode (key: k, value: ns) and their labels, bottom (k = 0) first.
+    const QCPBars* histogramBars() const { return m_bars; }
+    QStringList histogramBarLabels() const;
+
+public Q_SLOTS:
+    void setVisibleTimeRange(double startNs, double endNs);
+
+Q_SIGNALS:
+    void modeChanged(ConcurrencyPlot::Mode mode);
+
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+    bool event(QEvent* event) override;
+
+private:
+    void alignWith(const TimelineView* timeline);
+    void ensureHistograms();
+    void updateHistogram();
+    void layoutHistogramLabels();
+    void applyMode();
+    void placeControls();
+    void updateHeight();
+
+    std::shared_ptr<const Trace> m_trace;
+    QCPGraph* m_graph = nullptr;
+    QCPBars* m_bars = nullptr;
+    std::vector<QCPItemText*> m_labels;
+    QSharedPointer<QCPAxisTicker> m_countTicker;
+    QSharedPointer<QCPAxisTicker> m_durationTicker;
+    QToolButton* m_modeButton = nullptr;
+    QComboBox* m_deviceBox = nullptr;
+    Mode m_mode = Mode::OverTime;
+    double m_origin = 0;
+    std::pair<double, double> m_timeRange{0, 1}; // relative to m_origin
+    int m_max = 0;
+    std::optional<std::vector<ConcurrencyHistogram>> m_histograms; // computed when the histogram is first shown
+    int m_histogramDevice = -1;
+    ConcurrencyHistogram m_shown;
+};
+
+} // namespace streamscope

@@ -1,0 +1,449 @@
+// What the timeline view draws with besides its plottable: the time axis ticker, the legend items, and the layers
+// painted over and beside the spans (hover and selection overlay, row labels, scroll bar); the time, size and grid
+// texts of its tooltips. Internal to the view (timeline_view.cpp, timeline_view_input.cpp).
+#pragma once
+
+#include "timeline_view.h"
+
+#include "timeline_plottable.h"
+#include "timing_text.h"
+
+#include <QFontInfo>
+#include <QFontMetrics>
+
+#include <algorithm>
+#include <cmath>
+
+namespace streamscope {
+
+namespace timeline_detail {
+
+struct TimeUnit {
+    double scale; // ns per unit
+    QString suffix;
+};
+
+inline TimeUnit timeUnitFor(double magnitudeNs)
+{
+    magnitudeNs = std::abs(magnitudeNs);
+    if (magnitudeNs < 1e3)
+        return {1, QStringLiteral("ns")};
+    if (magnitudeNs < 1e6)
+        return {1e3, QStringLiteral("\u00B5s")};
+    if (magnitudeNs < 1e9)
+        return {1e6, QStringLiteral("ms")};
+    return {1e9, QStringLiteral("s")};
+}
+
+inline QString formatTimePoint(double ns)
+{
+    const TimeUnit u = timeUnitFor(ns);
+    return QString::number(ns / u.scale, 'f', u.scale > 1 ? 3 : 0) + QLatin1Char(' ') + u.suffix;
+}
+
+inline QString formatBytes(int64_t bytes)
+{
+    const double b = double(bytes);
+    if (b >= double(1 << 30))
+        return QString::number(b / double(1 << 30), 'f', 2) + QStringLiteral(" GiB");
+    if (b >= double(1 << 20))
+        return QString::number(b / double(1 << 20), 'f', 2) + QStringLiteral(" MiB");
+    if (b >= 1024)
+        return QString::number(b / 1024, 'f', 1) + QStringLiteral(" KiB");
+    return QString::number(bytes) + QStringLiteral(" B");
+}
+
+inline QString formatDim3(const Dim3& d)
+{
+    return QStringLiteral("(%1, %2, %3)").arg(d.x).arg(d.y).arg(d.z);
+}
+
+// Tick labels in one unit chosen from the visible range (the axis label names it), with as many decimals as the
+// tick step needs.
+class TimeTicker : public QCPAxisTicker {
+public:
+    void setUnit(double scale) { m_scale = scale; }
+
+protected:
+    double getTickStep(const QCPRange& range) override
+    {
+        m_step = QCPAxisTicker::getTickStep(range);
+        return m_step;
+    }
+    QString getTickLabel(double tick, const QLocale&, QChar, int) override
+    {
+        // As many decimals as the step needs to be exact (0.25 ms steps: 2), so that labels differ.
+        const double stepInUnit = m_step / m_scale;
+        int decimals = 0;
+        for (double v = stepInUnit; decimals < 9 && std::abs(v - std::round(v)) > 1e-6 * std::max(1.0, v); v *= 10)
+            ++decimals;
+        if (std::abs(tick) < m_step * 1e-6)
+            tick = 0;
+        return QString::number(tick / m_scale, 'f', decimals);
+    }
+
+private:
+    double m_scale = 1;
+    double m_step = 1;
+};
+
+class SpanKindLegendItem : public QCPAbstractLegendItem {
+public:
+    SpanKindLegendItem(QCPLegend* legend, SpanKind kind) : QCPAbstractLegendItem(legend), m_kind(kind)
+    {
+        setSelectable(false);
+    }
+
+protected:
+    QSize minimumOuterSizeHint() const override
+    {
+        const QFontMetrics fm(mFont);
+        const QSize icon = mParentLegend->iconSize();
+        return QSize(icon.width() + mParentLegend->iconTextPadding() + fm.horizontalAdvance(spanKindLabel(m_kind))
+                         + mMargins.left() + mMargins.right(),
+                     std::max(fm.height(), icon.height()) + mMargins.top() + mMargins.bottom());
+    }
+    void draw(QCPPainter* painter) override
+    {
+        const QSize icon = mParentLegend->iconSize();
+        const QFontMetrics fm(mFont);
+        const int h = std::max(fm.height(), icon.height());
+        painter->setRenderHint(QPainter::Antialiasing, false);
+        const QRect iconRect(mRect.left(), mRect.top() + (h - icon.height()) / 2, icon.width(), icon.height());
+        painter->fillRect(iconRect, spanKindColor(m_kind));
+        painter->setFont(mFont);
+        painter->setPen(mTextColor);
+        painter->drawText(QRect(iconRect.right() + 1 + mParentLegend->iconTextPadding(), mRect.top(), mRect.width(), h),
+                          Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, spanKindLabel(m_kind));
+    }
+
+private:
+    SpanKind m_kind;
+};
+
+class FlowKindLegendItem : public QCPAbstractLegendItem {
+public:
+    FlowKindLegendItem(QCPLegend* legend, FlowKind kind) : QCPAbstractLegendItem(legend), m_kind(kind)
+    {
+        setSelectable(false);
+    }
+
+protected:
+    QString text() const { return flowKindLabel(m_kind) + QStringLiteral(" \u2192"); }
+    QSize minimumOuterSizeHint() const override
+    {
+        const QFontMetrics fm(mFont);
+        const QSize icon = mParentLegend->iconSize();
+        return QSize(icon.width() + mParentLegend->iconTextPadding() + fm.horizontalAdvance(text()) + mMargins.left()
+                         + mMargins.right(),
+                     std::max(fm.height(), icon.height()) + mMargins.top() + mMargins.bottom());
+    }
+    void draw(QCPPainter* painter) override
+    {
+        const QSize icon = mParentLegend->iconSize();
+        const QFontMetrics fm(mFont);
+        const int h = std::max(fm.height(), icon.height());
+        const double y = mRect.top() + h / 2.0;
+        painter->setRenderHint(QPainter::Antialiasing, true);
+        painter->setPen(QPen(flowKindColor(m_kind), std::max(1.5, icon.height() / 8.0), flowKindPenStyle(m_kind)));
+        TimelinePlottable::drawArrow(painter, QPointF(mRect.left(), y), QPointF(mRect.left() + icon.width(), y),
+                                     std::max(5.0, icon.height() * 0.5));
+        painter->setRenderHint(QPainter::Antialiasing, false);
+        painter->setFont(mFont);
+        painter->setPen(mTextColor);
+        painter->drawText(
+            QRect(mRect.left() + icon.width() + mParentLegend->iconTextPadding(), mRect.top(), mRect.width(), h),
+            Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, text());
+    }
+
+private:
+    FlowKind m_kind;
+};
+
+// Event-timed GPU runs: the mark of a bar whose start is only a bound, as the timeline draws it.
+class UncertainStartLegendItem : public QCPAbstractLegendItem {
+public:
+    explicit UncertainStartLegendItem(QCPLegend* legend) : QCPAbstractLegendItem(legend) { setSelectable(false); }
+
+protected:
+    static QString text() { return QStringLiteral("start uncertain"); }
+    QSize minimumOuterSizeHint() const override
+    {
+        const QFontMetrics fm(mFont);
+        const QSize icon = mParentLegend->iconSize();
+        return QSize(icon.width() * 2 + mParentLegend->iconTextPadding() + fm.horizontalAdvance(text())
+                         + mMargins.left() + mMargins.right(),
+                     std::max(fm.height(), icon.height()) + mMargins.top() + mMargins.bottom());
+    }
+    void draw(QCPPainter* painter) override
+    {
+        const QSize icon = mParentLegend->iconSize();
+        const QFontMetrics fm(mFont);
+        const int h = std::max(fm.height(), icon.height());
+        painter->setRenderHint(QPainter::Antialiasing, false);
+        // A kernel bar twice the icon's width, so that the marked part reads as the start of a bar.
+        const QRect bar(mRect.left(), mRect.top() + (h - icon.height()) / 2, icon.width() * 2, icon.height());
+        painter->fillRect(bar, spanKindColor(SpanKind::Kernel));
+        painter->save();
+        TimelinePlottable::drawUncertainStart(painter, bar);
+        painter->restore();
+        painter->setFont(mFont);
+        painter->setPen(mTextColor);
+        painter->drawText(QRect(bar.right() + 1 + mParentLegend->iconTextPadding(), mRect.top(), mRect.width(), h),
+                          Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, text());
+    }
+};
+
+inline QFont pixelFont(const QFont& base, int px, bool bold = false)
+{
+    QFont f = base;
+    f.setPixelSize(std::max(6, px));
+    f.setBold(bold);
+    return f;
+}
+} // namespace timeline_detail
+
+// Hover, selection (with its arrows) and the measured range. On screen they are painted in paintEvent over the
+// copied paint buffer, so changing them costs a copy and a few lines, never a replot; in images (toPainter) this
+// layerable paints them with the rest.
+class TimelineOverlay : public QCPLayerable {
+public:
+    explicit TimelineOverlay(TimelineView* view) : QCPLayerable(view, QStringLiteral("overlay")), m_view(view) {}
+
+    void paint(QPainter* painter) const
+    {
+        painter->save();
+        painter->setClipRect(m_view->plotArea());
+        paintOverlay(painter);
+        painter->restore();
+    }
+
+protected:
+    void applyDefaultAntialiasingHint(QCPPainter* painter) const override
+    {
+        painter->setRenderHint(QPainter::Antialiasing, false);
+    }
+    QRect clipRect() const override { return m_view->plotArea(); }
+    void draw(QCPPainter* painter) override
+    {
+        if (m_view->m_fitRows)
+            paintOverlay(painter);
+    }
+
+private:
+    void paintOverlay(QPainter* painter) const
+    {
+        const TimelineView& v = *m_view;
+        const TimelinePlottable* pl = v.m_plottable;
+        const TimelineDrawStats& st = pl->lastDrawStats();
+        if (!v.m_trace)
+            return;
+        const QRect area = v.plotArea();
+        const QFont font =
+            timeline_detail::pixelFont(v.font(), int(std::lround(QFontInfo(v.font()).pixelSize() * v.m_fontScale)));
+        const QFontMetrics fm(font);
+
+        if (v.m_measured) {
+            const double x0 = v.xAxis->coordToPixel(double(v.m_measured->first - v.m_layout.origin()));
+            const double x1 = v.xAxis->coordToPixel(double(v.m_measured->second - v.m_layout.origin()));
+            const QRectF band(QPointF(x0, area.top()), QPointF(std::max(x1, x0 + 1), area.bottom() + 1));
+            painter->fillRect(band, QColor(0, 114, 178, 36));
+            painter->setPen(QPen(QColor(0, 90, 150), 1));
+            painter->drawLine(QPointF(band.left(), area.top()), QPointF(band.left(), area.bottom()));
+            painter->drawLine(QPointF(band.right(), area.top()), QPointF(band.right(), area.bottom()));
+            const QString text = QStringLiteral("\u0394 ")
+                + TimelineView::formatDuration(double(v.m_measured->second - v.m_measured->first));
+            const int w = fm.horizontalAdvance(text) + 12, h = fm.height() + 6;
+            const double cx =
+                std::clamp((band.left() + band.right()) / 2, area.left() + w / 2.0, area.right() - w / 2.0);
+            const QRect box(int(cx - w / 2.0), area.top() + 4, w, h);
+            painter->fillRect(box, QColor(0, 90, 150));
+            painter->setPen(Qt::white);
+            painter->setFont(font);
+            painter->drawText(box, Qt::AlignCenter, text);
+        }
+
+        if (!v.m_highlighted.empty()) {
+            // The critical path: each span outlined, consecutive spans joined, in a colour no span kind uses.
+            const QColor pathColor(0xF0, 0x3C, 0x96);
+            painter->setRenderHint(QPainter::Antialiasing, true);
+            painter->setBrush(Qt::NoBrush);
+            QPointF previousEnd;
+            bool havePrevious = false;
+            const QRectF clip = QRectF(area).adjusted(-4, -4, 4, 4);
+            for (uint32_t span : v.m_highlighted) {
+                if (span >= v.m_trace->spanCount())
+                    continue;
+                const QRectF r = pl->spanRect(span);
+                if (v.m_highlightJoined && havePrevious && (clip.contains(previousEnd) || clip.intersects(r))) {
+                    painter->setPen(QPen(pathColor, 2.0, Qt::DotLine, Qt::RoundCap));
+                    // Join at the point of this span where the previous one ended (a sync that began earlier
+                    // and returned after it is joined where it waited, not where it started).
+                    const double x = std::clamp(previousEnd.x(), r.left(), std::max(r.left(), r.right()));
+                    painter->drawLine(previousEnd, QPointF(x, r.center().y()));
+                }
+                if (r.intersects(clip)) {
+                    painter->setPen(QPen(pathColor, 2.5));
+                    painter->drawRect(r.adjusted(-1.5, -1.5, 1.5, 1.5));
+                }
+                previousEnd = QPointF(r.right(), r.center().y());
+                havePrevious = true;
+            }
+            painter->setRenderHint(QPainter::Antialiasing, false);
+        }
+
+        if (v.m_selected >= 0) {
+            painter->setRenderHint(QPainter::Antialiasing, true);
+            const double head = std::clamp(v.yAxis->coordToPixel(1) - v.yAxis->coordToPixel(0), 5.0, 10.0);
+            // The selected span's arrows: thick, solid and haloed in white, so they stand out of the others.
+            for (int pass = 0; pass < 2; ++pass) {
+                for (const Flow& f : v.m_selectedFlows) {
+                    if (!pl->isFlowKindVisible(f.kind))
+                        continue;
+                    const QColor c = pass == 0 ? QColor(255, 255, 255, 230) : flowKindColor(f.kind);
+                    painter->setPen(QPen(c, pass == 0 ? 5.0 : 2.4, Qt::SolidLine, Qt::RoundCap));
+                    TimelinePlottable::drawArrow(painter, pl->flowFrom(f), pl->flowTo(f), head + (pass == 0 ? 2 : 0),
+                                                 flowIsCurved(f.kind));
+                }
+            }
+            painter->setRenderHint(QPainter::Antialiasing, false);
+            const QRectF r = pl->spanRect(uint32_t(v.m_selected)).adjusted(-2, -2, 1, 1);
+            painter->setPen(QPen(Qt::black, 2));
+            painter->setBrush(Qt::NoBrush);
+            painter->drawRect(r);
+            painter->setPen(QPen(Qt::white, 1));
+            painter->drawRect(r.adjusted(1.5, 1.5, -1.5, -1.5));
+        }
+        if (v.m_hovered >= 0 && v.m_hovered != v.m_selected) {
+            const QRectF r = pl->spanRect(uint32_t(v.m_hovered)).adjusted(-1, -1, 0, 0);
+            painter->setPen(QPen(QColor(0, 0, 0, 200), 1));
+            painter->setBrush(Qt::NoBrush);
+            painter->drawRect(r);
+        }
+
+        // Say why arrows are missing rather than leave the user guessing.
+        if (st.flowsSkipped > 0 && !v.m_fitRows) {
+            const QString text = QStringLiteral("%1 arrows in view \u2014 zoom in to show them").arg(st.flowsSkipped);
+            painter->setFont(font);
+            const int w = fm.horizontalAdvance(text) + 10;
+            const QRect box(area.right() - w - 4, area.bottom() - fm.height() - 8, w, fm.height() + 4);
+            painter->fillRect(box, QColor(255, 255, 255, 220));
+            painter->setPen(QColor(0x50, 0x50, 0x50));
+            painter->drawText(box, Qt::AlignCenter, text);
+        }
+    }
+
+    TimelineView* m_view;
+};
+
+// The view's one paint buffer, cleared to opaque white: paintEvent copies it (QCustomPlot fills the background and
+// blends each buffer over it, and clears a second buffer for its overlay layer every replot).
+class OpaquePaintBuffer : public QCPPaintBufferPixmap {
+public:
+    using QCPPaintBufferPixmap::QCPPaintBufferPixmap;
+    void clear(const QColor&) override { mBuffer.fill(Qt::white); }
+};
+
+// Row names in the left margin: device and host headers in bold, streams and threads indented under them.
+class TimelineRowLabels : public QCPLayerable {
+public:
+    explicit TimelineRowLabels(TimelineView* view) : QCPLayerable(view, QStringLiteral("axes")), m_view(view) {}
+
+    QFont headerFont() const { return timeline_detail::pixelFont(m_view->font(), fontPx(), true); }
+    QFont rowFont() const { return timeline_detail::pixelFont(m_view->font(), fontPx(), m_view->m_presentation); }
+    int indent() const { return int(std::lround(fontPx() * 1.0)); }
+    int fontPx() const { return int(std::lround(QFontInfo(m_view->font()).pixelSize() * m_view->m_fontScale)); }
+
+protected:
+    void applyDefaultAntialiasingHint(QCPPainter* painter) const override
+    {
+        painter->setRenderHint(QPainter::Antialiasing, false);
+    }
+    QRect clipRect() const override
+    {
+        const QRect area = m_view->plotArea();
+        return QRect(m_view->viewport().left(), area.top(), area.left() - m_view->viewport().left(), area.height());
+    }
+    void draw(QCPPainter* painter) override
+    {
+        const TimelineView& v = *m_view;
+        const QRect area = v.plotArea();
+        const QRect clip = clipRect();
+        const auto& rows = v.m_layout.rows();
+        const double laneTop = v.yAxis->pixelToCoord(area.top());
+        const double laneBottom = v.yAxis->pixelToCoord(area.bottom() + 1);
+        const double laneH = v.yAxis->coordToPixel(1) - v.yAxis->coordToPixel(0);
+        if (rows.empty() || !(laneH > 0))
+            return;
+        const QFont hf = headerFont(), rf = rowFont();
+        // Shrink the text when lanes are too low for it (images of many rows).
+        const int px = std::max(6, std::min(fontPx(), int(laneH * 0.8)));
+        const QFont hfs = timeline_detail::pixelFont(hf, px, true), rfs = timeline_detail::pixelFont(rf, px, rf.bold());
+        const QFontMetrics hfm(hfs), rfm(rfs);
+        const int left = clip.left() + 6;
+        int trackRow = 0;
+        for (size_t r = 0; r < rows.size() && rows[r].firstLane < laneBottom; ++r) {
+            const TimelineRow& row = rows[r];
+            const bool header = row.firstGlobalLane < 0;
+            // A ranges row is shaded with the row below it, the host thread or stream it annotates.
+            const bool ranges = row.kind == TimelineRowKind::Ranges;
+            trackRow = header ? 0 : (ranges ? trackRow : trackRow + 1);
+            const int shade = ranges ? trackRow + 1 : trackRow;
+            if (row.firstLane + row.laneCount <= laneTop)
+                continue;
+            const int y0 = int(std::lround(v.yAxis->coordToPixel(row.firstLane)));
+            const int y1 = int(std::lround(v.yAxis->coordToPixel(row.firstLane + row.laneCount)));
+            if (header) {
+                painter->fillRect(QRect(clip.left(), y0, clip.width(), y1 - y0), QColor(0xE3, 0xE7, 0xED));
+                painter->fillRect(QRect(clip.left(), y0, clip.width(), 1), QColor(0xB0, 0xB8, 0xC4));
+            } else if (shade % 2 == 0) {
+                painter->fillRect(QRect(clip.left(), y0, clip.width(), y1 - y0), QColor(0xF4, 0xF5, 0xF7));
+            }
+            const QString text = QString::fromStdString(row.label);
+            const int x = header ? left : left + indent();
+            const int avail = clip.right() - 6 - x;
+            const QFontMetrics& fm = header ? hfm : rfm;
+            painter->setFont(header ? hfs : rfs);
+            painter->setPen(header       ? QColor(0x1F, 0x2A, 0x3A)
+                                : ranges ? QColor(0x6A, 0x74, 0x82)
+                                         : QColor(0x20, 0x20, 0x20));
+            // Centred on the first lane, so a stacked row reads like the others.
+            const int lh = int(std::lround(laneH));
+            painter->drawText(QRect(x, y0, std::max(0, avail), lh), Qt::AlignLeft | Qt::AlignVCenter,
+                              fm.elidedText(text, Qt::ElideRight, std::max(0, avail)));
+        }
+        painter->setPen(QColor(0xB0, 0xB8, 0xC4));
+        painter->drawLine(QPointF(area.left() - 1, area.top()), QPointF(area.left() - 1, area.bottom()));
+    }
+
+private:
+    TimelineView* m_view;
+};
+
+// The vertical scroll bar: a track and a thumb in the right margin, drawn with the frame.
+class TimelineScrollBar : public QCPLayerable {
+public:
+    explicit TimelineScrollBar(TimelineView* view) : QCPLayerable(view, QStringLiteral("axes")), m_view(view) {}
+
+protected:
+    void applyDefaultAntialiasingHint(QCPPainter* painter) const override
+    {
+        painter->setRenderHint(QPainter::Antialiasing, true);
+    }
+    void draw(QCPPainter* painter) override
+    {
+        const QRect track = m_view->scrollTrack();
+        if (track.isEmpty())
+            return;
+        painter->setPen(Qt::NoPen);
+        painter->setBrush(QColor(0, 0, 0, 18));
+        painter->drawRoundedRect(QRectF(track), 4, 4);
+        painter->setBrush(QColor(0, 0, 0, 90));
+        painter->drawRoundedRect(QRectF(m_view->scrollThumb()).adjusted(1, 1, -1, -1), 3, 3);
+    }
+
+private:
+    TimelineView* m_view;
+};
+
+} // namespace streamscope

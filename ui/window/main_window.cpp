@@ -1,0 +1,498 @@
+// The main window: its construction (panels, docks and their wiring, the settings it restores) and its window
+// events. The rest is split along what a reader looks for: main_window_actions.cpp (menus, toolbars, the Analysis
+// menu's windows), main_window_documents.cpp (open, save, autosave, recent files), main_window_runs.cpp (running
+// the scenario and showing the trace).
+#include "main_window.h"
+#include "main_window_parts.h"
+
+#include "analysis.h"
+#include "concurrency_plot.h"
+
+#include "analysis_panel.h"
+#include "calibrate_dialog.h"
+#include "compare_view.h"
+#include "format.h"
+#include "image_export.h"
+#include "lesson_gallery.h"
+#include "notice_bar.h"
+#include "presentation_mode.h"
+#include "property_editor.h"
+#include "quick_controls.h"
+#include "resources.h"
+#include "run_info_panel.h"
+#include "scenario_editor.h"
+#include "scenario_json.h"
+#include "scenario_model.h"
+#include "span_inspector.h"
+#include "span_table_model.h"
+#include "sweep_view.h"
+#include "text_file.h"
+#include "timeline_plottable.h"
+#include "timeline_view.h"
+#include "timing_text.h"
+#include "trace_import.h"
+#include "trace_json.h"
+#include "whatif_dialog.h"
+#include "worker.h"
+
+#include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QCheckBox>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QFrame>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QKeySequence>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPixmap>
+#include <QPointer>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QSortFilterProxyModel>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTableView>
+#include <QThread>
+#include <QTimer>
+#include <QToolBar>
+#include <QToolButton>
+#include <QTreeView>
+#include <QUndoStack>
+#include <QUrl>
+#include <QVBoxLayout>
+
+#include <signal.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <initializer_list>
+#include <utility>
+
+namespace streamscope {
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent), m_model(new ScenarioModel(this)), m_runner(new RunController(this)),
+      m_timeline(new TimelineView), m_liveTimer(new QTimer(this)), m_progressDelay(new QTimer(this))
+{
+    setObjectName(QStringLiteral("StreamScopeMainWindow"));
+    setAcceptDrops(true);
+    setDockNestingEnabled(true);
+    createPrompts();
+    createCentre();
+    createDocks();
+    createActions();
+    createToolbars();
+
+    connectEditing();
+    connectRuns();
+    connectSelection();
+
+    readSettings();
+    updateGpuChoice();
+    updateTitle();
+    updateLesson();
+    rebuildRecentMenu();
+}
+
+// The questions the window asks (recover an autosave, save unsaved changes); tests replace them.
+void MainWindow::createPrompts()
+{
+    m_recoverPrompt = [this](const QString& what) {
+        QMessageBox box(QMessageBox::Question, QStringLiteral("Recover unsaved changes"),
+                        QStringLiteral("StreamScope did not close normally. %1 has changes that were not saved. "
+                                       "Recover them?")
+                            .arg(what),
+                        QMessageBox::NoButton, this);
+        QPushButton* recover = box.addButton(QStringLiteral("Recover"), QMessageBox::AcceptRole);
+        QPushButton* discard = box.addButton(QStringLiteral("Discard"), QMessageBox::DestructiveRole);
+        box.addButton(QStringLiteral("Later"), QMessageBox::RejectRole);
+        box.setDefaultButton(recover);
+        box.exec();
+        return box.clickedButton() == recover ? RecoverChoice::Recover
+            : box.clickedButton() == discard  ? RecoverChoice::Discard
+                                              : RecoverChoice::Keep;
+    };
+    m_unsavedPrompt = [this] {
+        const auto answer =
+            QMessageBox::warning(this, QStringLiteral("Unsaved changes"),
+                                 QStringLiteral("%1 has changes that are not saved. Save them?").arg(documentTitle()),
+                                 QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+        return answer == QMessageBox::Save   ? UnsavedChoice::Save
+            : answer == QMessageBox::Discard ? UnsavedChoice::Discard
+                                             : UnsavedChoice::Cancel;
+    };
+}
+
+// The centre (the message bar over the timeline and the concurrency plot), the timing notices and the status bar.
+void MainWindow::createCentre()
+{
+    // Centre: a message bar (run and file errors) over the timeline.
+    m_messageBar = new QFrame;
+    m_messageBar->setObjectName(QStringLiteral("messageBar"));
+    m_messageBar->setStyleSheet(QStringLiteral("#messageBar { background:#fdecea; border:1px solid #e57373; }"));
+    m_messageText = new QLabel;
+    m_messageText->setWordWrap(true);
+    m_messageText->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_messageText->setStyleSheet(QStringLiteral("color:#8e1c1c;"));
+    auto* closeMessage = new QToolButton;
+    closeMessage->setText(QStringLiteral("✕"));
+    closeMessage->setAutoRaise(true);
+    closeMessage->setToolTip(QStringLiteral("Dismiss"));
+    connect(closeMessage, &QToolButton::clicked, this, &MainWindow::clearError);
+    auto* barLayout = new QHBoxLayout(m_messageBar);
+    barLayout->setContentsMargins(8, 4, 4, 4);
+    barLayout->addWidget(m_messageText, 1);
+    barLayout->addWidget(closeMessage, 0, Qt::AlignTop);
+    m_messageBar->hide();
+
+    // What a GPU trace says about its timing: it changed the run; CUPTI was not used (timing_text.h). Shown across
+    // the whole window under the toolbar (see createToolbars): at 1280 px the centre alone is too narrow for a line.
+    m_timingWarning = new NoticeBar(NoticeBar::Tone::Warning);
+    m_timingInfo = new NoticeBar(NoticeBar::Tone::Info);
+    connect(m_timingWarning, &NoticeBar::dismissed, this, &MainWindow::updateNoticeVisibility);
+    connect(m_timingInfo, &NoticeBar::dismissed, this, &MainWindow::updateNoticeVisibility);
+    connect(m_timingWarning, &NoticeBar::actionTriggered, this, [this] {
+        if (!m_suggestedTiming)
+            return;
+        setTimingMode(*m_suggestedTiming);
+        m_statusText->setText(QStringLiteral("GPU runs are now timed with %1: run again (F5) to compare.")
+                                  .arg(timingModeLabel(timingMode())));
+    });
+
+    auto* centre = new QWidget;
+    auto* centreLayout = new QVBoxLayout(centre);
+    centreLayout->setContentsMargins(0, 0, 0, 0);
+    centreLayout->setSpacing(0);
+    centreLayout->addWidget(m_messageBar);
+    centreLayout->addWidget(m_timeline, 1);
+    m_concurrency = new ConcurrencyPlot;
+    m_concurrency->followTimeline(m_timeline);
+    centreLayout->addWidget(m_concurrency);
+    setCentralWidget(centre);
+    m_timeline->setFocusPolicy(Qt::StrongFocus);
+
+    m_progress = new QProgressBar;
+    m_progress->setRange(0, 0);
+    m_progress->setMaximumWidth(160);
+    m_progress->setMaximumHeight(16);
+    m_progress->hide();
+    m_statusText = new QLabel;
+    statusBar()->addWidget(m_statusText, 1);
+    statusBar()->addPermanentWidget(m_progress);
+    m_progressDelay->setSingleShot(true);
+    m_progressDelay->setInterval(150);
+    connect(m_progressDelay, &QTimer::timeout, this, [this] { m_progress->setVisible(m_runner->isRunning()); });
+}
+
+// What an edit sets off: the live simulation, the autosave, the title and the lesson panel.
+void MainWindow::connectEditing()
+{
+    // Live simulation: every edit (and undo/redo) re-simulates, coalesced per event-loop turn.
+    m_liveTimer->setSingleShot(true);
+    m_liveTimer->setInterval(0);
+    connect(m_liveTimer, &QTimer::timeout, this, &MainWindow::liveRun);
+    connect(m_model->undoStack(), &QUndoStack::indexChanged, this, &MainWindow::scheduleLiveRun);
+    connect(m_model->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
+    // Autosave: a moment after the last edit, while there are unsaved ones.
+    static std::atomic<int> windows{0};
+    m_autosavePath =
+        QDir(autosaveDirectory())
+            .filePath(QStringLiteral("scenario-%1-%2.json").arg(QCoreApplication::applicationPid()).arg(++windows));
+    m_autosaveTimer = new QTimer(this);
+    m_autosaveTimer->setSingleShot(true);
+    m_autosaveTimer->setInterval(1000);
+    connect(m_autosaveTimer, &QTimer::timeout, this, &MainWindow::writeAutosave);
+    connect(m_model->undoStack(), &QUndoStack::indexChanged, m_autosaveTimer, qOverload<>(&QTimer::start));
+    connect(m_model->undoStack(), &QUndoStack::cleanChanged, m_autosaveTimer, qOverload<>(&QTimer::start));
+    connect(m_model, &ScenarioModel::scenarioChanged, this, &MainWindow::updateLesson);
+}
+
+// What a run's end, failure, cancel and progress show.
+void MainWindow::connectRuns()
+{
+    connect(m_runner, &RunController::finished, this,
+            [this](std::shared_ptr<const AnalyzedTrace> trace, RunBackend b, double ms) {
+                clearError();
+                m_traceFile.clear();
+                showTrace(std::move(trace), {}, ms, m_previewRun && b == RunBackend::Simulator);
+                m_statusText->setText(b == RunBackend::Gpu
+                                          ? QStringLiteral("Ran on the GPU in %1.").arg(formatNs(ms * 1e6))
+                                          : QStringLiteral("Simulated in %1.").arg(formatNs(ms * 1e6)));
+            });
+    connect(m_runner, &RunController::partialTrace, this,
+            [this](std::shared_ptr<const AnalyzedTrace> trace, double ms) {
+                m_traceFile.clear();
+                m_partialShown = true;
+                showTrace(std::move(trace), {}, ms);
+            });
+    connect(m_runner, &RunController::failed, this, [this](const QString& message, int) {
+        if (m_quitAfterScreenshot)
+            std::fprintf(stderr, "streamscope: the run failed: %s\n", qPrintable(message));
+        const bool partial = std::exchange(m_partialShown, false);
+        showError(partial
+                      ? message + QStringLiteral("\nThe timeline shows the partial trace: what ran until the failure.")
+                      : message);
+        m_statusText->setText(partial ? QStringLiteral("The run failed; the partial trace is shown.")
+                                      : QStringLiteral("The run failed."));
+        if (m_quitAfterScreenshot)
+            QCoreApplication::exit(message.startsWith(QLatin1String("GPU error")) ? 3 : 2);
+    });
+    connect(m_runner, &RunController::cancelled, this,
+            [this] { m_statusText->setText(QStringLiteral("Run cancelled.")); });
+    connect(m_runner, &RunController::progressMessage, m_statusText, &QLabel::setText);
+    connect(m_runner, &RunController::runningChanged, this, [this](bool running) {
+        m_cancelAction->setEnabled(running);
+        if (running) {
+            m_progressDelay->start();
+        } else {
+            m_progressDelay->stop();
+            m_progress->hide();
+        }
+    });
+    connect(m_runner, &RunController::started, this, [this](RunBackend b) {
+        if (b == RunBackend::Gpu) {
+            m_progress->show();
+            m_statusText->setText(QStringLiteral("Running on the GPU…"));
+        }
+    });
+    connect(m_runner, &RunController::gpuStatusChanged, this, &MainWindow::updateGpuChoice);
+}
+
+// Selection: timeline ⇄ span table ⇄ inspector; the editor's and the gallery's requests.
+void MainWindow::connectSelection()
+{
+    connect(m_timeline, &TimelineView::spanSelected, this, [this](int span) {
+        m_inspector->showSpan(span);
+        selectSpanInTable(span);
+    });
+    connect(m_inspector, &SpanInspector::spanActivated, m_timeline, &TimelineView::selectSpan);
+    connect(m_analysis, &AnalysisPanel::spanActivated, m_timeline, &TimelineView::selectSpan);
+    connect(m_inspector, &SpanInspector::opActivated, this, [this](int thread, int op) {
+        if (auto* dock = findChild<QDockWidget*>(QStringLiteral("scenarioDock"))) {
+            dock->show();
+            dock->raise();
+        }
+        m_editor->selectItem(ScenarioItemRef::op(thread, op));
+    });
+    connect(m_spanTable->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) {
+                if (m_syncingSelection || !current.isValid())
+                    return;
+                const int span = m_spanProxy->spanAtRow(current.row());
+                m_syncingSelection = true;
+                m_timeline->selectSpan(span);
+                m_syncingSelection = false;
+            });
+
+    connect(m_editor, &ScenarioEditor::editCopyRequested, this, &MainWindow::editScenarioCopy);
+    connect(m_gallery, &LessonGallery::openRequested, this,
+            [this](const QString& id, const QString& variant) { openPath(id, variant); });
+}
+
+MainWindow::~MainWindow()
+{
+    removeAutosave(); // a window that closes keeps nothing to recover
+    // Signals sent while the parts go (the undo stack clearing itself, the timeline dropping its trace) must not
+    // reach a half-destroyed window; and the widgets that watch the scenario model go before it does.
+    for (QObject* sender :
+         std::initializer_list<QObject*>{m_model, m_model->undoStack(), m_runner, m_timeline, m_inspector, m_analysis,
+                                         m_spanTable->selectionModel(), m_gallery, m_liveTimer, m_progressDelay})
+        disconnect(sender, nullptr, this, nullptr);
+    const auto docks = findChildren<QDockWidget*>(Qt::FindDirectChildrenOnly);
+    for (QDockWidget* dock : docks)
+        delete dock;
+}
+
+QuickControls* MainWindow::quickControls() const
+{
+    return m_editor->quickControls();
+}
+
+// ---- construction ----------------------------------------------------------------------------------------------
+
+void MainWindow::createDocks()
+{
+    m_editor = new ScenarioEditor(m_model);
+    m_gallery = new LessonGallery;
+    m_inspector = new SpanInspector;
+    m_analysis = new AnalysisPanel;
+    m_runInfo = new RunInfoPanel;
+
+    m_spanModel = new SpanTableModel(this);
+    m_spanProxy = new SpanTableProxy(this);
+    m_spanProxy->setSourceModel(m_spanModel);
+    m_spanTable = new QTableView;
+    m_spanTable->setModel(m_spanProxy);
+    // Unsorted at first: spans come grouped by stream and sorted by start, and sorting millions of rows takes
+    // seconds, so it happens only when a header is clicked.
+    m_spanTable->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
+    m_spanTable->setSortingEnabled(true);
+    m_spanTable->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_spanTable->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_spanTable->setAlternatingRowColors(true);
+    m_spanTable->verticalHeader()->hide();
+    m_spanTable->verticalHeader()->setDefaultSectionSize(m_spanTable->fontMetrics().height() + 6);
+    m_spanTable->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    m_spanTable->horizontalHeader()->setStretchLastSection(true);
+    m_spanTable->setWordWrap(false);
+    const int unit = m_spanTable->fontMetrics().averageCharWidth();
+    const int widths[] = {21, 19, 18, 11, 11, 11, 10, 10, 14, 16};
+    for (int c = 0; c < SpanTableModel::ColumnCount; ++c)
+        m_spanTable->setColumnWidth(c, widths[c] * unit);
+    m_spanFilter = new QLineEdit;
+    m_spanFilter->setPlaceholderText(QStringLiteral("Filter by name, kind or stream…"));
+    m_spanFilter->setClearButtonEnabled(true);
+    connect(m_spanFilter, &QLineEdit::textChanged, m_spanProxy, &SpanTableProxy::setFilterText);
+    auto* spans = new QWidget;
+    auto* spansLayout = new QVBoxLayout(spans);
+    spansLayout->setContentsMargins(4, 4, 4, 4);
+    spansLayout->setSpacing(4);
+    spansLayout->addWidget(m_spanFilter);
+    spansLayout->addWidget(m_spanTable, 1);
+    // Grouped: GPU time by the op that launched it (PyTorch traces; ranges.h), instead of one row per span.
+    m_opModel = new OpGpuTimeModel(this);
+    auto* opProxy = new QSortFilterProxyModel(this);
+    opProxy->setSourceModel(m_opModel);
+    opProxy->setSortRole(OpGpuTimeModel::SortRole);
+    m_opTable = new QTableView;
+    m_opTable->setObjectName(QStringLiteral("op-gpu-time"));
+    m_opTable->setModel(opProxy);
+    m_opTable->setSortingEnabled(true);
+    m_opTable->sortByColumn(OpGpuTimeModel::GpuTimeColumn, Qt::DescendingOrder);
+    m_opTable->setAlternatingRowColors(true);
+    m_opTable->verticalHeader()->hide();
+    m_opTable->horizontalHeader()->setStretchLastSection(true);
+    m_opTable->setColumnWidth(OpGpuTimeModel::OpColumn, 30 * unit);
+    m_opTable->hide();
+    m_groupByOp = new QCheckBox(QStringLiteral("Group GPU time by launching op"));
+    m_groupByOp->setObjectName(QStringLiteral("group-by-op"));
+    m_groupByOp->setToolTip(QStringLiteral("One row per op (CPU op, annotation) whose calls launched GPU work: how "
+                                           "many GPU operations and how much GPU time"));
+    connect(m_groupByOp, &QCheckBox::toggled, this, [this](bool on) {
+        m_spanTable->setVisible(!on);
+        m_spanFilter->setVisible(!on);
+        m_opTable->setVisible(on);
+    });
+    spansLayout->addWidget(m_opTable, 1);
+    spansLayout->addWidget(m_groupByOp);
+
+    QDockWidget* scenarioDock = makeDock(QStringLiteral("Scenario"), QStringLiteral("scenarioDock"), m_editor, this);
+    QDockWidget* lessonsDock = makeDock(QStringLiteral("Lessons"), QStringLiteral("lessonsDock"), m_gallery, this);
+    QDockWidget* analysisDock = makeDock(QStringLiteral("Analysis"), QStringLiteral("analysisDock"), m_analysis, this);
+    QDockWidget* inspectorDock =
+        makeDock(QStringLiteral("Inspector"), QStringLiteral("inspectorDock"), m_inspector, this);
+    QDockWidget* runInfoDock = makeDock(QStringLiteral("Run info"), QStringLiteral("runInfoDock"), m_runInfo, this);
+    QDockWidget* spansDock = makeDock(QStringLiteral("Spans"), QStringLiteral("spansDock"), spans, this);
+
+    addDockWidget(Qt::LeftDockWidgetArea, scenarioDock);
+    tabifyDockWidget(scenarioDock, lessonsDock);
+    scenarioDock->raise();
+    addDockWidget(Qt::RightDockWidgetArea, analysisDock);
+    addDockWidget(Qt::RightDockWidgetArea, inspectorDock);
+    splitDockWidget(analysisDock, inspectorDock, Qt::Vertical);
+    tabifyDockWidget(inspectorDock, runInfoDock);
+    inspectorDock->raise();
+    addDockWidget(Qt::BottomDockWidgetArea, spansDock);
+    setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+    setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
+    resizeDocks({scenarioDock, analysisDock}, {390, 340}, Qt::Horizontal);
+    resizeDocks({analysisDock, inspectorDock}, {520, 320}, Qt::Vertical);
+    resizeDocks({spansDock}, {250}, Qt::Vertical);
+}
+
+// ---- window events ---------------------------------------------------------------------------------------------
+
+void MainWindow::showEvent(QShowEvent* event)
+{
+    QMainWindow::showEvent(event);
+    if (m_probeGpu && !m_probed) {
+        m_probed = true;
+        m_runner->probeGpu();
+    }
+}
+
+void MainWindow::closeEvent(QCloseEvent* event)
+{
+    if (!maybeSave()) {
+        event->ignore();
+        return;
+    }
+    m_autosaveTimer->stop();
+    removeAutosave();
+    m_runner->cancel();
+    writeSettings();
+    event->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event)
+{
+    if (event->mimeData()->hasUrls()) {
+        const QList<QUrl> urls = event->mimeData()->urls();
+        if (!urls.isEmpty() && urls.front().isLocalFile())
+            event->acceptProposedAction();
+    }
+}
+
+void MainWindow::dropEvent(QDropEvent* event)
+{
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (urls.isEmpty() || !urls.front().isLocalFile())
+        return;
+    event->acceptProposedAction();
+    // After the drop has finished: the unsaved-changes prompt must not run inside the drag's event loop.
+    const QString path = urls.front().toLocalFile();
+    QTimer::singleShot(0, this, [this, path] { openPath(path); });
+}
+
+void MainWindow::readSettings()
+{
+    QSettings settings;
+    if (!restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray()))
+        resize(1600, 1000);
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    updateNoticeVisibility(); // a saved state must not show an empty banner
+    m_liveBox->setChecked(settings.value(QStringLiteral("liveSimulation"), true).toBool());
+    const QString profile = settings.value(QStringLiteral("profile")).toString();
+    if (profile.endsWith(QLatin1String(".json")) && QFileInfo::exists(profile))
+        selectProfileFile(m_profileBox, profile); // a calibrated profile saved earlier
+    const int p = m_profileBox->findData(profile);
+    if (p >= 0) {
+        m_profileBox->setCurrentIndex(p);
+        m_runner->setProfileId(profile);
+    }
+    if (const auto timing = timingModeFromString(settings.value(QStringLiteral("timing")).toString().toStdString()))
+        setTimingMode(*timing);
+}
+
+void MainWindow::writeSettings()
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    settings.setValue(QStringLiteral("liveSimulation"), m_liveBox->isChecked());
+    settings.setValue(QStringLiteral("profile"), m_profileBox->currentData().toString());
+    settings.setValue(QStringLiteral("timing"), qs(toString(timingMode())));
+}
+
+} // namespace streamscope

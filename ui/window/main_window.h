@@ -1,0 +1,290 @@
+// The main window: the timeline in the centre, banners across the window for what a GPU trace says about its
+// timing (timing changed the run; CUPTI was not used); docks for the scenario editor (quick controls, tree,
+// properties), the lesson gallery, the inspector of the selected span, the span table, the run info and the
+// analysis. A toolbar with the run controls (backend, simulator profile, GPU timing). File menu with New, Open
+// (scenario or trace, told apart by content), Save/Save As (atomic), recent files, Export image and Quit; drag and
+// drop of files; a prompt before unsaved edits are lost; window state and run settings kept in QSettings.
+#pragma once
+
+#include "document_loader.h"
+#include "run_controller.h"
+#include "trace_import.h"
+#include "whatif.h"
+
+#include <QMainWindow>
+#include <QSize>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+class QAction;
+class QCheckBox;
+class QComboBox;
+class QFrame;
+class QLabel;
+class QLineEdit;
+class QMenu;
+class QProgressBar;
+class QTableView;
+class QTimer;
+class QToolBar;
+
+namespace streamscope {
+
+class AnalysisPanel;
+class CompareView;
+class LessonGallery;
+class NoticeBar;
+class QuickControls;
+class RunInfoPanel;
+class ScenarioEditor;
+class ScenarioModel;
+class SpanInspector;
+class SpanTableModel;
+class SpanTableProxy;
+class OpGpuTimeModel;
+class TimelineView;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // ---- documents
+    // Opens a scenario or trace file, or a lesson by id or number; asynchronously (the file is read on a worker
+    // thread): documentOpened or errorShown tell when it is done. A scenario (or lesson) is run right away.
+    // Returns false when the user kept unsaved edits instead.
+    bool openPath(const QString& pathOrLesson, const QString& variant = {});
+    void newScenario();
+    // Writes the scenario atomically (QSaveFile); false with the message shown on failure.
+    bool saveScenarioAs(const QString& path);
+    bool save();
+    // The trace shown, in StreamScope's format (opens again with everything) or for other tools.
+    bool saveTraceAs(const QString& path, ExportFormat format = ExportFormat::Streamscope);
+    // PNG, SVG or PDF of the trace shown, by the path's extension.
+    bool exportImage(const QString& path, QSize size);
+    QString documentPath() const { return m_path; }
+    // The lesson open (its id, "01-two-streams") and its variant; empty when the document is not a lesson.
+    QString lessonId() const { return m_lessonId; }
+    QString lessonVariant() const { return m_variant; }
+    QString documentTitle() const;
+    // The trace file that is the document (opened as a trace: its scenario read-only, or none); empty otherwise.
+    QString traceDocumentPath() const { return m_tracePath; }
+    bool isModified() const;
+
+    // Asked before unsaved edits are lost (replaceable, for tests).
+    enum class UnsavedChoice { Save, Discard, Cancel };
+    void setUnsavedPrompt(std::function<UnsavedChoice()> prompt) { m_unsavedPrompt = std::move(prompt); }
+
+    // ---- autosave: nothing the user made is lost
+    // While the scenario has unsaved edits it is also written, a moment after each edit, to a file of this window's
+    // own in autosaveDirectory() (atomically, as a scenario file, with the document's path beside it); saving,
+    // discarding or closing removes it. A window that never closed (a crash, a kill) leaves it behind, and
+    // recoverAutosaved() offers it back.
+    static QString autosaveDirectory();
+    QString autosavePath() const { return m_autosavePath; }
+    void setAutosaveDelay(int ms);
+    // Offers, newest first, the scenarios of windows whose process is gone; the one recovered becomes this window's
+    // unsaved scenario (its file's path kept, so Save writes it there). Returns whether one was recovered.
+    enum class RecoverChoice { Recover, Discard, Keep };
+    void setRecoverPrompt(std::function<RecoverChoice(const QString& what)> prompt)
+    {
+        m_recoverPrompt = std::move(prompt);
+    }
+    bool recoverAutosaved();
+
+    // ---- running
+    RunBackend backend() const;
+    void setBackend(RunBackend backend);
+    // How GPU runs and sweeps are timed (passed to streamscope-cli as --timing); the simulator ignores it.
+    TimingMode timingMode() const;
+    void setTimingMode(TimingMode mode);
+    // Runs the scenario in the editor on the chosen backend. A scenario embedded in the trace shown becomes an
+    // editable copy first (what runs is no longer the trace); a trace without a scenario has nothing to run.
+    void runScenario();
+    // The scenario embedded in the trace shown becomes an ordinary, editable, unsaved scenario ("Edit a copy").
+    void editScenarioCopy();
+    QAction* runAction() const { return m_runAction; }
+    QAction* saveAction() const { return m_saveAction; }
+    // Re-simulate after every edit (on by default).
+    void setLiveSimulation(bool on);
+    bool liveSimulation() const;
+    // Skip asking streamscope-cli about the GPU (headless runs, tests).
+    void setGpuProbeEnabled(bool enabled) { m_probeGpu = enabled; }
+    // Save a screenshot of the window after the first run that shows a trace, then optionally quit (exit code 0,
+    // or 1 when it could not be saved). For the end-to-end test and the README's picture.
+    void setScreenshotAfterRun(const QString& path, bool quit);
+
+    // ---- comparison (Analysis menu)
+    // Opens the compare window (it fills in asynchronously: CompareView::comparisonShown or failed): the scenario in
+    // the editor (A) against the same with one of its variants applied (B), both simulated; an empty `variant`
+    // compares against the lesson or file as written (without the variant it was opened with). Or the trace shown
+    // (A) against a file (B): a trace in any format the app opens, or a scenario (simulated).
+    CompareView* compareWithVariant(const QString& variant);
+    CompareView* compareWithFile(const QString& path);
+    CompareView* compareView() const;
+    // Analysis ▸ What if…: the GPU recording shown (A) against its replay with `settings` changed (B), in the compare
+    // window; the replay runs on a worker thread. Nullptr (with the reason shown) when the trace shown is not a GPU
+    // recording with its scenario embedded.
+    CompareView* replayWhatIf(const std::vector<ReplaySetting>& settings);
+    QAction* whatIfAction() const { return m_whatIfAction; }
+
+    // ---- parts (for tests)
+    ScenarioModel* scenarioModel() const { return m_model; }
+    RunController* runController() const { return m_runner; }
+    TimelineView* timeline() const { return m_timeline; }
+    class ConcurrencyPlot* concurrencyPlot() const { return m_concurrency; }
+    ScenarioEditor* scenarioEditor() const { return m_editor; }
+    QuickControls* quickControls() const;
+    LessonGallery* lessonGallery() const { return m_gallery; }
+    SpanTableModel* spanModel() const { return m_spanModel; }
+    SpanTableProxy* spanProxy() const { return m_spanProxy; }
+    QTableView* spanTable() const { return m_spanTable; }
+    OpGpuTimeModel* opGpuTimeModel() const { return m_opModel; }
+    QTableView* opGpuTimeTable() const { return m_opTable; }
+    class QCheckBox* groupByOpBox() const { return m_groupByOp; }
+    SpanInspector* inspector() const { return m_inspector; }
+    AnalysisPanel* analysisPanel() const { return m_analysis; }
+    RunInfoPanel* runInfoPanel() const { return m_runInfo; }
+    std::shared_ptr<const AnalyzedTrace> currentTrace() const { return m_trace; }
+    // The message shown above the timeline (run and file errors); empty when none.
+    QString errorMessage() const;
+    // The banners above the timeline: timing changed the run (warning), CUPTI was not used (info).
+    NoticeBar* timingWarningBar() const { return m_timingWarning; }
+    NoticeBar* timingInfoBar() const { return m_timingInfo; }
+    QComboBox* timingBox() const { return m_timingBox; }
+    QStringList recentFiles() const;
+
+Q_SIGNALS:
+    void documentOpened(const QString& path);
+    // A new trace is on the timeline.
+    void traceShown();
+    void errorShown(const QString& message);
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+    void showEvent(QShowEvent* event) override;
+
+private:
+    void createActions();
+    // The constructor's parts (main_window.cpp); the menus and toolbars are main_window_actions.cpp's.
+    void createPrompts();
+    void createCentre();
+    void connectEditing();
+    void connectRuns();
+    void connectSelection();
+    void createDocks();
+    void createToolbars();
+    void applyDocument(LoadedDocument doc);
+    // `preview`: a live re-simulation of an edit, which keeps the user's zoom (unless the view showed everything).
+    void showTrace(std::shared_ptr<const AnalyzedTrace> trace, const QString& file, double wallMs,
+                   bool preview = false);
+    void updateCriticalPath();
+    void showError(const QString& message);
+    void clearError();
+    bool maybeSave();
+    void updateTitle();
+    // Run, Save and Compare with Variant: enabled when there is a scenario to run or save, else why not.
+    void updateScenarioActions();
+    // What if…: enabled for a GPU recording with its scenario embedded, else the tooltip says why not.
+    void updateWhatIfAction();
+    void updateGpuChoice();
+    // Profile for the simulator, timing for the GPU: each enabled for its backend.
+    void updateBackendControls();
+    void updateTimingNotice();
+    void updateNoticeVisibility();
+    void updateLesson();
+    void addRecentFile(const QString& path);
+    void rebuildRecentMenu();
+    void scheduleLiveRun();
+    void liveRun();
+    void selectSpanInTable(int span);
+    void takeScreenshot();
+    void readSettings();
+    void writeSettings();
+    // Analysis menu parts.
+    void createCompareActions();
+    void createSweepActions();
+    void createPresentationActions();
+
+    ScenarioModel* m_model;
+    RunController* m_runner;
+    TimelineView* m_timeline;
+    QAction* m_criticalPathAction = nullptr;
+    class ConcurrencyPlot* m_concurrency = nullptr;
+    ScenarioEditor* m_editor = nullptr;
+    LessonGallery* m_gallery = nullptr;
+    SpanInspector* m_inspector = nullptr;
+    SpanTableModel* m_spanModel = nullptr;
+    SpanTableProxy* m_spanProxy = nullptr;
+    OpGpuTimeModel* m_opModel = nullptr; // the span table grouped: GPU time by launching op
+    QTableView* m_opTable = nullptr;
+    class QCheckBox* m_groupByOp = nullptr;
+    QTableView* m_spanTable = nullptr;
+    QLineEdit* m_spanFilter = nullptr;
+    AnalysisPanel* m_analysis = nullptr;
+    RunInfoPanel* m_runInfo = nullptr;
+
+    QFrame* m_messageBar = nullptr;
+    QLabel* m_messageText = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QLabel* m_statusText = nullptr;
+    QComboBox* m_backendBox = nullptr;
+    QComboBox* m_profileBox = nullptr;
+    QComboBox* m_timingBox = nullptr;
+    NoticeBar* m_timingWarning = nullptr;
+    NoticeBar* m_timingInfo = nullptr;
+    QToolBar* m_noticeToolBar = nullptr;
+    std::optional<TimingMode> m_suggestedTiming; // what the banner's "Time with …" sets
+    bool m_presenting = false;
+    QCheckBox* m_liveBox = nullptr;
+    QMenu* m_recentMenu = nullptr;
+    QMenu* m_viewMenu = nullptr;
+    QMenu* m_analysisMenu = nullptr;
+    QPointer<CompareView> m_compareView;
+    QAction* m_newAction = nullptr;
+    QAction* m_openAction = nullptr;
+    QAction* m_runAction = nullptr;
+    QAction* m_cancelAction = nullptr;
+    QAction* m_saveAction = nullptr;
+    QAction* m_saveAsAction = nullptr;
+    QAction* m_compareVariantAction = nullptr;
+    QAction* m_whatIfAction = nullptr;
+    QAction* m_exportAction = nullptr;
+    QAction* m_saveTraceAction = nullptr;
+    QTimer* m_liveTimer = nullptr;
+    QTimer* m_autosaveTimer = nullptr;
+    QString m_autosavePath;
+    std::function<RecoverChoice(const QString&)> m_recoverPrompt;
+    void writeAutosave();
+    void removeAutosave();
+    QTimer* m_progressDelay = nullptr;
+
+    QString m_path;      // the scenario file (empty: untitled, or a lesson)
+    QString m_lessonId;  // the lesson open, if any
+    QString m_variant;   // its variant
+    QString m_traceFile; // the trace file shown, if one was opened
+    QString m_tracePath; // the trace file that is the document (see traceDocumentPath)
+    QString m_traceKind; // what that trace is, for the title: "trace (PyTorch)"
+    QString m_untitledName;
+    std::shared_ptr<const AnalyzedTrace> m_trace;
+    std::function<UnsavedChoice()> m_unsavedPrompt;
+    quint64 m_openGeneration = 0;
+    bool m_syncingSelection = false;
+    bool m_previewRun = false;   // the run in progress is a live preview
+    bool m_partialShown = false; // a failed GPU run's partial trace was just shown (its error follows)
+    bool m_probeGpu = true;
+    bool m_probed = false;
+    bool m_userChoseBackend = false;
+    bool m_gpuRunPending = false; // run on the GPU once it turns out usable (opening a lesson at start)
+    QString m_screenshotPath;
+    bool m_quitAfterScreenshot = false;
+    bool m_screenshotScheduled = false;
+};
+
+} // namespace streamscope
