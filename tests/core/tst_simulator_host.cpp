@@ -1,0 +1,276 @@
+// The simulator's rules of the host side (DESIGN §3 rules 7-10): host functions, the cost of launches and graph
+// launches, implicit and explicit syncs, worker pools, iterations, determinism and what it refuses.
+#include "tst_simulator.h"
+
+void TestSimulator::hostFunctionsSerialize()
+{
+    const auto t = simulate(Builder()
+                                .stream("s1")
+                                .stream("s2")
+                                .thread("main")
+                                .simple(OpKind::HostFunc, "s1", {}, 100, "f1")
+                                .simple(OpKind::HostFunc, "s2", {}, 100, "f2")
+                                .spin("after", "s1", 10)
+                                .build());
+    const int f1 = span(t, "f1"), f2 = span(t, "f2"), after = span(t, "after");
+    QVERIFY(f1 >= 0 && f2 >= 0);
+    QVERIFY(!overlaps(t, f1, f2));
+    QVERIFY(startOf(t, after) >= endOf(t, f1)); // a host function blocks later work in its stream
+}
+
+// A launch into another stream than the thread's previous launch costs launch_api_round_robin_ns, one into the
+// same stream launch_api_ns: measured apart on the H200 (calibrate).
+void TestSimulator::roundRobinLaunchCost()
+{
+    const auto t = simulateWith(Builder()
+                                    .stream("s1")
+                                    .stream("s2")
+                                    .thread("main")
+                                    .spin("a", "s1", 10)
+                                    .spin("b", "s2", 10)
+                                    .spin("c", "s2", 10)
+                                    .spin("d", "s1", 10)
+                                    .build(),
+                                [](DeviceProfile& p) {
+                                    p.launchApiNs = 3000;
+                                    p.launchApiRoundRobinNs = 5000;
+                                });
+    std::vector<int64_t> calls;
+    for (uint32_t i = 0; i < t.spanCount(); ++i)
+        if (t.spans.kind[i] == SpanKind::ApiCall)
+            calls.push_back(t.duration(i));
+    QCOMPARE(calls, (std::vector<int64_t>{3000, 5000, 3000, 5000}));
+}
+
+// Launch calls of host threads that launch at the same time cost more (launch_api_concurrent_ns with four
+// threads at once, in proportion below that); a thread launching alone pays launch_api_ns.
+void TestSimulator::launchesFromSeveralThreadsContend()
+{
+    auto build = [](int threads) {
+        Builder b;
+        for (int t = 0; t < threads; ++t)
+            b.stream("s" + std::to_string(t));
+        for (int t = 0; t < threads; ++t) {
+            b.thread("t" + std::to_string(t));
+            for (int k = 0; k < 10; ++k)
+                b.spin("k", "s" + std::to_string(t), 1, 1, 32);
+        }
+        return b.build();
+    };
+    auto figures = [](DeviceProfile& p) {
+        p.launchApiNs = p.launchApiRoundRobinNs = 4000;
+        p.launchApiConcurrentNs = 10000;
+    };
+    auto calls = [](const Trace& t) {
+        std::vector<int64_t> d;
+        for (uint32_t i = 0; i < t.spanCount(); ++i)
+            if (t.spans.kind[i] == SpanKind::ApiCall)
+                d.push_back(t.duration(i));
+        std::sort(d.begin(), d.end());
+        return d;
+    };
+    const auto alone = calls(simulateWith(build(1), figures));
+    QCOMPARE(alone.front(), int64_t(4000));
+    QCOMPARE(alone.back(), int64_t(4000));
+    const auto four = calls(simulateWith(build(4), figures));
+    QCOMPARE(four.size(), size_t(40));
+    // The first thread to call finds nobody launching; once all four are in, each call costs the full 10 µs.
+    QCOMPARE(four.front(), int64_t(4000));
+    QCOMPARE(four[four.size() / 2], int64_t(10000));
+    QCOMPARE(four.back(), int64_t(10000));
+    // Two threads: 4 + (10 - 4) / 3 = 6 µs while the other launches.
+    const auto two = calls(simulateWith(build(2), figures));
+    QCOMPARE(two[two.size() / 2], int64_t(6000));
+    // A profile without the figure: no contention.
+    const auto plain = calls(simulateWith(
+        build(4), [](DeviceProfile& p) { p.launchApiNs = p.launchApiRoundRobinNs = p.launchApiConcurrentNs = 4000; }));
+    QCOMPARE(plain.back(), int64_t(4000));
+}
+
+// cudaGraphLaunch costs graph_launch_api_ns plus graph_launch_api_per_node_ns per node; a memset runs at
+// memset_gbps.
+void TestSimulator::graphLaunchPerNodeAndMemsetBandwidth()
+{
+    Op graph;
+    graph.kind = OpKind::Graph;
+    graph.stream = "s";
+    for (int i = 0; i < 100; ++i)
+        graph.ops.push_back(Builder::spinOp("tiny", {}, 1));
+    Op memset;
+    memset.kind = OpKind::Memset;
+    memset.stream = "s";
+    memset.name = "set";
+    memset.bytes = int64_t(1) << 30;
+    const auto t =
+        simulateWith(Builder().stream("s").thread("main").op(graph).op(memset).build(), [](DeviceProfile& p) {
+            p.graphLaunchApiNs = 1000;
+            p.graphLaunchApiPerNodeNs = 10;
+            p.memsetBps = 1e12;
+        });
+    QCOMPARE(t.duration(uint32_t(hostSpan(t, "cudaGraphLaunch"))), int64_t(2000));
+    QCOMPARE(t.duration(uint32_t(span(t, "set"))), int64_t(1073742)); // 2^30 B at 10^12 B/s
+}
+
+// The host-function thread: asleep, it wakes host_func_latency_ns after the stream reaches a host function;
+// awake, it starts the next host_func_spacing_ns after the previous one ended, in any stream.
+void TestSimulator::hostFunctionWakeUpAndSpacing()
+{
+    const auto t = simulateWith(Builder()
+                                    .stream("s1")
+                                    .stream("s2")
+                                    .thread("main")
+                                    .spin("k", "s1", 100)
+                                    .simple(OpKind::HostFunc, "s1", {}, 50, "f1")
+                                    .simple(OpKind::HostFunc, "s1", {}, 50, "f2")
+                                    .spin("k2", "s2", 120)
+                                    .simple(OpKind::HostFunc, "s2", {}, 50, "g")
+                                    .build(),
+                                [](DeviceProfile& p) {
+                                    p.kernelOverheadNs = 1000;
+                                    p.hostFuncLatencyNs = 50'000;
+                                    p.hostFuncSpacingNs = 3000;
+                                });
+    const int k = span(t, "k"), f1 = span(t, "f1"), f2 = span(t, "f2"), g = span(t, "g");
+    QVERIFY(k >= 0 && f1 >= 0 && f2 >= 0 && g >= 0);
+    // f1: the thread was asleep, it wakes up for it.
+    QCOMPARE(startOf(t, f1) - endOf(t, k), int64_t(1000 + 50'000));
+    // g (s2) was ready while f1 ran: the awake thread takes it after the spacing, then f2 after the spacing.
+    QCOMPARE(startOf(t, g), endOf(t, f1) + 3000);
+    QCOMPARE(startOf(t, f2), endOf(t, g) + 3000);
+    QCOMPARE(q(std::string(toString(t.spans.waitOf(size_t(g))))), "host-func-thread"_q);
+}
+
+void TestSimulator::mallocSynchronizesImplicitly_data()
+{
+    QTest::addColumn<int>("kind");
+    QTest::newRow("malloc") << int(OpKind::Malloc);
+    QTest::newRow("free") << int(OpKind::Free);
+}
+
+void TestSimulator::mallocSynchronizesImplicitly()
+{
+    QFETCH(int, kind);
+    const auto t = simulate(Builder()
+                                .stream("s1")
+                                .stream("s2")
+                                .thread("main")
+                                .spin("a", "s1", 200)
+                                .simple(OpKind(kind))
+                                .spin("b", "s2", 50)
+                                .build());
+    QVERIFY(startOf(t, span(t, "b")) >= endOf(t, span(t, "a")));
+    // Without the allocation the two kernels overlap.
+    const auto t2 =
+        simulate(Builder().stream("s1").stream("s2").thread("main").spin("a", "s1", 200).spin("b", "s2", 50).build());
+    QVERIFY(overlaps(t2, span(t2, "a"), span(t2, "b")));
+}
+
+void TestSimulator::syncBlocksHost()
+{
+    const auto t = simulate(Builder()
+                                .stream("s1")
+                                .thread("main")
+                                .spin("a", "s1", 200)
+                                .simple(OpKind::StreamSync, "s1")
+                                .simple(OpKind::HostWork, {}, {}, 10, "after")
+                                .build());
+    const int sync = hostSpan(t, "cudaStreamSynchronize");
+    QVERIFY(sync >= 0);
+    QVERIFY(t.spans.kind[size_t(sync)] == SpanKind::Sync);
+    QVERIFY(endOf(t, sync) >= endOf(t, span(t, "a")));
+    QVERIFY(hasFlow(t, span(t, "a"), sync, FlowKind::Sync));
+    QVERIFY(startOf(t, hostSpan(t, "after")) >= endOf(t, sync));
+}
+
+void TestSimulator::graphLaunchCost()
+{
+    Op graph;
+    graph.kind = OpKind::Graph;
+    graph.stream = "s";
+    for (int i = 0; i < 50; ++i) {
+        auto k = Builder::spinOp("tiny", {}, 2);
+        graph.ops.push_back(k);
+    }
+    Builder g;
+    g.stream("s").thread("main").op(graph);
+    Builder plain;
+    plain.stream("s").thread("main");
+    for (int i = 0; i < 50; ++i)
+        plain.spin("tiny", "s", 2);
+    const auto tg = simulate(g.build());
+    const auto tp = simulate(plain.build());
+    int apiGraph = 0, apiPlain = 0;
+    for (uint32_t i = 0; i < tg.spanCount(); ++i)
+        apiGraph += tg.spans.kind[i] == SpanKind::ApiCall;
+    for (uint32_t i = 0; i < tp.spanCount(); ++i)
+        apiPlain += tp.spans.kind[i] == SpanKind::ApiCall;
+    QCOMPARE(apiGraph, 1);
+    QCOMPARE(apiPlain, 50);
+    QCOMPARE(span(tg, "tiny", 49) >= 0, true);
+    const auto rg = tg.timeRange(), rp = tp.timeRange();
+    QVERIFY(rg.second - rg.first < rp.second - rp.first);
+}
+
+void TestSimulator::workerPoolSharesTasks()
+{
+    // 4 workers take 8 tasks: each worker issues about two of them, on its own per-thread default stream.
+    const auto t = simulate(Builder()
+                                .stream("ptds", StreamKind::PerThreadDefault)
+                                .thread("pool", 0, 8, 4)
+                                .spin("task", "ptds", 100)
+                                .simple(OpKind::StreamSync, "ptds")
+                                .build());
+    int kernels = 0;
+    for (uint32_t i = 0; i < t.spanCount(); ++i)
+        kernels += t.spans.kind[i] == SpanKind::Kernel;
+    QCOMPARE(kernels, 8);
+    for (int w = 0; w < 4; ++w) {
+        const int track = t.findStreamTrack("ptds@pool#" + std::to_string(w));
+        QVERIFY(track >= 0);
+        QCOMPARE(int(t.trackEnd(uint32_t(track)) - t.trackBegin(uint32_t(track))), 2);
+    }
+    const auto [lo, hi] = t.timeRange();
+    QVERIFY(hi - lo < 300 * us); // 4-way parallel, not 8 x 100 us
+}
+
+void TestSimulator::iterationsAndWarmup()
+{
+    const auto t = simulate(Builder().iterations(2, 3).stream("s").thread("main").spin("k", "s", 10).build());
+    int kernels = 0, maxIter = -1;
+    for (uint32_t i = 0; i < t.spanCount(); ++i)
+        if (t.spans.kind[i] == SpanKind::Kernel) {
+            ++kernels;
+            maxIter = std::max(maxIter, t.spans.iteration[i]);
+        }
+    QCOMPARE(kernels, 3);
+    QCOMPARE(maxIter, 2);
+    QCOMPARE(t.timeRange().first, int64_t(0));
+}
+
+void TestSimulator::deterministic()
+{
+    auto b = Builder()
+                 .stream("s1")
+                 .stream("s2", StreamKind::Blocking)
+                 .stream("null", StreamKind::LegacyDefault)
+                 .thread("a", 0, 20)
+                 .spin("k1", "s1", 7, 300)
+                 .copy("c", "s2", CopyKind::H2D, 1 << 20)
+                 .simple(OpKind::Record, "s1", "e")
+                 .thread("b", 0, 20)
+                 .simple(OpKind::Wait, "s2", "e")
+                 .spin("k2", "null", 3, 50)
+                 .simple(OpKind::HostFunc, "s2", {}, 5);
+    const auto s = b.build();
+    QCOMPARE(traceToJson(simulate(s)), traceToJson(simulate(s)));
+}
+
+void TestSimulator::kernelTooLargeForSmIsAnError()
+{
+    auto s = Builder().stream("s").thread("main").spin("k", "s", 10, 1, 1024).build();
+    s.threads[0].ops[0].sharedBytes = 1 << 30;
+    SimulatorBackend sim;
+    const auto out = runScenario(s, sim);
+    QVERIFY(!out.status.ok());
+    QVERIFY(out.status.error().message.find("does not fit") != std::string::npos);
+}

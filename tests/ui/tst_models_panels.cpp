@@ -1,0 +1,299 @@
+// The panels' models and content: the span table (sorting, filtering, short names), the inspector, the analysis
+// panel (checks, diagnoses, the critical path), the lesson list, and the parsing of sizes.
+#include "tst_models.h"
+
+// ---- span table -------------------------------------------------------------------------------------------
+
+void TestModels::spanTable()
+{
+    auto simulated = RunController::simulate(loadLesson(QStringLiteral("08")));
+    QVERIFY(simulated);
+    auto trace = std::make_shared<const Trace>(std::move(simulated).value());
+    SpanTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    SpanTableProxy proxy;
+    QAbstractItemModelTester proxyTester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    proxy.setSourceModel(&model);
+    QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+    model.setTrace(trace);
+    QCOMPARE(reset.count(), 1);
+    QCOMPARE(model.rowCount(), int(trace->spanCount()));
+    QCOMPARE(model.index(3, SpanTableModel::NameColumn).data().toString(), qs(trace->spanName(3)));
+    QCOMPARE(model.index(3, 0).data(SpanTableModel::SpanIndexRole).toInt(), 3);
+
+    // Sorted by duration (numbers, not text), longest first.
+    proxy.sort(SpanTableModel::DurationColumn, Qt::DescendingOrder);
+    int64_t last = std::numeric_limits<int64_t>::max();
+    for (int r = 0; r < proxy.rowCount(); ++r) {
+        const int span = proxy.spanAtRow(r);
+        QCOMPARE(proxy.rowOfSpan(span), r);
+        QVERIFY(trace->duration(uint32_t(span)) <= last);
+        last = trace->duration(uint32_t(span));
+    }
+    // Filtered to the copies host to device.
+    proxy.setFilterText(QStringLiteral("h2d"));
+    QCOMPARE(proxy.rowCount(), 8);
+    for (int r = 0; r < proxy.rowCount(); ++r)
+        QVERIFY(proxy.index(r, SpanTableModel::NameColumn).data().toString().contains(QStringLiteral("h2d")));
+    const int kernel = [&] {
+        for (uint32_t i = 0; i < trace->spanCount(); ++i)
+            if (trace->spans.kind[i] == SpanKind::Kernel)
+                return int(i);
+        return -1;
+    }();
+    QCOMPARE(proxy.rowOfSpan(kernel), -1);
+    proxy.setFilterText({});
+    QCOMPARE(proxy.rowCount(), model.rowCount());
+    model.setTrace(nullptr);
+    QCOMPARE(proxy.rowCount(), 0);
+}
+
+// Kernel signatures are shown by their short name; the full demangled one is the tooltip and is searched too.
+void TestModels::spanTableShowsShortNames()
+{
+    const auto trace = kernelNamesTrace();
+    SpanTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    SpanTableProxy proxy;
+    proxy.setSourceModel(&model);
+    model.setTrace(trace);
+    const int kernel = findSpanNamed(*trace, kPyTorchKernel);
+    const int mangled = findSpanNamed(*trace, kMangledKernel);
+    const int launch = findSpanNamed(*trace, "cudaLaunchKernel");
+    QVERIFY(kernel >= 0 && mangled >= 0 && launch >= 0);
+    const QModelIndex name = model.index(kernel, SpanTableModel::NameColumn);
+    QCOMPARE(name.data().toString(), kPyTorchKernelShort);
+    QCOMPARE(name.data(Qt::ToolTipRole).toString(), QString::fromUtf8(kPyTorchKernel));
+    QCOMPARE(name.data(SpanTableModel::SortRole).toString(), kPyTorchKernelShort);
+    const QModelIndex symbol = model.index(mangled, SpanTableModel::NameColumn);
+    QCOMPARE(symbol.data().toString(), QStringLiteral("vectorAdd"));
+    QCOMPARE(symbol.data(Qt::ToolTipRole).toString(),
+             QStringLiteral("vectorAdd(float const*, float const*, float*, int)"));
+    // Names that are already short stay as they are, in the tooltip too.
+    QCOMPARE(model.index(launch, SpanTableModel::NameColumn).data().toString(), QStringLiteral("cudaLaunchKernel"));
+    QCOMPARE(model.index(launch, SpanTableModel::NameColumn).data(Qt::ToolTipRole).toString(),
+             QStringLiteral("cudaLaunchKernel"));
+
+    // The filter finds a kernel by what only its full name says, by its short name, and by the demangled
+    // parameters of a mangled symbol.
+    proxy.setFilterText(QStringLiteral("MulFunctor"));
+    QCOMPARE(proxy.rowCount(), 2);
+    for (int r = 0; r < proxy.rowCount(); ++r)
+        QCOMPARE(trace->spanName(uint32_t(proxy.spanAtRow(r))), std::string_view(kPyTorchKernel));
+    proxy.setFilterText(QStringLiteral("vectorized_elementwise"));
+    QCOMPARE(proxy.rowCount(), 2);
+    proxy.setFilterText(QStringLiteral("float const*"));
+    QCOMPARE(proxy.rowCount(), 1);
+    QCOMPARE(proxy.spanAtRow(0), mangled);
+    proxy.setFilterText(QStringLiteral("vectorAdd"));
+    QCOMPARE(proxy.rowCount(), 1);
+    proxy.setFilterText(QStringLiteral("launchkernel"));
+    QCOMPARE(proxy.rowCount(), 3);
+    proxy.setFilterText(QStringLiteral("no such kernel"));
+    QCOMPARE(proxy.rowCount(), 0);
+    proxy.setFilterText({});
+    QCOMPARE(proxy.rowCount(), int(trace->spanCount()));
+    // Sorted by the name shown.
+    proxy.sort(SpanTableModel::NameColumn, Qt::AscendingOrder);
+    QStringList shown;
+    for (int r = 0; r < proxy.rowCount(); ++r)
+        shown << proxy.index(r, SpanTableModel::NameColumn).data().toString();
+    QStringList sorted = shown;
+    std::sort(sorted.begin(), sorted.end());
+    QCOMPARE(shown, sorted);
+}
+
+void TestModels::inspectorTitlesTheShortNameAndShowsTheFullOne()
+{
+    const auto trace = kernelNamesTrace();
+    const int kernel = findSpanNamed(*trace, kPyTorchKernel);
+    const QString html = spanInspectorHtml(*trace, kernel);
+    // The short name is the title; the full demangled one follows, once, under "Full name".
+    QVERIFY2(html.contains(QStringLiteral("</span> ") + kPyTorchKernelShort.toHtmlEscaped() + QStringLiteral("</h3>")),
+             qPrintable(html));
+    QVERIFY(html.contains(QStringLiteral("Full name")));
+    QCOMPARE(html.count(QString::fromUtf8(kPyTorchKernel).toHtmlEscaped()), 1);
+    // The text of the inspector, as the reader sees (and selects) it.
+    QTextDocument doc;
+    doc.setHtml(html);
+    const QString text = doc.toPlainText();
+    QVERIFY(text.startsWith(QStringLiteral("■ ") + kPyTorchKernelShort));
+    QVERIFY(text.contains(QString::fromUtf8(kPyTorchKernel)));
+    // What launched it is listed by its name; the launch lists the kernel by its short name only.
+    QVERIFY(text.contains(QStringLiteral("launched by ■ cudaLaunchKernel")));
+    int launch = -1;
+    for (const Flow& f : trace->flows)
+        if (int(f.to) == kernel)
+            launch = int(f.from);
+    QVERIFY(launch >= 0);
+    const QString launchHtml = spanInspectorHtml(*trace, launch);
+    QVERIFY(launchHtml.contains(kPyTorchKernelShort.toHtmlEscaped()));
+    QVERIFY(!launchHtml.contains(QStringLiteral("MulFunctor")));
+    QVERIFY(!launchHtml.contains(QStringLiteral("Full name"))); // "cudaLaunchKernel" says it all
+
+    // A mangled symbol: demangled in full, and the symbol as recorded.
+    const QString symbolHtml = spanInspectorHtml(*trace, findSpanNamed(*trace, kMangledKernel));
+    QVERIFY(symbolHtml.contains(QStringLiteral("vectorAdd</h3>")));
+    QVERIFY(symbolHtml.contains(QStringLiteral("vectorAdd(float const*, float const*, float*, int)")));
+    QVERIFY(symbolHtml.contains(QString::fromUtf8(kMangledKernel)));
+}
+
+void TestModels::analysisNamesSpansShortly()
+{
+    const auto analyzed = makeAnalyzedTrace(Trace(*kernelNamesTrace()));
+    QVERIFY(!analyzed->report.criticalPath.segments.empty());
+    const QString html = analysisHtml(analyzed.get(), {}, {});
+    QVERIFY(html.contains(QStringLiteral("Critical path")));
+    QVERIFY(html.contains(kPyTorchKernelShort.toHtmlEscaped()));
+    QVERIFY2(!html.contains(QStringLiteral("MulFunctor")), qPrintable(html));
+    QVERIFY(!html.contains(QString::fromUtf8(kMangledKernel)));
+}
+
+// ---- panels' content --------------------------------------------------------------------------------------
+
+void TestModels::analysisSaysPassFailWhyAndDiagnoses()
+{
+    auto pinned = RunController::simulate(loadLesson(QStringLiteral("09")));
+    QVERIFY(pinned);
+    const auto good = makeAnalyzedTrace(std::move(pinned).value());
+    QVERIFY(!good->report.checks.empty());
+    const QString html = analysisHtml(good.get(), {}, {});
+    QVERIFY(html.contains(QStringLiteral("PASS")));
+    QVERIFY(!html.contains(QStringLiteral("FAIL")));
+    QVERIFY(html.contains(qs(good->report.checks.front().expectation.why).toHtmlEscaped()));
+    QVERIFY(html.contains(QStringLiteral("Makespan")));
+
+    // The contrasting variant fails its key check, and a diagnostic says why, with a link to the spans.
+    auto pageable = RunController::simulate(loadLesson(QStringLiteral("09"), QStringLiteral("pageable")), {},
+                                            QStringLiteral("pageable"));
+    QVERIFY(pageable);
+    const auto bad = makeAnalyzedTrace(std::move(pageable).value());
+    const QString badHtml =
+        analysisHtml(bad.get(), QStringLiteral("Lesson"), QStringLiteral("Text"), QStringLiteral("Variant “pageable”"));
+    QVERIFY(badHtml.contains(QStringLiteral("FAIL")));
+    QVERIFY(badHtml.contains(QStringLiteral("Variant “pageable”")));
+    QVERIFY2(!bad->report.diagnostics.empty(), "pageable copies are diagnosed");
+    // The variant's effect comes first, named by the analysis, with a link to its spans.
+    QCOMPARE(bad->report.effect, QStringLiteral("pageable-memcpy"));
+    QVERIFY(badHtml.contains(QStringLiteral("What this run shows")));
+    QVERIFY(badHtml.contains(QStringLiteral("Copies from pageable host memory block the host")));
+    QVERIFY(badHtml.contains(qs(bad->report.diagnostics.front().message).toHtmlEscaped()));
+    QVERIFY(badHtml.contains(QStringLiteral("href='span:")));
+    // The lesson's own run shows copies overlapping kernels; its other findings are listed as diagnostics.
+    QCOMPARE(good->report.effect, QStringLiteral("copy-compute-overlap"));
+    QVERIFY(html.contains(QStringLiteral("What this run shows")));
+    QVERIFY(html.contains(QStringLiteral("Copies overlapped kernels")));
+    QVERIFY(html.contains(QStringLiteral("Diagnostics")));
+    QVERIFY(!html.contains(QStringLiteral("does not show in this run")));
+    // A trace whose effect the analysis does not find says so.
+    auto serial = RunController::simulate(loadLesson(QStringLiteral("08"), QStringLiteral("one-stream")), {},
+                                          QStringLiteral("one-stream"));
+    QVERIFY(serial);
+    auto wrong = makeAnalyzedTrace(std::move(serial).value());
+    const_cast<AnalyzedTrace&>(*wrong).report.effect = QStringLiteral("copy-compute-overlap");
+    QVERIFY(analysisHtml(wrong.get(), {}, {}).contains(QStringLiteral("does not show in this run")));
+}
+
+void TestModels::analysisListsTheCriticalPath()
+{
+    // One stream: the path runs through every kernel, each released by the one before it (stream order).
+    auto serial = RunController::simulate(loadLesson(QStringLiteral("02")));
+    QVERIFY(serial);
+    const auto at = makeAnalyzedTrace(std::move(serial).value());
+    const CriticalPath& path = at->report.criticalPath;
+    QVERIFY(path.segments.size() >= 20);
+    const QString html = analysisHtml(at.get(), {}, {});
+    QVERIFY(html.contains(QStringLiteral("Critical path")));
+    QVERIFY(html.contains(QStringLiteral("stream order")));
+    QVERIFY(html.contains(formatNs(double(path.lengthNs))));
+    // Each listed part links to its span.
+    const CriticalPathSegment& last = path.segments.back();
+    QVERIFY(html.contains(QStringLiteral("href='span:%1'").arg(last.span)));
+    QVERIFY(html.contains(formatNs(double(last.contributionNs))));
+}
+
+// A ready kernel held by the SMs another kernel filled: the panel names the holder and the wait, not idle time.
+void TestModels::analysisNamesWhatHeldTheCriticalPath()
+{
+    auto filled = RunController::simulate(loadLesson(QStringLiteral("12"), QStringLiteral("gpu-filling")), {},
+                                          QStringLiteral("gpu-filling"));
+    QVERIFY(filled);
+    const auto at = makeAnalyzedTrace(std::move(filled).value());
+    const CriticalPath& path = at->report.criticalPath;
+    QVERIFY(path.resourceWaitNs >= 400'000);
+    const QString html = analysisHtml(at.get(), {}, {});
+    const auto small = std::find_if(path.segments.begin(), path.segments.end(),
+                                    [](const CriticalPathSegment& seg) { return seg.name == "small"; });
+    QVERIFY(small != path.segments.end());
+    QVERIFY2(html.contains(QStringLiteral("waited ") + formatNs(double(small->waitNs))
+                           + QStringLiteral(" for SMs held by ")),
+             qPrintable(html));
+    QVERIFY(html.contains(QStringLiteral("Its operations waited ") + formatNs(double(path.resourceWaitNs))));
+    QVERIFY(!html.contains(QStringLiteral("500.0 µs idle")));
+}
+
+void TestModels::inspectorListsDependencies()
+{
+    auto simulated = RunController::simulate(loadLesson(QStringLiteral("03")));
+    QVERIFY(simulated);
+    const Trace& t = *simulated;
+    // A span that waited on an event: its inspector names the work it waited for.
+    int waiter = -1;
+    for (const Flow& f : t.flows)
+        if (f.kind == FlowKind::Event)
+            waiter = int(f.to);
+    QVERIFY(waiter >= 0);
+    const QString html = spanInspectorHtml(t, waiter);
+    QVERIFY(html.contains(qs(t.spanName(uint32_t(waiter))).toHtmlEscaped()));
+    QVERIFY(html.contains(QStringLiteral("waited for event after")));
+    QVERIFY(html.contains(QStringLiteral("href='span:")));
+    QVERIFY(html.contains(QStringLiteral("href='op:")));
+    QVERIFY(spanInspectorHtml(t, -1).contains(QStringLiteral("Click a bar")));
+}
+
+// ---- lessons ----------------------------------------------------------------------------------------------
+
+void TestModels::lessonList()
+{
+    LessonListModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(model.rowCount(), int(listPresets().size()));
+    QCOMPARE(model.rowOf(QStringLiteral("01")), 0);
+    QCOMPARE(model.rowOf(QStringLiteral("1")), 0);
+    QCOMPARE(model.rowOf(QStringLiteral("two-streams")), 0);
+    QCOMPARE(model.rowOf(QStringLiteral("01-two-streams")), 0);
+    QCOMPARE(model.rowOf(QStringLiteral("nope")), -1);
+    const QModelIndex first = model.index(0);
+    QVERIFY(!first.data(LessonListModel::DescriptionRole).toString().isEmpty());
+    QVERIFY(first.data(LessonListModel::VariantIdsRole).toStringList().contains(QStringLiteral("one-stream")));
+
+    LessonGallery gallery;
+    QSignalSpy open(&gallery, &LessonGallery::openRequested);
+    gallery.setCurrentLesson(QStringLiteral("08"), QStringLiteral("one-stream"));
+    QCOMPARE(gallery.selectedLesson(), QStringLiteral("08-copy-compute-pipeline"));
+    QCOMPARE(gallery.selectedVariant(), QStringLiteral("one-stream"));
+}
+
+// ---- formatting -------------------------------------------------------------------------------------------
+
+void TestModels::parseBytes_data()
+{
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<qlonglong>("bytes");
+    QTest::newRow("plain") << "4096" << 4096LL;
+    QTest::newRow("MiB") << "16 MiB" << 16LL * 1024 * 1024;
+    QTest::newRow("GB") << "1.5 GB" << 1536LL * 1024 * 1024;
+    QTest::newRow("k") << "64k" << 65536LL;
+    QTest::newRow("B") << "12 B" << 12LL;
+    QTest::newRow("junk") << "lots" << -1LL;
+    QTest::newRow("negative") << "-5" << -1LL;
+}
+
+void TestModels::parseBytes()
+{
+    QFETCH(QString, text);
+    QFETCH(qlonglong, bytes);
+    QCOMPARE(qlonglong(streamscope::parseBytes(text)), bytes);
+    if (bytes > 0)
+        QCOMPARE(qlonglong(streamscope::parseBytes(formatBytes(bytes))), bytes);
+}
