@@ -10,9 +10,21 @@ set -euo pipefail
 ROOT="${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 cd "$ROOT"
 
-CLANG_FORMAT="${CLANG_FORMAT:-clang-format}"
+# The tree is laid out by clang-format 14 (Debian 12's); other major versions lay out a few constructs differently, so
+# the check runs with version 14 only (clang-format-14 where both are installed) and is skipped, saying so, otherwise.
+WANTED_MAJOR=14
+if [[ -z ${CLANG_FORMAT:-} ]]; then
+    CLANG_FORMAT=clang-format
+    command -v clang-format-$WANTED_MAJOR >/dev/null && CLANG_FORMAT=clang-format-$WANTED_MAJOR
+fi
 if ! command -v "$CLANG_FORMAT" >/dev/null; then
     echo "check_format: skipped: $CLANG_FORMAT is not installed (apt-get install clang-format, or tools/setup.sh)"
+    exit 0
+fi
+major="$("$CLANG_FORMAT" --version | grep -o 'version [0-9]*' | grep -o '[0-9]*' || true)"
+if [[ $major != "$WANTED_MAJOR" ]]; then
+    echo "check_format: skipped: the tree is laid out by clang-format $WANTED_MAJOR, and $CLANG_FORMAT is version" \
+        "${major:-unknown} (install clang-format-$WANTED_MAJOR to check)"
     exit 0
 fi
 

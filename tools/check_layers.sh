@@ -124,7 +124,7 @@ for folder in core ui app; do
 done
 
 if ((failures > 0)); then
-    echo "check_layers: $failures include(s) break the layering (docs/ARCHITECTURE.md, \"Layers\")"
+    echo "check_layers: $failures include(s) break the layering (docs/ARCHITECTURE.md, the paragraph on tools/check_layers.sh)"
     exit 1
 fi
 echo "check_layers: core, ui and app keep to their layers"

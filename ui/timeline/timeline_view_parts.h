@@ -1,10 +1,12 @@
 // What the timeline view draws with besides its plottable: the time axis ticker, the legend items, and the layers
-// painted over and beside the spans (hover and selection overlay, row labels, scroll bar); the time, size and grid
-// texts of its tooltips. Internal to the view (timeline_view.cpp, timeline_view_input.cpp).
+// painted over and beside the spans (hover and selection overlay, row labels, scroll bar); the time texts of its
+// tooltips (sizes and grids as the panels write them: format.h). Internal to the view (timeline_view.cpp,
+// timeline_view_input.cpp).
 #pragma once
 
 #include "timeline_view.h"
 
+#include "format.h"
 #include "timeline_plottable.h"
 #include "timing_text.h"
 
@@ -39,23 +41,6 @@ inline QString formatTimePoint(double ns)
 {
     const TimeUnit u = timeUnitFor(ns);
     return QString::number(ns / u.scale, 'f', u.scale > 1 ? 3 : 0) + QLatin1Char(' ') + u.suffix;
-}
-
-inline QString formatBytes(int64_t bytes)
-{
-    const double b = double(bytes);
-    if (b >= double(1 << 30))
-        return QString::number(b / double(1 << 30), 'f', 2) + QStringLiteral(" GiB");
-    if (b >= double(1 << 20))
-        return QString::number(b / double(1 << 20), 'f', 2) + QStringLiteral(" MiB");
-    if (b >= 1024)
-        return QString::number(b / 1024, 'f', 1) + QStringLiteral(" KiB");
-    return QString::number(bytes) + QStringLiteral(" B");
-}
-
-inline QString formatDim3(const Dim3& d)
-{
-    return QStringLiteral("(%1, %2, %3)").arg(d.x).arg(d.y).arg(d.z);
 }
 
 // Tick labels in one unit chosen from the visible range (the axis label names it), with as many decimals as the
