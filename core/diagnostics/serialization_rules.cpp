@@ -22,6 +22,28 @@ bool isBlockingKind(StreamKind k)
     return k == StreamKind::Blocking || k == StreamKind::PerThreadDefault;
 }
 
+// The waits of several operations, [ready, start) each: their sum counts time in which two of them waited twice, so
+// the text also gives the time during which at least one of them waited ("10 ms of waiting" in a 4 ms run is a sum).
+std::string waitingText(const Context& c, std::vector<std::pair<int64_t, int64_t>> waits)
+{
+    std::sort(waits.begin(), waits.end());
+    int64_t sum = 0;
+    int64_t wall = 0;
+    int64_t coveredTo = std::numeric_limits<int64_t>::min();
+    for (const auto& [from, to] : waits) {
+        if (to <= from)
+            continue;
+        sum += to - from;
+        if (to > coveredTo) {
+            wall += to - std::max(from, coveredTo);
+            coveredTo = to;
+        }
+    }
+    if (waits.size() < 2 || wall >= sum)
+        return c.at(sum) + " of waiting";
+    return c.at(sum) + " of waiting summed over the operations, during " + c.at(wall) + " of the run";
+}
+
 } // namespace
 
 void legacyDefaultStream(const Context& c, std::vector<Diagnostic>& out)
@@ -82,22 +104,22 @@ void legacyDefaultStream(const Context& c, std::vector<Diagnostic>& out)
         std::vector<std::string> pairs;
         std::vector<uint32_t> spans;
         std::set<uint32_t> waited;
-        int64_t lost = 0;
+        std::vector<std::pair<int64_t, int64_t>> waits;
         std::set<int> devices;
         for (const auto& [from, to] : held) {
             spans.push_back(from);
             spans.push_back(to);
             if (waited.insert(to).second) {
                 pairs.push_back(c.label(to) + " waited for " + c.label(from));
-                lost += std::max<int64_t>(0, c.start(to) - c.ready(to, from));
+                waits.emplace_back(c.ready(to, from), c.start(to));
             }
             devices.insert(c.device(to));
         }
         std::string msg = "The legacy default stream is a barrier for the blocking streams of device "
             + std::to_string(*devices.begin()) + ": " + joinNames(pairs, c.o.maxNamedSpans) + "; "
             + plural(int64_t(waited.size()), "operation", "operations")
-            + " waited for this implicit synchronization although nothing else ordered them (" + c.at(lost)
-            + " of waiting in total).";
+            + " waited for this implicit synchronization although nothing else ordered them ("
+            + waitingText(c, std::move(waits)) + ").";
         out.push_back(c.make("legacy-default-stream", std::move(msg), std::move(spans)));
     }
 
@@ -224,11 +246,11 @@ void hardwareQueues(const Context& c, std::vector<Diagnostic>& out)
         if (int(held.size()) < c.th.minFalseDependencies)
             continue;
         std::sort(held.begin(), held.end(), [&c](auto a, auto b) { return c.start(a.second) < c.start(b.second); });
-        int64_t lost = 0;
+        std::vector<std::pair<int64_t, int64_t>> waits;
         for (const auto& [blocker, i] : held) {
             spans.push_back(i);
             spans.push_back(blocker);
-            lost += c.start(i) - c.ready(i);
+            waits.emplace_back(c.ready(i), c.start(i));
         }
         const auto [blocker, first] = held.front();
         std::string msg = "Device " + std::to_string(device) + " ran " + std::to_string(streams.size()) + " streams on "
@@ -236,8 +258,8 @@ void hardwareQueues(const Context& c, std::vector<Diagnostic>& out)
             + std::to_string(connections) + "), so streams share queues: " + c.label(first) + " was ready at "
             + c.when(c.ready(first)) + " but started only at " + c.when(c.start(first)) + ", right after "
             + c.label(blocker) + " ended, with no stream-order or event dependency between them; "
-            + plural(int64_t(held.size()), "operation was", "operations were") + " held back like this (" + c.at(lost)
-            + " of waiting in total).";
+            + plural(int64_t(held.size()), "operation was", "operations were") + " held back like this ("
+            + waitingText(c, std::move(waits)) + ").";
         out.push_back(c.make("hardware-queue-false-dependency", std::move(msg), std::move(spans)));
     }
 }
@@ -290,6 +312,10 @@ void gpuFillingKernel(const Context& c, std::vector<Diagnostic>& out)
                 continue;
             std::vector<std::string> names;
             std::vector<uint32_t> spans{big};
+            // Whether they got SMs before it ended (its last wave freed some) or only once it had ended.
+            const bool afterEnd = std::all_of(waiting.begin(), waiting.end(), [&](uint32_t w) {
+                return c.effStart(w) >= c.end(big) - c.th.backToBackNs;
+            });
             for (uint32_t w : waiting) {
                 names.push_back(c.label(w) + " (ready at " + c.when(c.ready(w)) + ", "
                                 + (c.effStart(w) > c.start(w) ? "running from " : "started at ") + c.when(c.effStart(w))
@@ -302,7 +328,8 @@ void gpuFillingKernel(const Context& c, std::vector<Diagnostic>& out)
                 + (threads > 0 ? " blocks of " + std::to_string(threads) + " threads" : std::string(" blocks")) + " = "
                 + std::to_string(resident) + "), so "
                 + (more ? "it took every SM slot that freed" : "it left no SM slot free until its blocks finished")
-                + ": " + joinNames(names, c.o.maxNamedSpans) + " got SMs only in its tail, although "
+                + ": " + joinNames(names, c.o.maxNamedSpans)
+                + (afterEnd ? " could start only when it ended, although " : " got SMs only in its tail, although ")
                 + (waiting.size() == 1 ? "it was" : "they were") + " in another stream.";
             found.push_back(c.make("gpu-filling-kernel", std::move(msg), std::move(spans)));
         }

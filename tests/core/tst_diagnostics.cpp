@@ -286,9 +286,10 @@ private slots:
                                          << "pool#0 and pool#1|legacy default stream 'default'|'task' (default)"_q;
         QTest::newRow("queues")
             << "12 streams on 4 queues"_q
-            << "12 streams on 4 hardware queues|CUDA_DEVICE_MAX_CONNECTIONS=4|'first 4' (s4)|'first 0' (s0)"_q;
+            << "12 streams on 4 hardware queues|CUDA_DEVICE_MAX_CONNECTIONS=4|'first 4' (s4)|'first 0' (s0)|"
+               "of waiting summed over the operations, during"_q;
         QTest::newRow("filling") << "grid of ten waves"_q
-                                 << "'big' (s1) has 10560 blocks|1056|'small' (s2)"_q;
+                                 << "'big' (s1) has 10560 blocks|1056|'small' (s2)|could start only when it ended"_q;
         QTest::newRow("filling, by hand") << "grid of ten waves, by hand"_q
                                           << "'big' (s1) has 320 blocks|4 SMs x 8|= 32"_q;
         QTest::newRow("host functions") << "host functions in three streams"_q
