@@ -207,6 +207,10 @@ private:
 // A GPU op that was ready but started later than its dependencies allowed is released by what held it (reason
 // Resource): recorded by the simulator, inferred from what ran on the device in other traces.
 CriticalPath criticalPath(const Trace& trace);
+// What released one span of a finalized trace, by the same rule: a path of two segments, its releaser and the span
+// (with the reason, and for a resource what held it and how long); one segment when nothing did ("start"). For the
+// inspector: O(spans + flows) a call.
+CriticalPath releaseOf(const Trace& trace, uint32_t span);
 // What released segment k, in words: "after launch", or "waited 501.5 µs for SMs held by 'big' (s1)".
 std::string describeRelease(const Trace& trace, const CriticalPath& path, size_t k);
 IdleCause idleCauseOf(const CriticalPathSegment& segment);

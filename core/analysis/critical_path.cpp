@@ -8,6 +8,7 @@
 #include "span_names.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -314,7 +315,7 @@ uint32_t lastSpan(const Trace& trace)
 
 // The walk back from `cur`: at each span, the predecessor that ended last (the track's previous span, a flow into
 // it, what a sync without flows waited for), or what held a GPU span that was ready and started later.
-std::vector<PathLink> walkBack(const Trace& trace, uint32_t cur)
+std::vector<PathLink> walkBack(const Trace& trace, uint32_t cur, size_t maxLinks = SIZE_MAX)
 {
     const auto& s = trace.spans;
     const size_t n = s.size();
@@ -402,7 +403,7 @@ std::vector<PathLink> walkBack(const Trace& trace, uint32_t cur)
             }
         }
         chain.push_back({cur, bestReason, held});
-        if (best == kNone)
+        if (best == kNone || chain.size() >= maxLinks)
             break;
         cur = best;
     }
@@ -463,6 +464,16 @@ CriticalPath criticalPath(const Trace& input)
     if (trace.spans.size() == 0)
         return path;
     addSegments(trace, walkBack(trace, lastSpan(trace)), path);
+    return path;
+}
+
+CriticalPath releaseOf(const Trace& trace, uint32_t span)
+{
+    CriticalPath path;
+    if (!trace.finalized() || span >= trace.spanCount() || trace.spans.kind[span] == SpanKind::Range)
+        return path;
+    // The span and the predecessor that released it (whose own reason is not used).
+    addSegments(trace, walkBack(trace, span, 2), path);
     return path;
 }
 

@@ -159,6 +159,7 @@ private Q_SLOTS:
     void analysisListsTheCriticalPath();
     void analysisNamesWhatHeldTheCriticalPath();
     void inspectorListsDependencies();
+    void inspectorSaysWhyASpanStarted();
 
     // ---- lessons ----------------------------------------------------------------------------------------------
     void lessonList();

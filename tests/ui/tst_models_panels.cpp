@@ -2,6 +2,8 @@
 // panel (checks, diagnoses, the critical path), the lesson list, and the parsing of sizes.
 #include "tst_models.h"
 
+#include "span_names.h"
+
 // ---- span table -------------------------------------------------------------------------------------------
 
 void TestModels::spanTable()
@@ -230,6 +232,48 @@ void TestModels::analysisNamesWhatHeldTheCriticalPath()
              qPrintable(html));
     QVERIFY(html.contains(QStringLiteral("Its operations waited ") + formatNs(double(path.resourceWaitNs))));
     QVERIFY(!html.contains(QStringLiteral("500.0 µs idle")));
+}
+
+// What released a span, by the critical path's rule: lesson 02's second matmul waited for the transpose before it in
+// its one stream (it was launched long before it started); lesson 12's small kernel for the SMs the big one held.
+void TestModels::inspectorSaysWhyASpanStarted()
+{
+    auto one = RunController::simulate(loadLesson(QStringLiteral("02")));
+    QVERIFY(one);
+    int matmuls = 0, second = -1;
+    for (uint32_t i = 0; i < one->spanCount() && second < 0; ++i)
+        if (one->spans.kind[i] == SpanKind::Kernel && one->spanName(i) == "matmul" && ++matmuls == 2)
+            second = int(i);
+    QVERIFY(second >= 0);
+    QTextDocument doc;
+    doc.setHtml(spanInspectorHtml(*one, second));
+    const QString text = doc.toPlainText();
+    QVERIFY2(text.contains(QStringLiteral("Started"))
+                 && text.contains(QStringLiteral("the previous operation in its stream")),
+             qPrintable(text));
+    const uint32_t before = one->trackBegin(one->spans.track[uint32_t(second)]);
+    QVERIFY(uint32_t(second) > before);
+    const auto previous = uint32_t(second) - 1; // spans of a track are in time order
+    QVERIFY(text.contains(QStringLiteral("after ") + qs(shortSpanName(one->spanName(previous)))));
+    QVERIFY(text.contains(QStringLiteral("ended at ")
+                          + formatNs(double(one->spans.end[previous] - one->timeRange().first))));
+
+    // The first kernel of an idle stream starts after its launch.
+    uint32_t first = uint32_t(one->spanCount());
+    for (uint32_t i = 0; i < one->spanCount(); ++i)
+        if (one->spans.kind[i] == SpanKind::Kernel
+            && (first == one->spanCount() || one->spans.start[i] < one->spans.start[first]))
+            first = i;
+    doc.setHtml(spanInspectorHtml(*one, int(first)));
+    QVERIFY2(doc.toPlainText().contains(QStringLiteral("after its launch cudaLaunchKernel")),
+             qPrintable(doc.toPlainText()));
+
+    auto filling = RunController::simulate(loadLesson(QStringLiteral("12"), QStringLiteral("gpu-filling")));
+    QVERIFY(filling);
+    const int small = findSpanNamed(*filling, "small");
+    QVERIFY(small >= 0);
+    doc.setHtml(spanInspectorHtml(*filling, small));
+    QVERIFY2(doc.toPlainText().contains(QStringLiteral("for SMs held by 'big'")), qPrintable(doc.toPlainText()));
 }
 
 void TestModels::inspectorListsDependencies()

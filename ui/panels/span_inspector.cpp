@@ -1,5 +1,6 @@
 #include "span_inspector.h"
 
+#include "analysis.h"
 #include "format.h"
 #include "ranges.h"
 #include "span_names.h"
@@ -51,6 +52,40 @@ QString flowText(FlowKind k, bool incoming)
     case FlowKind::Implicit:
         return incoming ? QStringLiteral("implicitly waited for") : QStringLiteral("implicitly held back");
     case FlowKind::Call: return incoming ? QStringLiteral("called in") : QStringLiteral("made the call");
+    }
+    return {};
+}
+
+} // namespace
+
+namespace {
+
+// Why the span started when it did: what released it, by the critical path's rule (releaseOf) — the previous op in
+// its stream, its launch, the event it waited for, or the resource that held it although it was ready.
+QString startedText(const Trace& t, uint32_t i, int64_t origin)
+{
+    const CriticalPath p = releaseOf(t, i);
+    if (p.segments.size() != 2)
+        return {};
+    const CriticalPathSegment& by = p.segments[0];
+    const CriticalPathSegment& seg = p.segments[1];
+    const QString what = QStringLiteral("<a href='span:%1'>").arg(by.span) + esc(qs(shortSpanName(by.name)))
+        + QStringLiteral("</a> (") + esc(trackText(t, by.track)) + QStringLiteral(")");
+    const QString ended = QStringLiteral(" ended at ") + formatNs(double(by.end - origin));
+    switch (seg.reason) {
+    case PathReason::Resource: return esc(qs(describeRelease(t, p, 1)));
+    case PathReason::StreamOrder:
+        return QStringLiteral("after ") + what + QStringLiteral(", the previous operation in its stream,") + ended;
+    case PathReason::Launch: return QStringLiteral("after its launch ") + what + ended;
+    case PathReason::EventWait:
+        return QStringLiteral("after ") + what + QStringLiteral(", which the event it waited for followed,") + ended;
+    case PathReason::Sync:
+        return QStringLiteral("after ") + what + QStringLiteral(", the GPU work it waited for,") + ended;
+    case PathReason::Implicit:
+        return QStringLiteral("after ") + what + QStringLiteral(" (an implicit synchronization)") + ended;
+    case PathReason::HostIssueOrder:
+        return QStringLiteral("after ") + what + QStringLiteral(", the previous call of its thread,") + ended;
+    case PathReason::Start: break;
     }
     return {};
 }
@@ -118,6 +153,8 @@ QString spanInspectorHtml(const Trace& t, int span)
                      .arg(s.thread[i])
                      .arg(s.op[i])
                      .arg(s.iteration[i]));
+    if (const QString why = startedText(t, i, origin); !why.isEmpty())
+        h += row(QStringLiteral("Started"), why);
     h += QStringLiteral("</table>");
     // The name as recorded, to read and to copy: a kernel's whole signature, and the symbol when it was mangled.
     if (const QString full = qs(demangledName(raw)); full != shortName || full != qs(raw)) {
