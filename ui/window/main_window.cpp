@@ -103,6 +103,7 @@ MainWindow::MainWindow(QWidget* parent)
     createDocks();
     createActions();
     createToolbars();
+    keepShortcutsWithoutMenuBar();
 
     connectEditing();
     connectRuns();
@@ -419,6 +420,26 @@ void MainWindow::createDocks()
     resizeDocks({scenarioDock, analysisDock}, {390, 340}, Qt::Horizontal);
     resizeDocks({analysisDock, inspectorDock}, {520, 320}, Qt::Vertical);
     resizeDocks({spansDock}, {250}, Qt::Vertical);
+}
+
+void MainWindow::keepShortcutsWithoutMenuBar()
+{
+    // An action's shortcut works while a widget it is on is visible: on the window itself as well as in its menu,
+    // Save As (Ctrl+Shift+S), Quit (Ctrl+Q) and the rest still work while presentation mode hides the menu bar.
+    std::vector<QMenu*> menus;
+    const auto top = menuBar()->actions();
+    for (QAction* a : top)
+        if (a->menu())
+            menus.push_back(a->menu());
+    for (size_t i = 0; i < menus.size(); ++i) {
+        const auto actions = menus[i]->actions();
+        for (QAction* a : actions) {
+            if (a->menu())
+                menus.push_back(a->menu());
+            else if (!a->shortcuts().isEmpty() && a->shortcutContext() == Qt::WindowShortcut)
+                addAction(a); // (the editor's Delete and Ctrl+↑/↓ are the scenario tree's alone)
+        }
+    }
 }
 
 // ---- window events ---------------------------------------------------------------------------------------------

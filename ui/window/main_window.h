@@ -118,6 +118,9 @@ public:
     // or 1 when it could not be saved). For the end-to-end test and the README's picture.
     void setScreenshotAfterRun(const QString& path, bool quit);
 
+    // Help ▸ About: the name and version.
+    static QString aboutText();
+
     // ---- comparison (Analysis menu)
     // Opens the compare window (it fills in asynchronously: CompareView::comparisonShown or failed): the scenario in
     // the editor (A) against the same with one of its variants applied (B), both simulated; an empty `variant`
@@ -179,6 +182,8 @@ private:
     void connectRuns();
     void connectSelection();
     void createDocks();
+    // The shortcuts of the menus' actions work while the menu bar is hidden (presentation mode).
+    void keepShortcutsWithoutMenuBar();
     void createToolbars();
     void applyDocument(LoadedDocument doc);
     // `preview`: a live re-simulation of an edit, which keeps the user's zoom (unless the view showed everything).

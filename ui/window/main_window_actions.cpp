@@ -132,7 +132,8 @@ void MainWindow::createActions()
         if (!path.isEmpty())
             saveScenarioAs(path);
     });
-    saveAs->setShortcut(QKeySequence::SaveAs);
+    saveAs->setShortcuts(standardShortcuts(QKeySequence::SaveAs, QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S)));
+    saveAs->setObjectName(QStringLiteral("save-as"));
     m_saveTraceAction = file->addAction(QStringLiteral("Save &Trace As…"), this, [this] {
         QSettings settings;
         const QString suggestion = QDir(settings.value(QStringLiteral("lastDir"), QDir::homePath()).toString())
@@ -193,7 +194,9 @@ void MainWindow::createActions()
     m_exportAction->setIconText(QStringLiteral("Export Image"));
     file->addSeparator();
     QAction* quit = file->addAction(QStringLiteral("&Quit"), this, &QWidget::close);
-    quit->setShortcut(QKeySequence::Quit);
+    quit->setShortcuts(standardShortcuts(QKeySequence::Quit, QKeySequence(Qt::CTRL | Qt::Key_Q)));
+    quit->setObjectName(QStringLiteral("quit"));
+    quit->setMenuRole(QAction::QuitRole);
 
     // Edit
     QMenu* edit = menuBar()->addMenu(QStringLiteral("&Edit"));
@@ -280,12 +283,30 @@ void MainWindow::createActions()
                            "timeline, explanation, then the contrast and the next lesson); ←, Page Up back; Esc "
                            "leaves.</p>"));
     });
-    help->addAction(QStringLiteral("&About StreamScope"), this, [this] {
-        QMessageBox::about(this, QStringLiteral("About StreamScope"),
-                           QStringLiteral("<p><b>StreamScope</b> shows what CUDA streams do: configure host threads, "
-                                          "devices, streams and the work they issue, run it on a GPU or the "
-                                          "simulator, and explore the timeline.</p>"));
+    // Not modal to the application (QMessageBox::about would be): it can be looked at beside the window.
+    QAction* about = help->addAction(QStringLiteral("&About StreamScope"), this, [this] {
+        auto* box = new QMessageBox(QMessageBox::NoIcon, QStringLiteral("About StreamScope"), aboutText(),
+                                    QMessageBox::Ok, this);
+        box->setObjectName(QStringLiteral("aboutBox"));
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        if (!windowIcon().isNull())
+            box->setIconPixmap(windowIcon().pixmap(64, 64));
+        box->open();
     });
+    about->setObjectName(QStringLiteral("about"));
+    about->setMenuRole(QAction::AboutRole);
+    QAction* aboutQt = help->addAction(QStringLiteral("About &Qt"), qApp, &QApplication::aboutQt);
+    aboutQt->setObjectName(QStringLiteral("about-qt"));
+    aboutQt->setMenuRole(QAction::AboutQtRole);
+}
+
+QString MainWindow::aboutText()
+{
+    // No licence line: the project states none.
+    return QStringLiteral("<p><b>StreamScope</b> %1</p>"
+                          "<p>StreamScope shows what CUDA streams do: configure host threads, devices, streams and "
+                          "the work they issue, run it on a GPU or the simulator, and explore the timeline.</p>")
+        .arg(QStringLiteral(STREAMSCOPE_VERSION).toHtmlEscaped());
 }
 
 void MainWindow::createToolbars()
