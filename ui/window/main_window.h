@@ -12,6 +12,7 @@
 #include "whatif.h"
 
 #include <QMainWindow>
+#include <QRect>
 #include <QSize>
 
 #include <functional>
@@ -118,6 +119,11 @@ public:
     // or 1 when it could not be saved). For the end-to-end test and the README's picture.
     void setScreenshotAfterRun(const QString& path, bool quit);
 
+    // ---- window layout (View menu)
+    // The docks where they start (every one shown but the sweep), the toolbars shown, and the window at its
+    // default size (defaultSize(), shrunk to fit the screen).
+    void resetLayout();
+    static QSize defaultSize() { return {1600, 1000}; }
     // Help ▸ About: the name and version.
     static QString aboutText();
 
@@ -182,6 +188,8 @@ private:
     void connectRuns();
     void connectSelection();
     void createDocks();
+    // The docks' default places and sizes (every dock shown but the sweep); resetLayout uses it again.
+    void arrangeDocks();
     // The shortcuts of the menus' actions work while the menu bar is hidden (presentation mode).
     void keepShortcutsWithoutMenuBar();
     void createToolbars();
@@ -216,6 +224,9 @@ private:
     void createCompareActions();
     void createSweepActions();
     void createPresentationActions();
+    CompareView* ensureCompareView();
+    // Shown, raised and (the first time) fitted to the screen.
+    void showCompareView();
 
     ScenarioModel* m_model;
     RunController* m_runner;
@@ -283,6 +294,8 @@ private:
     bool m_syncingSelection = false;
     bool m_previewRun = false;   // the run in progress is a live preview
     bool m_partialShown = false; // a failed GPU run's partial trace was just shown (its error follows)
+    bool m_shownOnce = false;
+    QRect m_settingsGeometry; // the geometry readSettings gave the window (fitted to the screen again when shown)
     bool m_probeGpu = true;
     bool m_probed = false;
     bool m_userChoseBackend = false;
