@@ -47,6 +47,7 @@ class SpanTableModel;
 class SpanTableProxy;
 class OpGpuTimeModel;
 class TimelineView;
+struct ShownDocument; // MainWindow::shownDocument
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -119,6 +120,15 @@ public:
     // or 1 when it could not be saved). For the end-to-end test and the README's picture.
     void setScreenshotAfterRun(const QString& path, bool quit);
 
+    // ---- what the window shows, kept and put back
+    // The document (scenario, lesson and variant, or trace), its trace and the timeline's zoom: presentation mode
+    // keeps it on entering and puts it back on leaving, after stepping through other lessons and variants.
+    std::shared_ptr<const ShownDocument> shownDocument() const;
+    // The same document still open: only the zoom goes back (the scenario keeps its undo history). Another one: it
+    // is shown again as it was (its unsaved edits unsaved, its trace not run again); a run or an opening under way
+    // is dropped.
+    void restoreShownDocument(const ShownDocument& shown);
+
     // ---- window layout (View menu)
     // The docks where they start (every one shown but the sweep), the toolbars shown, and the window at its
     // default size (defaultSize(), shrunk to fit the screen).
@@ -180,6 +190,7 @@ protected:
     void showEvent(QShowEvent* event) override;
 
 private:
+    friend struct ShownDocument;
     void createActions();
     // The constructor's parts (main_window.cpp); the menus and toolbars are main_window_actions.cpp's.
     void createPrompts();
@@ -289,6 +300,7 @@ private:
     QString m_traceKind; // what that trace is, for the title: "trace (PyTorch)"
     QString m_untitledName;
     std::shared_ptr<const AnalyzedTrace> m_trace;
+    double m_traceWallMs = -1; // how long the run shown took (-1: not known, an opened trace)
     std::function<UnsavedChoice()> m_unsavedPrompt;
     quint64 m_openGeneration = 0;
     bool m_syncingSelection = false;
