@@ -16,7 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <initializer_list>
+#include <optional>
 
 #ifndef STREAMSCOPE_VERSION
 #define STREAMSCOPE_VERSION "0.1.0"
@@ -40,8 +40,7 @@ int fail(const QString& message, int code)
     return code;
 }
 
-bool parseSize(const QCommandLineParser& parser, const QCommandLineOption& option, int fallback, int* out,
-               QString* error)
+bool parseSize(const QCommandLineParser& parser, const QString& option, int fallback, int* out, QString* error)
 {
     if (!parser.isSet(option)) {
         *out = fallback;
@@ -51,11 +50,81 @@ bool parseSize(const QCommandLineParser& parser, const QCommandLineOption& optio
     const int v = parser.value(option).toInt(&ok);
     if (!ok || v < 16 || v > 20000) {
         *error = QStringLiteral("--%1 must be a number of pixels between 16 and 20000, got \"%2\"")
-                     .arg(option.names().front(), parser.value(option));
+                     .arg(option, parser.value(option));
         return false;
     }
     *out = v;
     return true;
+}
+
+// Every option of the app, on `parser`. Single-dash words are long options ("-platform", Qt's own, is not "-p -l
+// -a ..." with a stray "-h" in it), so that --help can be told apart before QApplication exists.
+void addOptions(QCommandLineParser& parser)
+{
+    parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+    parser.setApplicationDescription(QStringLiteral(
+        "StreamScope: see what CUDA streams do.\n\n"
+        "  streamscope [FILE]                      open a scenario, trace or lesson (\"01\", \"two-streams\")\n"
+        "  streamscope FILE --export out.png       render a scenario (simulated) or trace to PNG, SVG or PDF,\n"
+        "                                          without a display"));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument(QStringLiteral("file"), QStringLiteral("Scenario or trace file, or a lesson id"),
+                                 QStringLiteral("[FILE]"));
+    QCommandLineOption screenshot(QStringLiteral("screenshot"),
+                                  QStringLiteral("Save a screenshot of the window after the first run"),
+                                  QStringLiteral("png"));
+    screenshot.setFlags(QCommandLineOption::HiddenFromHelp);
+    QCommandLineOption quit(QStringLiteral("quit-after-run"),
+                            QStringLiteral("Quit after the first run (and screenshot)"));
+    quit.setFlags(QCommandLineOption::HiddenFromHelp);
+    parser.addOptions({
+        {QStringLiteral("export"), QStringLiteral("Render FILE to this image (.png, .svg, .pdf) and exit"),
+         QStringLiteral("image")},
+        {QStringLiteral("width"), QStringLiteral("Image or window width (pixels)"), QStringLiteral("w")},
+        {QStringLiteral("height"), QStringLiteral("Image or window height (pixels)"), QStringLiteral("h")},
+        {QStringLiteral("variant"), QStringLiteral("Variant of the scenario or lesson"), QStringLiteral("id")},
+        {QStringLiteral("backend"), QStringLiteral("auto (GPU when usable), sim or gpu"), QStringLiteral("b"),
+         QStringLiteral("auto")},
+        {QStringLiteral("profile"), QStringLiteral("Simulator device profile"), QStringLiteral("id")},
+        screenshot,
+        quit,
+    });
+}
+
+void printHelp(const QCommandLineParser& parser)
+{
+    std::printf("%s", qPrintable(parser.helpText()));
+}
+
+void printVersion()
+{
+    std::printf("streamscope %s\n", STREAMSCOPE_VERSION);
+}
+
+// --help and --version answered without a display: QApplication aborts where there is none, so they are read
+// before it exists (with a QCoreApplication for the program's name in the usage line). Returns the exit code, or
+// nothing when neither was asked for. Qt's own options (-platform, -style, ...) are unknown here and ignored.
+std::optional<int> answerWithoutDisplay(int argc, char** argv)
+{
+    QStringList arguments;
+    for (int i = 0; i < argc; ++i)
+        arguments << QString::fromLocal8Bit(argv[i]);
+    QCommandLineParser parser;
+    addOptions(parser);
+    (void)parser.parse(arguments);
+    const bool help = parser.isSet(QStringLiteral("help")) || parser.isSet(QStringLiteral("help-all"));
+    const bool version = parser.isSet(QStringLiteral("version"));
+    if (!help && !version)
+        return std::nullopt;
+    QCoreApplication core(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("StreamScope"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(STREAMSCOPE_VERSION));
+    if (help)
+        printHelp(parser);
+    else
+        printVersion();
+    return kExitOk;
 }
 
 int exportHeadless(const QString& input, const QString& output, const QString& variant, const QString& profile,
@@ -101,56 +170,22 @@ int main(int argc, char** argv)
     if (exporting && !envSet("DISPLAY") && !envSet("WAYLAND_DISPLAY") && !envSet("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
 
+    if (const std::optional<int> answered = answerWithoutDisplay(argc, argv))
+        return *answered;
+
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("StreamScope"));
     QApplication::setApplicationName(QStringLiteral("StreamScope"));
     QApplication::setApplicationVersion(QStringLiteral(STREAMSCOPE_VERSION));
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral(
-        "StreamScope: see what CUDA streams do.\n\n"
-        "  streamscope [FILE]                      open a scenario, trace or lesson (\"01\", \"two-streams\")\n"
-        "  streamscope FILE --export out.png       render a scenario (simulated) or trace to PNG, SVG or PDF,\n"
-        "                                          without a display"));
-    parser.addHelpOption();
-    parser.addVersionOption();
-    parser.addPositionalArgument(QStringLiteral("file"), QStringLiteral("Scenario or trace file, or a lesson id"),
-                                 QStringLiteral("[FILE]"));
-    const QCommandLineOption exportOption(QStringLiteral("export"),
-                                          QStringLiteral("Render FILE to this image (.png, .svg, .pdf) and exit"),
-                                          QStringLiteral("image"));
-    const QCommandLineOption widthOption(QStringLiteral("width"), QStringLiteral("Image or window width (pixels)"),
-                                         QStringLiteral("w"));
-    const QCommandLineOption heightOption(QStringLiteral("height"), QStringLiteral("Image or window height (pixels)"),
-                                          QStringLiteral("h"));
-    const QCommandLineOption variantOption(QStringLiteral("variant"),
-                                           QStringLiteral("Variant of the scenario or lesson"), QStringLiteral("id"));
-    const QCommandLineOption backendOption(QStringLiteral("backend"),
-                                           QStringLiteral("auto (GPU when usable), sim or gpu"), QStringLiteral("b"),
-                                           QStringLiteral("auto"));
-    const QCommandLineOption profileOption(QStringLiteral("profile"), QStringLiteral("Simulator device profile"),
-                                           QStringLiteral("id"));
-    QCommandLineOption screenshotOption(QStringLiteral("screenshot"),
-                                        QStringLiteral("Save a screenshot of the window after the first run"),
-                                        QStringLiteral("png"));
-    screenshotOption.setFlags(QCommandLineOption::HiddenFromHelp);
-    QCommandLineOption quitOption(QStringLiteral("quit-after-run"),
-                                  QStringLiteral("Quit after the first run (and screenshot)"));
-    quitOption.setFlags(QCommandLineOption::HiddenFromHelp);
-    for (const QCommandLineOption* o : std::initializer_list<const QCommandLineOption*>{
-             &exportOption, &widthOption, &heightOption, &variantOption, &backendOption, &profileOption,
-             &screenshotOption, &quitOption})
-        parser.addOption(*o);
+    addOptions(parser);
     if (!parser.parse(QApplication::arguments()))
         return fail(parser.errorText(), kExitBadInput);
-    if (parser.isSet(QStringLiteral("help"))) {
-        std::printf("%s", qPrintable(parser.helpText()));
-        return kExitOk;
-    }
-    if (parser.isSet(QStringLiteral("version"))) {
-        std::printf("streamscope %s\n", STREAMSCOPE_VERSION);
-        return kExitOk;
-    }
+    const QString exportOption = QStringLiteral("export"), widthOption = QStringLiteral("width"),
+                  heightOption = QStringLiteral("height"), variantOption = QStringLiteral("variant"),
+                  backendOption = QStringLiteral("backend"), profileOption = QStringLiteral("profile"),
+                  screenshotOption = QStringLiteral("screenshot"), quitOption = QStringLiteral("quit-after-run");
     const QStringList files = parser.positionalArguments();
     if (files.size() > 1)
         return fail(QStringLiteral("one file at a time, got %1").arg(files.size()), kExitBadInput);

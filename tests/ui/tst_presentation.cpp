@@ -1,13 +1,16 @@
 // Presentation mode on the offscreen platform: entering it on lesson 01 hides the docks, toolbars and menu and makes
 // the text big; the keys step set up → run → timeline → explanation, with the trace on the timeline at step 3 and
 // the lesson's effect in the explanation at step 4; the next key opens the contrasting variant, back returns to
-// the lesson's explanation; Esc (and the menu action's F11) put the window back as it was.
+// the lesson's explanation; Esc (and the menu action's F11) put the window back as it was, the lesson it showed
+// (not the contrast presented last) included.
 // With STREAMSCOPE_PRESENTATION_SHOTS=DIR each step is saved as DIR/NN-step.png (to look at the slides).
 #include "format.h"
 #include "main_window.h"
 #include "presentation_mode.h"
 #include "run_controller.h"
+#include "scenario_json.h"
 #include "scenario_model.h"
+#include "sweep_view.h"
 #include "timeline_view.h"
 #include "window_fixture.h"
 
@@ -26,6 +29,7 @@
 #include <QTest>
 #include <QToolBar>
 
+#include <cmath>
 #include <memory>
 
 using namespace streamscope;
@@ -307,6 +311,61 @@ private Q_SLOTS:
         }
         shot(*w, QStringLiteral("lesson-%1-4-explanation").arg(lesson));
         p->leave();
+    }
+
+    // Stepping on into the lesson's contrast and leaving: the window shows the lesson it showed before presenting,
+    // not the variant presented last — its title, scenario, trace and zoom — so that a sweep after it sweeps that.
+    void leavingShowsTheDocumentItShowedBefore()
+    {
+        auto w = makeWindow();
+        QVERIFY(openAndRun(*w, QStringLiteral("02")));
+        QTest::qWait(50);
+        TimelineView* timeline = w->timeline();
+        const auto [first, last] = timeline->trace()->timeRange();
+        const double span = double(last - first);
+        timeline->setVisibleTimeRange(double(first) + span * 0.2, double(first) + span * 0.6);
+        const auto zoom = timeline->visibleTimeRange();
+        const QString title = w->windowTitle();
+        const QString lesson = w->lessonId();
+        const std::string scenario = scenarioToJson(w->scenarioModel()->scenario());
+        const auto trace = w->currentTrace();
+        const QStringList docks = visibleDocks(*w);
+        QCOMPARE(lesson, QStringLiteral("02-one-stream"));
+        QCOMPARE(w->lessonVariant(), QString());
+        QVERIFY(!w->isModified());
+
+        PresentationMode* p = presentation(*w);
+        p->enter();
+        for (int i = 0; i < 3; ++i)
+            p->step();
+        QTRY_COMPARE_WITH_TIMEOUT(p->runState(), PresentationMode::RunState::Finished, kRunTimeoutMs);
+        QCOMPARE(p->currentStep(), PresentationMode::Step::Explanation);
+        QSignalSpy opened(w.get(), &MainWindow::documentOpened);
+        p->step(); // the contrast
+        QVERIFY(opened.wait(kRunTimeoutMs));
+        QCOMPARE(w->lessonVariant(), QStringLiteral("two-streams"));
+        p->step(); // and its run
+        QTRY_COMPARE_WITH_TIMEOUT(p->runState(), PresentationMode::RunState::Finished, kRunTimeoutMs);
+        QVERIFY(w->windowTitle().startsWith(QStringLiteral("02-one-stream two-streams")));
+
+        QTest::keyClick(w.get(), Qt::Key_Escape);
+        QVERIFY(!p->isActive());
+        QCOMPARE(w->windowTitle(), title);
+        QCOMPARE(w->lessonId(), lesson);
+        QCOMPARE(w->lessonVariant(), QString());
+        QVERIFY(!w->isModified());
+        QCOMPARE(scenarioToJson(w->scenarioModel()->scenario()), scenario);
+        QCOMPARE(w->currentTrace(), trace);
+        QCOMPARE(timeline->trace(), trace->trace);
+        const auto restored = timeline->visibleTimeRange();
+        QVERIFY(std::abs(restored.first - zoom.first) < 1 && std::abs(restored.second - zoom.second) < 1);
+        QCOMPARE(visibleDocks(*w), docks);
+        // Nothing of the variant comes after: no run replaces the trace, and the sweep has the lesson's scenario.
+        QTest::qWait(200);
+        QCOMPARE(w->currentTrace(), trace);
+        auto* sweep = w->findChild<SweepView*>();
+        QVERIFY(sweep && sweep->scenario());
+        QCOMPARE(scenarioToJson(*sweep->scenario()), scenario);
     }
 
     void escapeRestoresTheWindow()

@@ -11,6 +11,7 @@
 #include <QImageWriter>
 #include <QPageSize>
 #include <QPdfWriter>
+#include <QRegularExpression>
 #include <QSvgGenerator>
 
 #include <algorithm>
@@ -28,6 +29,35 @@ std::optional<ImageFormat> imageFormatForPath(const QString& path)
     if (ext == QLatin1String("pdf"))
         return ImageFormat::Pdf;
     return std::nullopt;
+}
+
+QByteArray svgWithGenericFontFamilies(const QByteArray& svg)
+{
+    static const QRegularExpression family(QStringLiteral("font-family=\"([^\"]*)\""));
+    const QString text = QString::fromUtf8(svg);
+    QString out;
+    out.reserve(text.size());
+    qsizetype from = 0;
+    for (auto it = family.globalMatch(text); it.hasNext();) {
+        const QRegularExpressionMatch m = it.next();
+        out += QStringView(text).mid(from, m.capturedStart() - from);
+        const QString name = m.captured(1).trimmed();
+        const QString key = name.toLower().remove(QLatin1Char(' ')).remove(QLatin1Char('-'));
+        QString generic;
+        if (key.isEmpty() || key == QLatin1String("sans") || key == QLatin1String("sansserif")
+            || key == QLatin1String("helvetica") || key == QLatin1String("arial"))
+            generic = QStringLiteral("sans-serif");
+        else if (key == QLatin1String("serif") || key == QLatin1String("times"))
+            generic = QStringLiteral("serif");
+        else if (key == QLatin1String("monospace") || key == QLatin1String("mono") || key == QLatin1String("courier"))
+            generic = QStringLiteral("monospace");
+        else
+            generic = QStringLiteral("'%1', sans-serif").arg(QString(name).remove(QLatin1Char('\'')));
+        out += QStringLiteral("font-family=\"%1\"").arg(generic);
+        from = m.capturedEnd();
+    }
+    out += QStringView(text).mid(from);
+    return out.toUtf8();
 }
 
 QString defaultImageTitle(const Trace& trace, const QString& tracePath)
@@ -137,6 +167,9 @@ struct TimelineImageRenderer {
             painter.setMode(QCPPainter::pmNoCaching);
             view.toPainter(&painter, w, h);
             painter.end();
+            const QByteArray generic = svgWithGenericFontFamilies(file.data());
+            file.close();
+            file.setData(generic);
             break;
         }
         case ImageFormat::Pdf: {

@@ -3,6 +3,7 @@
 // axis with units. The format comes from the file extension (.png, .svg, .pdf).
 #pragma once
 
+#include <QByteArray>
 #include <QSize>
 #include <QString>
 
@@ -30,5 +31,11 @@ bool exportTimelineImage(const Trace& trace, const QString& path, QSize size, co
 // Renders what `view` shows (its time range, hidden arrow kinds, selection) at `size`, with all rows.
 bool exportTimelineImage(const TimelineView& view, const QString& path, QSize size, const QString& title,
                          QString* error = nullptr);
+
+// SVG text with every font-family a family that browsers and slide tools resolve alike: QSvgGenerator writes the
+// family Qt asked fontconfig for ("Sans Serif", "Monospace"), a name no browser knows, so that the text fell back to
+// the viewer's default (often a serif). Qt's generic names become CSS's (sans-serif, serif, monospace); a named
+// family keeps its name with sans-serif after it.
+QByteArray svgWithGenericFontFamilies(const QByteArray& svg);
 
 } // namespace streamscope

@@ -95,6 +95,14 @@ public:
     // The plottable drawing all spans (for tests and image export).
     TimelinePlottable* spansPlottable() const { return m_plottable; }
 
+    // How much a wheel event zooms: the visible time range is multiplied by this (below 1 zooms in, wheel away from
+    // the user). A mouse wheel's notch (120 units of angleDelta, 15°) zooms kWheelZoomPerNotch times, as Perfetto
+    // and Tracy about do; a trackpad's small deltas zoom by the same share of a notch, so that a swipe zooms
+    // smoothly instead of in jumps. Where only pixelDelta is set, kWheelPixelsPerNotch pixels count as a notch.
+    static constexpr double kWheelZoomPerNotch = 1.5;
+    static constexpr double kWheelPixelsPerNotch = 120;
+    static double wheelZoomFactor(QPoint angleDelta, QPoint pixelDelta);
+
     // Formats a duration for people: "850 ns", "12.3 µs", "4.56 ms", "1.23 s".
     static QString formatDuration(double ns);
     // The tooltip text of a span (name, kind, stream, start, duration, bytes or grid/block).

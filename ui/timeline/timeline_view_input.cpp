@@ -176,6 +176,12 @@ void TimelineView::mouseDoubleClickEvent(QMouseEvent* event)
     requestReplot();
 }
 
+double TimelineView::wheelZoomFactor(QPoint angleDelta, QPoint pixelDelta)
+{
+    const double notches = angleDelta.y() != 0 ? angleDelta.y() / 120.0 : pixelDelta.y() / kWheelPixelsPerNotch;
+    return std::pow(kWheelZoomPerNotch, -notches);
+}
+
 void TimelineView::wheelEvent(QWheelEvent* event)
 {
     const QPoint d = event->angleDelta();
@@ -186,8 +192,8 @@ void TimelineView::wheelEvent(QWheelEvent* event)
     } else if (event->modifiers() & Qt::ShiftModifier) {
         panByFraction(-steps * 0.1);
     } else {
-        if (d.y() != 0)
-            zoomAround(std::pow(0.85, d.y() / 120.0), event->position().x());
+        if (d.y() != 0 || (d.x() == 0 && event->pixelDelta().y() != 0))
+            zoomAround(wheelZoomFactor(d, event->pixelDelta()), event->position().x());
         if (d.x() != 0)
             panByFraction(-d.x() / 120.0 * 0.1);
     }

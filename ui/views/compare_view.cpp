@@ -5,6 +5,7 @@
 #include "format.h"
 #include "run_controller.h"
 #include "scenario_json.h"
+#include "screen_fit.h"
 #include "timeline_view.h"
 #include "worker.h"
 
@@ -428,7 +429,8 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent)
     layout->addWidget(m_summary);
     layout->addWidget(m_splitter, 1);
     layout->addLayout(buttons);
-    resize(1400, 950);
+    // Roomy where the screen is, never bigger than most of it: at 1280×720 the table and Close stay on screen.
+    resize(sizeWithin(QSize(1400, 950), availableGeometry(this), 0.9));
     showMessage(QStringLiteral("Nothing to compare yet."), false);
 }
 

@@ -23,6 +23,7 @@
 #include "scenario_editor.h"
 #include "scenario_json.h"
 #include "scenario_model.h"
+#include "screen_fit.h"
 #include "span_inspector.h"
 #include "span_table_model.h"
 #include "sweep_view.h"
@@ -103,6 +104,8 @@ MainWindow::MainWindow(QWidget* parent)
     createDocks();
     createActions();
     createToolbars();
+    arrangeDocks();
+    keepShortcutsWithoutMenuBar();
 
     connectEditing();
     connectRuns();
@@ -397,13 +400,29 @@ void MainWindow::createDocks()
     spansLayout->addWidget(m_opTable, 1);
     spansLayout->addWidget(m_groupByOp);
 
-    QDockWidget* scenarioDock = makeDock(QStringLiteral("Scenario"), QStringLiteral("scenarioDock"), m_editor, this);
-    QDockWidget* lessonsDock = makeDock(QStringLiteral("Lessons"), QStringLiteral("lessonsDock"), m_gallery, this);
-    QDockWidget* analysisDock = makeDock(QStringLiteral("Analysis"), QStringLiteral("analysisDock"), m_analysis, this);
-    QDockWidget* inspectorDock =
-        makeDock(QStringLiteral("Inspector"), QStringLiteral("inspectorDock"), m_inspector, this);
-    QDockWidget* runInfoDock = makeDock(QStringLiteral("Run info"), QStringLiteral("runInfoDock"), m_runInfo, this);
-    QDockWidget* spansDock = makeDock(QStringLiteral("Spans"), QStringLiteral("spansDock"), spans, this);
+    makeDock(QStringLiteral("Scenario"), QStringLiteral("scenarioDock"), m_editor, this);
+    makeDock(QStringLiteral("Lessons"), QStringLiteral("lessonsDock"), m_gallery, this);
+    makeDock(QStringLiteral("Analysis"), QStringLiteral("analysisDock"), m_analysis, this);
+    makeDock(QStringLiteral("Inspector"), QStringLiteral("inspectorDock"), m_inspector, this);
+    makeDock(QStringLiteral("Run info"), QStringLiteral("runInfoDock"), m_runInfo, this);
+    makeDock(QStringLiteral("Spans"), QStringLiteral("spansDock"), spans, this);
+}
+
+void MainWindow::arrangeDocks()
+{
+    auto dock = [this](const char* name) { return findChild<QDockWidget*>(QLatin1String(name)); };
+    QDockWidget* scenarioDock = dock("scenarioDock");
+    QDockWidget* lessonsDock = dock("lessonsDock");
+    QDockWidget* analysisDock = dock("analysisDock");
+    QDockWidget* inspectorDock = dock("inspectorDock");
+    QDockWidget* runInfoDock = dock("runInfoDock");
+    QDockWidget* spansDock = dock("spansDock");
+    QDockWidget* sweepDock = dock("sweepDock");
+    const auto docks = findChildren<QDockWidget*>(Qt::FindDirectChildrenOnly);
+    for (QDockWidget* d : docks) {
+        d->setFloating(false);
+        d->setVisible(d != sweepDock);
+    }
 
     addDockWidget(Qt::LeftDockWidgetArea, scenarioDock);
     tabifyDockWidget(scenarioDock, lessonsDock);
@@ -414,6 +433,13 @@ void MainWindow::createDocks()
     tabifyDockWidget(inspectorDock, runInfoDock);
     inspectorDock->raise();
     addDockWidget(Qt::BottomDockWidgetArea, spansDock);
+    // The sweep (Analysis ▸ Sweep…) beside the span table, hidden until asked for.
+    if (sweepDock) {
+        addDockWidget(Qt::BottomDockWidgetArea, sweepDock);
+        tabifyDockWidget(spansDock, sweepDock);
+        sweepDock->hide();
+        spansDock->raise();
+    }
     setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
     setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
     resizeDocks({scenarioDock, analysisDock}, {390, 340}, Qt::Horizontal);
@@ -421,11 +447,54 @@ void MainWindow::createDocks()
     resizeDocks({spansDock}, {250}, Qt::Vertical);
 }
 
+void MainWindow::resetLayout()
+{
+    if (isFullScreen() || isMaximized())
+        showNormal();
+    arrangeDocks();
+    const auto bars = findChildren<QToolBar*>(Qt::FindDirectChildrenOnly);
+    for (QToolBar* bar : bars)
+        if (bar != m_noticeToolBar)
+            bar->show();
+    updateNoticeVisibility(); // the timing banners: shown by the trace, not by the layout
+    menuBar()->show();
+    statusBar()->show();
+    resize(sizeWithin(defaultSize(), availableGeometry(this)));
+    fitToScreen(this);
+}
+
+void MainWindow::keepShortcutsWithoutMenuBar()
+{
+    // An action's shortcut works while a widget it is on is visible: on the window itself as well as in its menu,
+    // Save As (Ctrl+Shift+S), Quit (Ctrl+Q) and the rest still work while presentation mode hides the menu bar.
+    std::vector<QMenu*> menus;
+    const auto top = menuBar()->actions();
+    for (QAction* a : top)
+        if (a->menu())
+            menus.push_back(a->menu());
+    for (size_t i = 0; i < menus.size(); ++i) {
+        const auto actions = menus[i]->actions();
+        for (QAction* a : actions) {
+            if (a->menu())
+                menus.push_back(a->menu());
+            else if (!a->shortcuts().isEmpty() && a->shortcutContext() == Qt::WindowShortcut)
+                addAction(a); // (the editor's Delete and Ctrl+↑/↓ are the scenario tree's alone)
+        }
+    }
+}
+
 // ---- window events ---------------------------------------------------------------------------------------------
 
 void MainWindow::showEvent(QShowEvent* event)
 {
     QMainWindow::showEvent(event);
+    if (!m_shownOnce) {
+        m_shownOnce = true;
+        // Again with the window frame, which is known only now: its title bar on the screen too. Unless a size was
+        // asked for since (--width/--height, a test): that one is kept.
+        if (geometry() == m_settingsGeometry && !isMaximized() && !isFullScreen())
+            fitToScreen(this);
+    }
     if (m_probeGpu && !m_probed) {
         m_probed = true;
         m_runner->probeGpu();
@@ -468,8 +537,12 @@ void MainWindow::dropEvent(QDropEvent* event)
 void MainWindow::readSettings()
 {
     QSettings settings;
-    if (!restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray()))
-        resize(1600, 1000);
+    // A window saved on a bigger screen (a desk monitor, then a 1280×720 projector) still fits this one.
+    if (restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray()))
+        fitToScreen(this);
+    else
+        resize(sizeWithin(defaultSize(), availableGeometry(this)));
+    m_settingsGeometry = geometry();
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     updateNoticeVisibility(); // a saved state must not show an empty banner
     m_liveBox->setChecked(settings.value(QStringLiteral("liveSimulation"), true).toBool());

@@ -12,6 +12,7 @@
 #include "whatif.h"
 
 #include <QMainWindow>
+#include <QRect>
 #include <QSize>
 
 #include <functional>
@@ -46,6 +47,7 @@ class SpanTableModel;
 class SpanTableProxy;
 class OpGpuTimeModel;
 class TimelineView;
+struct ShownDocument; // MainWindow::shownDocument
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -118,6 +120,23 @@ public:
     // or 1 when it could not be saved). For the end-to-end test and the README's picture.
     void setScreenshotAfterRun(const QString& path, bool quit);
 
+    // ---- what the window shows, kept and put back
+    // The document (scenario, lesson and variant, or trace), its trace and the timeline's zoom: presentation mode
+    // keeps it on entering and puts it back on leaving, after stepping through other lessons and variants.
+    std::shared_ptr<const ShownDocument> shownDocument() const;
+    // The same document still open: only the zoom goes back (the scenario keeps its undo history). Another one: it
+    // is shown again as it was (its unsaved edits unsaved, its trace not run again); a run or an opening under way
+    // is dropped.
+    void restoreShownDocument(const ShownDocument& shown);
+
+    // ---- window layout (View menu)
+    // The docks where they start (every one shown but the sweep), the toolbars shown, and the window at its
+    // default size (defaultSize(), shrunk to fit the screen).
+    void resetLayout();
+    static QSize defaultSize() { return {1600, 1000}; }
+    // Help ▸ About: the name and version.
+    static QString aboutText();
+
     // ---- comparison (Analysis menu)
     // Opens the compare window (it fills in asynchronously: CompareView::comparisonShown or failed): the scenario in
     // the editor (A) against the same with one of its variants applied (B), both simulated; an empty `variant`
@@ -171,6 +190,7 @@ protected:
     void showEvent(QShowEvent* event) override;
 
 private:
+    friend struct ShownDocument;
     void createActions();
     // The constructor's parts (main_window.cpp); the menus and toolbars are main_window_actions.cpp's.
     void createPrompts();
@@ -179,6 +199,10 @@ private:
     void connectRuns();
     void connectSelection();
     void createDocks();
+    // The docks' default places and sizes (every dock shown but the sweep); resetLayout uses it again.
+    void arrangeDocks();
+    // The shortcuts of the menus' actions work while the menu bar is hidden (presentation mode).
+    void keepShortcutsWithoutMenuBar();
     void createToolbars();
     void applyDocument(LoadedDocument doc);
     // `preview`: a live re-simulation of an edit, which keeps the user's zoom (unless the view showed everything).
@@ -211,6 +235,9 @@ private:
     void createCompareActions();
     void createSweepActions();
     void createPresentationActions();
+    CompareView* ensureCompareView();
+    // Shown, raised and (the first time) fitted to the screen.
+    void showCompareView();
 
     ScenarioModel* m_model;
     RunController* m_runner;
@@ -273,11 +300,14 @@ private:
     QString m_traceKind; // what that trace is, for the title: "trace (PyTorch)"
     QString m_untitledName;
     std::shared_ptr<const AnalyzedTrace> m_trace;
+    double m_traceWallMs = -1; // how long the run shown took (-1: not known, an opened trace)
     std::function<UnsavedChoice()> m_unsavedPrompt;
     quint64 m_openGeneration = 0;
     bool m_syncingSelection = false;
     bool m_previewRun = false;   // the run in progress is a live preview
     bool m_partialShown = false; // a failed GPU run's partial trace was just shown (its error follows)
+    bool m_shownOnce = false;
+    QRect m_settingsGeometry; // the geometry readSettings gave the window (fitted to the screen again when shown)
     bool m_probeGpu = true;
     bool m_probed = false;
     bool m_userChoseBackend = false;

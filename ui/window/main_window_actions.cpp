@@ -21,6 +21,7 @@
 #include "scenario_editor.h"
 #include "scenario_json.h"
 #include "scenario_model.h"
+#include "screen_fit.h"
 #include "span_inspector.h"
 #include "span_table_model.h"
 #include "sweep_view.h"
@@ -132,7 +133,8 @@ void MainWindow::createActions()
         if (!path.isEmpty())
             saveScenarioAs(path);
     });
-    saveAs->setShortcut(QKeySequence::SaveAs);
+    saveAs->setShortcuts(standardShortcuts(QKeySequence::SaveAs, QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S)));
+    saveAs->setObjectName(QStringLiteral("save-as"));
     m_saveTraceAction = file->addAction(QStringLiteral("Save &Trace As…"), this, [this] {
         QSettings settings;
         const QString suggestion = QDir(settings.value(QStringLiteral("lastDir"), QDir::homePath()).toString())
@@ -193,7 +195,9 @@ void MainWindow::createActions()
     m_exportAction->setIconText(QStringLiteral("Export Image"));
     file->addSeparator();
     QAction* quit = file->addAction(QStringLiteral("&Quit"), this, &QWidget::close);
-    quit->setShortcut(QKeySequence::Quit);
+    quit->setShortcuts(standardShortcuts(QKeySequence::Quit, QKeySequence(Qt::CTRL | Qt::Key_Q)));
+    quit->setObjectName(QStringLiteral("quit"));
+    quit->setMenuRole(QAction::QuitRole);
 
     // Edit
     QMenu* edit = menuBar()->addMenu(QStringLiteral("&Edit"));
@@ -252,6 +256,10 @@ void MainWindow::createActions()
     createCompareActions();
     createSweepActions();
     createPresentationActions();
+    m_viewMenu->addSeparator();
+    QAction* resetLayout = m_viewMenu->addAction(QStringLiteral("&Reset Layout"), this, &MainWindow::resetLayout);
+    resetLayout->setObjectName(QStringLiteral("reset-layout"));
+    resetLayout->setStatusTip(QStringLiteral("Put the docks back where they start and the window at its default size"));
 
     // Tools: a profile measured on this GPU becomes the simulator's profile.
     QMenu* tools = menuBar()->addMenu(QStringLiteral("&Tools"));
@@ -280,12 +288,30 @@ void MainWindow::createActions()
                            "timeline, explanation, then the contrast and the next lesson); ←, Page Up back; Esc "
                            "leaves.</p>"));
     });
-    help->addAction(QStringLiteral("&About StreamScope"), this, [this] {
-        QMessageBox::about(this, QStringLiteral("About StreamScope"),
-                           QStringLiteral("<p><b>StreamScope</b> shows what CUDA streams do: configure host threads, "
-                                          "devices, streams and the work they issue, run it on a GPU or the "
-                                          "simulator, and explore the timeline.</p>"));
+    // Not modal to the application (QMessageBox::about would be): it can be looked at beside the window.
+    QAction* about = help->addAction(QStringLiteral("&About StreamScope"), this, [this] {
+        auto* box = new QMessageBox(QMessageBox::NoIcon, QStringLiteral("About StreamScope"), aboutText(),
+                                    QMessageBox::Ok, this);
+        box->setObjectName(QStringLiteral("aboutBox"));
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        if (!windowIcon().isNull())
+            box->setIconPixmap(windowIcon().pixmap(64, 64));
+        box->open();
     });
+    about->setObjectName(QStringLiteral("about"));
+    about->setMenuRole(QAction::AboutRole);
+    QAction* aboutQt = help->addAction(QStringLiteral("About &Qt"), qApp, &QApplication::aboutQt);
+    aboutQt->setObjectName(QStringLiteral("about-qt"));
+    aboutQt->setMenuRole(QAction::AboutQtRole);
+}
+
+QString MainWindow::aboutText()
+{
+    // No licence line: the project states none.
+    return QStringLiteral("<p><b>StreamScope</b> %1</p>"
+                          "<p>StreamScope shows what CUDA streams do: configure host threads, devices, streams and "
+                          "the work they issue, run it on a GPU or the simulator, and explore the timeline.</p>")
+        .arg(QStringLiteral(STREAMSCOPE_VERSION).toHtmlEscaped());
 }
 
 void MainWindow::createToolbars()
@@ -440,20 +466,34 @@ CompareView* MainWindow::replayWhatIf(const std::vector<ReplaySetting>& settings
         showError(qs(scenario.error().toString()));
         return nullptr;
     }
-    if (!m_compareView) {
-        m_compareView = new CompareView(this);
-        m_compareView->setWindowFlag(Qt::Window);
-    }
+    ensureCompareView();
     m_compareView->compareWithReplay(m_trace->trace, documentTitle(), settings);
-    m_compareView->show();
-    m_compareView->raise();
-    m_compareView->activateWindow();
+    showCompareView();
     return m_compareView;
 }
 
 CompareView* MainWindow::compareView() const
 {
     return m_compareView;
+}
+
+CompareView* MainWindow::ensureCompareView()
+{
+    if (!m_compareView) {
+        m_compareView = new CompareView(this);
+        m_compareView->setWindowFlag(Qt::Window);
+    }
+    return m_compareView;
+}
+
+void MainWindow::showCompareView()
+{
+    const bool first = !m_compareView->isVisible();
+    m_compareView->show();
+    if (first) // on the window's screen, whole (a window system may have placed it partly off it)
+        fitToScreen(m_compareView);
+    m_compareView->raise();
+    m_compareView->activateWindow();
 }
 
 CompareView* MainWindow::compareWithVariant(const QString& variant)
@@ -472,18 +512,13 @@ CompareView* MainWindow::compareWithVariant(const QString& variant)
         }
         asWritten = std::make_shared<const Scenario>(doc->scenario);
     }
-    if (!m_compareView) {
-        m_compareView = new CompareView(this);
-        m_compareView->setWindowFlag(Qt::Window);
-    }
+    ensureCompareView();
     if (asWritten)
         m_compareView->compareScenarios(scenario, documentTitle(), asWritten,
                                         QStringLiteral("without the variant (as written)"), m_runner->profileId());
     else
         m_compareView->compareWithVariant(scenario, documentTitle(), variant, m_runner->profileId());
-    m_compareView->show();
-    m_compareView->raise();
-    m_compareView->activateWindow();
+    showCompareView();
     return m_compareView;
 }
 
@@ -491,14 +526,9 @@ CompareView* MainWindow::compareWithFile(const QString& path)
 {
     if (!m_trace)
         return nullptr;
-    if (!m_compareView) {
-        m_compareView = new CompareView(this);
-        m_compareView->setWindowFlag(Qt::Window);
-    }
+    ensureCompareView();
     m_compareView->compareWithFile(m_trace->trace, documentTitle(), path, m_runner->profileId());
-    m_compareView->show();
-    m_compareView->raise();
-    m_compareView->activateWindow();
+    showCompareView();
     return m_compareView;
 }
 
@@ -511,16 +541,10 @@ void MainWindow::createSweepActions()
     view->setScenario(m_model->validatedScenario());
     connect(m_model, &ScenarioModel::scenarioChanged, view,
             [this, view] { view->setScenario(m_model->validatedScenario()); });
+    // Placed, beside the span table and hidden, by arrangeDocks.
     QDockWidget* dock = makeDock(QStringLiteral("Sweep"), QStringLiteral("sweepDock"), view, this);
-    addDockWidget(Qt::BottomDockWidgetArea, dock);
-    if (auto* spans = findChild<QDockWidget*>(QStringLiteral("spansDock")))
-        tabifyDockWidget(spans, dock);
-    dock->hide();
-    // A dock added to the bottom area rebalances the side docks: give them their widths again.
     auto* scenarioDock = findChild<QDockWidget*>(QStringLiteral("scenarioDock"));
     auto* analysisDock = findChild<QDockWidget*>(QStringLiteral("analysisDock"));
-    if (scenarioDock && analysisDock)
-        resizeDocks({scenarioDock, analysisDock}, {390, 340}, Qt::Horizontal);
     // A double-clicked point: its rewritten scenario simulated onto the timeline; the editor keeps the scenario.
     connect(view, &SweepView::pointActivated, this, [this, view](int index) {
         auto rewritten = view->scenarioForPoint(index);

@@ -388,6 +388,88 @@ void MainWindow::applyDocument(LoadedDocument doc)
     Q_EMIT documentOpened(doc.path);
 }
 
+// ---- what the window shows, kept and put back --------------------------------------------------------------------
+
+struct ShownDocument {
+    QString path, lessonId, variant, traceFile, tracePath, traceKind, untitledName;
+    Scenario scenario;
+    ScenarioEditor::Mode editorMode = ScenarioEditor::Mode::Editable;
+    bool modified = false;
+    std::shared_ptr<const AnalyzedTrace> trace;
+    double wallMs = -1;
+    std::pair<double, double> timeRange;
+    double verticalScroll = 0;
+    int selectedSpan = -1;
+
+    bool sameDocument(const MainWindow& w) const
+    {
+        return path == w.m_path && lessonId == w.m_lessonId && variant == w.m_variant && tracePath == w.m_tracePath
+            && untitledName == w.m_untitledName;
+    }
+};
+
+std::shared_ptr<const ShownDocument> MainWindow::shownDocument() const
+{
+    auto shown = std::make_shared<ShownDocument>();
+    shown->path = m_path;
+    shown->lessonId = m_lessonId;
+    shown->variant = m_variant;
+    shown->traceFile = m_traceFile;
+    shown->tracePath = m_tracePath;
+    shown->traceKind = m_traceKind;
+    shown->untitledName = m_untitledName;
+    shown->scenario = m_model->scenario();
+    shown->editorMode = m_editor->mode();
+    shown->modified = isModified();
+    shown->trace = m_trace;
+    shown->wallMs = m_traceWallMs;
+    shown->timeRange = m_timeline->visibleTimeRange();
+    shown->verticalScroll = m_timeline->verticalScroll();
+    shown->selectedSpan = m_timeline->selectedSpan();
+    return shown;
+}
+
+void MainWindow::restoreShownDocument(const ShownDocument& shown)
+{
+    if (!shown.sameDocument(*this)) {
+        ++m_openGeneration; // a document still being read is dropped when it arrives
+        m_runner->cancel(); // and a run of the other document never reaches the timeline
+        m_liveTimer->stop();
+        m_gpuRunPending = false;
+        m_previewRun = false;
+        clearError();
+        m_path = shown.path;
+        m_lessonId = shown.lessonId;
+        m_variant = shown.variant;
+        m_traceFile = shown.traceFile;
+        m_tracePath = shown.tracePath;
+        m_traceKind = shown.traceKind;
+        m_untitledName = shown.untitledName;
+        m_model->setScenario(shown.scenario);
+        if (shown.modified)
+            m_model->undoStack()->resetClean(); // its edits are still unsaved
+        m_liveTimer->stop();                    // the trace below is the one it showed: nothing runs again
+        m_editor->setMode(shown.editorMode,
+                          shown.editorMode == ScenarioEditor::Mode::NoScenario && shown.trace
+                              ? noScenarioText(*shown.trace)
+                              : QString());
+        if (!m_lessonId.isEmpty())
+            m_gallery->setCurrentLesson(m_lessonId, m_variant);
+        showTrace(shown.trace, shown.traceFile, shown.wallMs);
+        if (shown.selectedSpan >= 0 && m_trace && m_trace == shown.trace)
+            m_timeline->selectSpan(shown.selectedSpan);
+        m_editor->selectItem(ScenarioItemRef::settings());
+        updateTitle();
+        updateLesson();
+        m_statusText->setText(QStringLiteral("Showing %1 again.").arg(documentTitle()));
+    }
+    // The zoom it had (selectSpan above may have moved it).
+    if (m_timeline->trace()) {
+        m_timeline->setVisibleTimeRange(shown.timeRange.first, shown.timeRange.second);
+        m_timeline->setVerticalScroll(shown.verticalScroll);
+    }
+}
+
 void MainWindow::newScenario()
 {
     if (!maybeSave())

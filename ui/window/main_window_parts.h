@@ -2,6 +2,8 @@
 #pragma once
 
 #include <QDockWidget>
+#include <QKeySequence>
+#include <QList>
 #include <QMainWindow>
 #include <QString>
 #include <QWidget>
@@ -16,6 +18,17 @@ inline QDockWidget* makeDock(const QString& title, const QString& objectName, QW
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable
                       | QDockWidget::DockWidgetClosable);
     return dock;
+}
+
+// The platform's keys for a standard action, and `usual` too: some desktops' key schemes (and Qt's fallback theme,
+// which follows Windows) have none for Save As or Quit, and a user who knows Ctrl+Shift+S or Ctrl+Q must not
+// find them gone.
+inline QList<QKeySequence> standardShortcuts(QKeySequence::StandardKey key, const QKeySequence& usual)
+{
+    QList<QKeySequence> keys = QKeySequence::keyBindings(key);
+    if (!keys.contains(usual))
+        keys.append(usual);
+    return keys;
 }
 
 } // namespace streamscope

@@ -242,6 +242,7 @@ void MainWindow::showTrace(std::shared_ptr<const AnalyzedTrace> trace, const QSt
             from > double(first) + 0.02 * double(last - first) || to < double(last) - 0.02 * double(last - first);
     }
     m_trace = std::move(trace);
+    m_traceWallMs = wallMs;
     std::shared_ptr<const Trace> t = m_trace ? m_trace->trace : nullptr;
     m_syncingSelection = true;
     m_timeline->setTrace(t, keepView);

@@ -177,6 +177,7 @@ void PresentationMode::enter()
         return;
     MainWindow* w = m_window;
     TimelineView* timeline = w->timeline();
+    m_shown = w->shownDocument();
     m_savedState = w->saveState();
     m_savedGeometry = w->geometry();
     m_savedWindowState = w->windowState();
@@ -274,6 +275,10 @@ void PresentationMode::leave()
             if (hidden)
                 hidden->show();
     m_hidden.clear();
+    // The lesson and variant it showed, with their trace and zoom, not the contrast or lesson presented last.
+    if (m_shown)
+        w->restoreShownDocument(*m_shown);
+    m_shown.reset();
     if (m_savedFocus)
         m_savedFocus->setFocus(Qt::OtherFocusReason);
     Q_EMIT activeChanged(false);

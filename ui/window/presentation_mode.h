@@ -5,7 +5,8 @@
 // key check's verdict, the diagnostics and the key metrics beside the timeline, the spans they name outlined).
 // Space, Right and Page Down step forward (presentation clickers send Page Down/Up); after the last step they open
 // the lesson's contrasting variant, then the next lesson. Left and Page Up step back; Esc leaves and puts the window
-// back exactly as it was.
+// back exactly as it was: the lesson and variant it showed (not the one presented last), its trace and zoom, its
+// docks and size.
 #pragma once
 
 #include <QByteArray>
@@ -15,6 +16,7 @@
 #include <QString>
 
 #include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -28,6 +30,7 @@ class QWidget;
 namespace streamscope {
 
 class MainWindow;
+struct ShownDocument;
 
 class PresentationMode : public QObject {
     Q_OBJECT
@@ -119,7 +122,8 @@ private:
     bool m_awaitingTrace = false;                 // the trace on the timeline is not yet the open lesson's
     std::map<QString, BaseMetrics> m_baseMetrics; // per lesson id: its run without a variant, for the contrast
 
-    // What is restored on leaving.
+    // What is restored on leaving: the document and zoom, the docks, bars and window.
+    std::shared_ptr<const ShownDocument> m_shown;
     QByteArray m_savedState;
     QRect m_savedGeometry;
     Qt::WindowStates m_savedWindowState;

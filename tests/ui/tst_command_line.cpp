@@ -1,0 +1,85 @@
+// The built `streamscope` app answers --help and --version without a display: no DISPLAY, no WAYLAND_DISPLAY and no
+// QT_QPA_PLATFORM (QApplication would abort there), exit code 0 and the text on standard output.
+#include <QDir>
+#include <QFileInfo>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+namespace {
+
+QString appPath()
+{
+    return QFileInfo(QStringLiteral(STREAMSCOPE_CLI)).dir().filePath(QStringLiteral("streamscope"));
+}
+
+struct Run {
+    int exitCode = -1;
+    QString out, err;
+};
+
+// The app with no display of any kind.
+Run runWithoutDisplay(const QStringList& arguments)
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (const char* name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
+        env.remove(QString::fromLatin1(name));
+    QProcess app;
+    app.setProcessEnvironment(env);
+    app.start(appPath(), arguments);
+    Run run;
+    if (!app.waitForStarted(10000) || !app.waitForFinished(30000)) {
+        app.kill();
+        app.waitForFinished();
+        run.err = QStringLiteral("did not finish: ") + app.errorString();
+        return run;
+    }
+    run.exitCode = app.exitStatus() == QProcess::NormalExit ? app.exitCode() : -2; // -2: it crashed (aborted)
+    run.out = QString::fromUtf8(app.readAllStandardOutput());
+    run.err += QString::fromUtf8(app.readAllStandardError());
+    return run;
+}
+
+} // namespace
+
+class TestCommandLine : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY2(QFileInfo(appPath()).isExecutable(), qPrintable(appPath() + QStringLiteral(" was not built")));
+    }
+
+    void helpWithoutDisplay_data()
+    {
+        QTest::addColumn<QString>("option");
+        QTest::newRow("--help") << QStringLiteral("--help");
+        QTest::newRow("-h") << QStringLiteral("-h");
+        QTest::newRow("--help-all") << QStringLiteral("--help-all");
+    }
+
+    void helpWithoutDisplay()
+    {
+        QFETCH(QString, option);
+        const Run run = runWithoutDisplay({option});
+        QVERIFY2(run.exitCode == 0, qPrintable(QStringLiteral("exit %1: %2").arg(run.exitCode).arg(run.err)));
+        QVERIFY2(run.out.contains(QStringLiteral("Usage:")), qPrintable(run.out));
+        QVERIFY2(run.out.contains(QStringLiteral("--export <image>")), qPrintable(run.out));
+        QVERIFY2(run.out.contains(QStringLiteral("--version")), qPrintable(run.out));
+        QVERIFY2(run.out.contains(QStringLiteral("see what CUDA streams do")), qPrintable(run.out));
+        // Hidden options stay hidden.
+        QVERIFY(!run.out.contains(QStringLiteral("--screenshot")));
+    }
+
+    void versionWithoutDisplay()
+    {
+        for (const QString& option : {QStringLiteral("--version"), QStringLiteral("-v")}) {
+            const Run run = runWithoutDisplay({option});
+            QVERIFY2(run.exitCode == 0, qPrintable(QStringLiteral("exit %1: %2").arg(run.exitCode).arg(run.err)));
+            QCOMPARE(run.out, QStringLiteral("streamscope " STREAMSCOPE_VERSION "\n"));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCommandLine)
+#include "tst_command_line.moc"

@@ -1,0 +1,293 @@
+// The window in front of a class, on a 1280×720 screen (the offscreen platform configured so): Help ▸ About with
+// the version and About Qt; Save As (Ctrl+Shift+S) and Quit (Ctrl+Q) on every key scheme and while presentation
+// mode hides the menu bar; a geometry saved on a bigger screen restored to fit this one; View ▸ Reset Layout puts
+// the docks back and the window at its default size; the compare window fits the screen with its table and Close
+// button on it. With STREAMSCOPE_LAYOUT_SHOTS=DIR the About box and the compare window are saved there as PNGs.
+#include "compare_view.h"
+#include "main_window.h"
+#include "presentation_mode.h"
+#include "screen_fit.h"
+#include "window_fixture.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QDir>
+#include <QDockWidget>
+#include <QHeaderView>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QScreen>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTableWidget>
+#include <QTemporaryFile>
+#include <QTest>
+
+#include <map>
+#include <memory>
+
+using namespace streamscope;
+
+namespace {
+
+constexpr QSize kScreen{1280, 720};
+
+struct DockPlace {
+    Qt::DockWidgetArea area;
+    bool visible;
+    bool floating;
+    QStringList tabbedWith;
+    bool operator==(const DockPlace&) const = default;
+};
+
+std::map<QString, DockPlace> dockPlaces(const QMainWindow& w)
+{
+    std::map<QString, DockPlace> places;
+    const auto docks = w.findChildren<QDockWidget*>();
+    for (QDockWidget* d : docks) {
+        QStringList tabbed;
+        const auto others = w.tabifiedDockWidgets(d);
+        for (const QDockWidget* o : others)
+            tabbed << o->objectName();
+        tabbed.sort();
+        places[d->objectName()] = {w.dockWidgetArea(d), !d->isHidden(), d->isFloating(), tabbed};
+    }
+    return places;
+}
+
+QString describe(const std::map<QString, DockPlace>& places)
+{
+    QStringList out;
+    for (const auto& [name, p] : places)
+        out << QStringLiteral("%1: area %2 %3%4 [%5]")
+                   .arg(name)
+                   .arg(int(p.area))
+                   .arg(p.visible ? QStringLiteral("shown") : QStringLiteral("hidden"))
+                   .arg(p.floating ? QStringLiteral(" floating") : QString())
+                   .arg(p.tabbedWith.join(QLatin1Char(',')));
+    return out.join(QStringLiteral("; "));
+}
+
+QRect available()
+{
+    return QGuiApplication::primaryScreen()->availableGeometry();
+}
+
+void shot(QWidget* w, const QString& name)
+{
+    const QString dir = qEnvironmentVariable("STREAMSCOPE_LAYOUT_SHOTS");
+    if (dir.isEmpty())
+        return;
+    QDir().mkpath(dir);
+    QTest::qWait(300);
+    QVERIFY(w->grab().save(QDir(dir).filePath(name + QStringLiteral(".png"))));
+}
+
+int actionsWithKey(const QWidget& w, const QKeySequence& key)
+{
+    int n = 0;
+    const auto actions = w.findChildren<QAction*>();
+    for (const QAction* a : actions)
+        n += a->shortcuts().contains(key) ? 1 : 0;
+    return n;
+}
+
+} // namespace
+
+class TestWindowLayout : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("StreamScopeTest"));
+        QCoreApplication::setApplicationName(QStringLiteral("tst_window_layout"));
+        QSettings().clear();
+        QCOMPARE(QGuiApplication::primaryScreen()->geometry().size(), kScreen);
+    }
+
+    void cleanup() { QSettings().clear(); }
+
+    void fitWithinTheScreen()
+    {
+        const QRect screen(0, 0, 1280, 720);
+        QCOMPARE(fitWithin(QRect(100, 80, 1600, 1000), screen), screen);
+        QCOMPARE(fitWithin(QRect(100, 80, 1600, 1000), screen, QMargins(4, 30, 4, 4)), QRect(4, 30, 1272, 686));
+        QCOMPARE(fitWithin(QRect(900, 600, 800, 400), screen), QRect(480, 320, 800, 400)); // moved in, not shrunk
+        QCOMPARE(fitWithin(QRect(-50, -20, 400, 300), screen), QRect(0, 0, 400, 300));
+        QCOMPARE(fitWithin(QRect(10, 10, 400, 300), screen), QRect(10, 10, 400, 300));
+        QCOMPARE(sizeWithin(QSize(1400, 950), screen, 0.9), QSize(1152, 648));
+        QCOMPARE(sizeWithin(QSize(800, 600), screen, 0.9), QSize(800, 600));
+    }
+
+    void aboutShowsTheVersion()
+    {
+        auto w = testing::makeTestWindow({1200, 680});
+        auto* about = w->findChild<QAction*>(QStringLiteral("about"));
+        auto* aboutQt = w->findChild<QAction*>(QStringLiteral("about-qt"));
+        QVERIFY(about && aboutQt);
+        QCOMPARE(aboutQt->text(), QStringLiteral("About &Qt"));
+        QCOMPARE(aboutQt->menuRole(), QAction::AboutQtRole);
+        about->trigger();
+        QMessageBox* box = nullptr;
+        QTRY_VERIFY((box = w->findChild<QMessageBox*>(QStringLiteral("aboutBox"))) && box->isVisible());
+        QVERIFY2(box->text().contains(QStringLiteral("StreamScope")), qPrintable(box->text()));
+        QVERIFY2(box->text().contains(QStringLiteral(STREAMSCOPE_VERSION)), qPrintable(box->text()));
+        QVERIFY(!box->text().contains(QStringLiteral("icen"), Qt::CaseInsensitive)); // no licence it does not have
+        shot(box, QStringLiteral("about"));
+        box->accept();
+        QTRY_VERIFY(!w->findChild<QMessageBox*>(QStringLiteral("aboutBox")));
+    }
+
+    void saveAsAndQuitKeys()
+    {
+        auto w = testing::makeTestWindow({1200, 680});
+        const QKeySequence saveAsKey(Qt::CTRL | Qt::SHIFT | Qt::Key_S), quitKey(Qt::CTRL | Qt::Key_Q);
+        auto* saveAs = w->findChild<QAction*>(QStringLiteral("save-as"));
+        auto* quit = w->findChild<QAction*>(QStringLiteral("quit"));
+        QVERIFY(saveAs && quit);
+        QVERIFY(saveAs->shortcuts().contains(saveAsKey));
+        QVERIFY(quit->shortcuts().contains(quitKey));
+        for (const QKeySequence& k : QKeySequence::keyBindings(QKeySequence::SaveAs))
+            QVERIFY(saveAs->shortcuts().contains(k));
+        // One action each, on the window itself (they work while the menu bar is hidden).
+        QCOMPARE(actionsWithKey(*w, saveAsKey), 1);
+        QCOMPARE(actionsWithKey(*w, quitKey), 1);
+        QVERIFY(w->actions().contains(saveAs));
+        QVERIFY(w->actions().contains(quit));
+        // Not Delete: the editor's stays the scenario tree's.
+        QCOMPARE(actionsWithKey(*w, QKeySequence(QKeySequence::Delete)), 1);
+        for (const QAction* a : w->actions())
+            QVERIFY2(!a->shortcuts().contains(QKeySequence(QKeySequence::Delete)), qPrintable(a->text()));
+    }
+
+    void quitWorksWhilePresenting()
+    {
+        auto w = testing::makeTestWindow({1200, 680});
+        QVERIFY(testing::openAndRun(*w, QStringLiteral("01")));
+        w->activateWindow(); // window shortcuts go to the active window
+        QVERIFY(QTest::qWaitForWindowActive(w.get()));
+        auto* presentation = w->findChild<PresentationMode*>();
+        QVERIFY(presentation);
+        presentation->enter();
+        QVERIFY(presentation->isActive());
+        QTest::keyClick(w.get(), Qt::Key_Q, Qt::ControlModifier);
+        QTRY_VERIFY(!w->isVisible());
+        QVERIFY(!presentation->isActive());
+    }
+
+    void oversizedSavedGeometryFitsTheScreen()
+    {
+        QByteArray saved;
+        {
+            MainWindow big;
+            big.setGpuProbeEnabled(false);
+            big.setGeometry(QRect(60, 40, 1600, 1000));
+            saved = big.saveGeometry();
+        }
+        QSettings().setValue(QStringLiteral("window/geometry"), saved);
+        MainWindow w;
+        w.setGpuProbeEnabled(false);
+        w.setUnsavedPrompt([] { return MainWindow::UnsavedChoice::Discard; });
+        QVERIFY2(available().contains(w.geometry()),
+                 qPrintable(QStringLiteral("%1,%2 %3x%4").arg(w.x()).arg(w.y()).arg(w.width()).arg(w.height())));
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QTRY_VERIFY2(available().contains(w.frameGeometry()),
+                     qPrintable(QStringLiteral("%1,%2 %3x%4")
+                                    .arg(w.frameGeometry().x())
+                                    .arg(w.frameGeometry().y())
+                                    .arg(w.frameGeometry().width())
+                                    .arg(w.frameGeometry().height())));
+        QVERIFY(w.width() >= 1000); // shrunk to the screen, not to nothing
+    }
+
+    void resetLayoutRestoresTheDocks()
+    {
+        auto w = testing::makeTestWindow({1200, 680});
+        QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+        const auto defaults = dockPlaces(*w);
+        QCOMPARE(defaults.at(QStringLiteral("scenarioDock")).area, Qt::LeftDockWidgetArea);
+        QVERIFY(!defaults.at(QStringLiteral("sweepDock")).visible);
+
+        // Rearranged by hand: closed, floated, moved, the sweep shown, the window small.
+        w->findChild<QDockWidget*>(QStringLiteral("inspectorDock"))->close();
+        w->findChild<QDockWidget*>(QStringLiteral("spansDock"))->close();
+        w->findChild<QDockWidget*>(QStringLiteral("analysisDock"))->setFloating(true);
+        w->addDockWidget(Qt::RightDockWidgetArea, w->findChild<QDockWidget*>(QStringLiteral("scenarioDock")));
+        w->findChild<QDockWidget*>(QStringLiteral("sweepDock"))->show();
+        w->resize(700, 500);
+        QTest::qWait(50);
+        QVERIFY(dockPlaces(*w) != defaults);
+
+        auto* reset = w->findChild<QAction*>(QStringLiteral("reset-layout"));
+        QVERIFY(reset);
+        reset->trigger();
+        QCOMPARE(describe(dockPlaces(*w)), describe(defaults));
+        QTRY_VERIFY(available().contains(w->frameGeometry()));
+        QVERIFY2(w->width() >= kScreen.width() - 40 && w->height() >= kScreen.height() - 80,
+                 qPrintable(QStringLiteral("%1x%2").arg(w->width()).arg(w->height())));
+        // The side docks at their widths again.
+        auto* scenario = w->findChild<QDockWidget*>(QStringLiteral("scenarioDock"));
+        QTRY_VERIFY2(scenario->width() > 250 && scenario->width() < 500,
+                     qPrintable(QString::number(scenario->width())));
+    }
+
+    void compareWindowFitsTheScreen()
+    {
+        auto w = testing::makeTestWindow({1200, 680});
+        QVERIFY(testing::openAndRun(*w, QStringLiteral("01")));
+        CompareView* view = w->compareWithVariant(QStringLiteral("one-stream"));
+        QVERIFY(view);
+        QSignalSpy shown(view, &CompareView::comparisonShown);
+        QVERIFY(shown.count() > 0 || shown.wait(30000));
+        QVERIFY(QTest::qWaitForWindowExposed(view));
+        QVERIFY(view->isWindow());
+        const QRect room = available();
+        QVERIFY2(view->width() <= room.width() * 0.9 + 1 && view->height() <= room.height() * 0.9 + 1,
+                 qPrintable(QStringLiteral("%1x%2").arg(view->width()).arg(view->height())));
+        QTRY_VERIFY(room.contains(view->frameGeometry()));
+        // Resizable, not fixed: bigger and smaller than it opened.
+        QVERIFY(view->maximumWidth() > room.width() && view->maximumHeight() > room.height());
+        QVERIFY2(view->minimumSizeHint().height() <= view->height(),
+                 qPrintable(QString::number(view->minimumSizeHint().height())));
+
+        // The table and Close on screen.
+        auto* table = view->findChild<QTableWidget*>(QStringLiteral("compareTable"));
+        QVERIFY(table && table->isVisible());
+        QVERIFY2(table->height() >= 4 * table->verticalHeader()->defaultSectionSize(),
+                 qPrintable(QString::number(table->height())));
+        QPushButton* close = nullptr;
+        const auto buttons = view->findChildren<QPushButton*>();
+        for (QPushButton* b : buttons)
+            if (b->text() == QLatin1String("Close"))
+                close = b;
+        QVERIFY(close && close->isVisible());
+        for (const QWidget* part : {static_cast<const QWidget*>(table), static_cast<const QWidget*>(close)}) {
+            const QRect onScreen(part->mapToGlobal(QPoint(0, 0)), part->size());
+            QVERIFY2(room.contains(onScreen), qPrintable(part->objectName()));
+        }
+        shot(view, QStringLiteral("compare"));
+        QTest::mouseClick(close, Qt::LeftButton);
+        QTRY_VERIFY(!view->isVisible());
+    }
+};
+
+// One 1280×720 screen (the offscreen platform's own is 800×600), set before the application exists.
+int main(int argc, char** argv)
+{
+    QTemporaryFile config(QDir::temp().filePath(QStringLiteral("tst_window_layout-XXXXXX.json")));
+    if (!config.open())
+        return 1;
+    config.write(R"({"screens": [{"name": "Projector", "x": 0, "y": 0, "width": 1280, "height": 720,
+                    "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]})");
+    config.flush();
+    qputenv("QT_QPA_PLATFORM", QByteArray("offscreen:configfile=") + config.fileName().toLocal8Bit());
+    QApplication app(argc, argv);
+    TestWindowLayout test;
+    QTEST_SET_MAIN_SOURCE_PATH
+    return QTest::qExec(&test, argc, argv);
+}
+
+#include "tst_window_layout.moc"
