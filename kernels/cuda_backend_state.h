@@ -306,16 +306,6 @@ struct DeviceState {
     int64_t sharedOptin = 0;
 };
 
-inline void setSetting(RunInfo& info, const std::string& key, std::string value)
-{
-    for (auto& [k, v] : info.settings)
-        if (k == key) {
-            v = std::move(value);
-            return;
-        }
-    info.settings.emplace_back(key, std::move(value));
-}
-
 class CudaBackend final : public Backend {
 public:
     explicit CudaBackend(CudaBackendOptions options) : m_options(options) {}

@@ -148,10 +148,9 @@ private:
     {
         if (auto q = property(device, "hardware_queues"); q && *q > 0)
             return int(*q);
-        for (const auto& [k, v] : m_t.info.settings)
-            if (k == "CUDA_DEVICE_MAX_CONNECTIONS")
-                if (auto c = leadingInt(v); c && *c > 0)
-                    return int(*c);
+        if (const std::string* v = findSetting(m_t.info, "CUDA_DEVICE_MAX_CONNECTIONS"))
+            if (auto c = leadingInt(*v); c && *c > 0)
+                return int(*c);
         return 8;
     }
 

@@ -16,10 +16,8 @@ namespace {
 
 std::string settingOf(const RunInfo& info, std::string_view key)
 {
-    for (const auto& [k, v] : info.settings)
-        if (k == key)
-            return v;
-    return {};
+    const std::string* v = findSetting(info, key);
+    return v ? *v : std::string();
 }
 
 // The hardware work queues of the run: the leading number of CUDA_DEVICE_MAX_CONNECTIONS ("8 (default)").

@@ -201,6 +201,24 @@ uint32_t Trace::addTrack(Track t)
     return uint32_t(tracks.size() - 1);
 }
 
+const std::string* findSetting(const RunInfo& info, std::string_view key)
+{
+    for (const auto& [k, v] : info.settings)
+        if (k == key)
+            return &v;
+    return nullptr;
+}
+
+void setSetting(RunInfo& info, std::string_view key, std::string value)
+{
+    for (auto& [k, v] : info.settings)
+        if (k == key) {
+            v = std::move(value);
+            return;
+        }
+    info.settings.emplace_back(std::string(key), std::move(value));
+}
+
 uint32_t Trace::addSpan(const SpanInit& s)
 {
     spans.track.push_back(s.track);

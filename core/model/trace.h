@@ -130,6 +130,11 @@ struct RunInfo {
     double clockAlignmentErrorNs = 0; // bound on the error of mapping device clocks to the host clock
 };
 
+// A run setting's value, or nullptr where the trace has none.
+const std::string* findSetting(const RunInfo& info, std::string_view key);
+// Sets a run setting: its value replaced where it is there, else appended.
+void setSetting(RunInfo& info, std::string_view key, std::string value);
+
 // Fields of one span, for appending.
 struct SpanInit {
     uint32_t track = 0;

@@ -15,17 +15,9 @@ namespace streamscope {
 
 namespace {
 
-std::optional<std::string> setting(const RunInfo& info, std::string_view key)
-{
-    for (const auto& [k, v] : info.settings)
-        if (k == key)
-            return v;
-    return std::nullopt;
-}
-
 std::optional<int64_t> settingInt(const RunInfo& info, std::string_view key)
 {
-    const auto v = setting(info, key);
+    const std::string* v = findSetting(info, key);
     if (!v)
         return std::nullopt;
     int64_t out = 0;
@@ -72,8 +64,8 @@ Result<RankRecord> readRecord(const RankTrace& r, size_t index, const MergeOptio
                       "not a per-rank trace: info.settings has no rank and world_size (it was not run under "
                       "mpirun, srun or torchrun); merge --ranks-by-order takes the files' order as their ranks");
     }
-    const auto clock = setting(info, "clock");
-    if (clock == "simulated" || (!clock && info.source == TraceSource::Simulator)) {
+    const std::string* clock = findSetting(info, "clock");
+    if (clock ? *clock == "simulated" : info.source == TraceSource::Simulator) {
         rec.simulated = true;
         return rec;
     }
@@ -292,7 +284,7 @@ Result<MergeResult> mergeRankTraces(std::vector<RankTrace> ranks, const MergeOpt
         std::string about = ranks[i].file;
         if (!rec.host.empty())
             about += ", host " + rec.host;
-        if (const auto lr = setting(t.info, "local_rank"))
+        if (const std::string* lr = findSetting(t.info, "local_rank"))
             about += ", local rank " + *lr;
         about += ", shifted by " + microseconds(rec.shift);
         out.info.settings.emplace_back("rank " + std::to_string(rank), about);

@@ -162,14 +162,7 @@ RankClock sampleWallOffset(int samples)
 
 void addRankSettings(RunInfo& info, const RankInfo& rank, const std::string& host, const RankClock& clock)
 {
-    auto set = [&](const std::string& key, std::string value) {
-        for (auto& [k, v] : info.settings)
-            if (k == key) {
-                v = std::move(value);
-                return;
-            }
-        info.settings.emplace_back(key, std::move(value));
-    };
+    auto set = [&info](std::string_view key, std::string value) { setSetting(info, key, std::move(value)); };
     set("rank", std::to_string(rank.rank));
     set("world_size", std::to_string(rank.worldSize));
     set("local_rank", std::to_string(rank.localRank));

@@ -661,9 +661,8 @@ Result<ReplayResult> replayRecordedRun(const Trace& recorded, const ReplayOption
     r.replayMakespanNs = rep.makespanNs;
     r.makespanError = rec.makespanNs > 0 ? double(rep.makespanNs) / double(rec.makespanNs) - 1.0 : 0.0;
     r.replayHostMakespanNs = rep.hostMakespanNs;
-    for (const auto& [k, v] : recorded.info.settings)
-        if (k == "untimed_makespan_ns")
-            r.untimedMakespanNs = parseInteger(v).value_or(0);
+    if (const std::string* v = findSetting(recorded.info, "untimed_makespan_ns"))
+        r.untimedMakespanNs = parseInteger(*v).value_or(0);
     if (r.untimedMakespanNs > 0)
         r.untimedError = double(rep.hostMakespanNs) / double(r.untimedMakespanNs) - 1.0;
 

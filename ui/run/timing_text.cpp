@@ -52,10 +52,8 @@ QString sentence(QString s)
 
 QString runSetting(const RunInfo& info, std::string_view key)
 {
-    for (const auto& [k, v] : info.settings)
-        if (k == key)
-            return qs(v);
-    return {};
+    const std::string* v = findSetting(info, key);
+    return v ? qs(*v) : QString();
 }
 
 QString timingSettingText(const QString& timing)
