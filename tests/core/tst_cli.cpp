@@ -6,6 +6,8 @@
 #include "scenario_json.h"
 #include "trace_json.h"
 
+#include "cli_process.h"
+
 #include <nlohmann/json.hpp>
 
 #include <QFile>
@@ -21,38 +23,8 @@ namespace ss = streamscope;
 
 namespace {
 
-struct CliResult {
-    int code = -1;
-    QString out;
-    QString err;
-    QString describe() const
-    {
-        return QStringLiteral("exit %1\n--- stdout:\n%2\n--- stderr:\n%3").arg(code).arg(out, err);
-    }
-};
-
-CliResult runCli(const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment())
-{
-    QProcess p;
-    p.setProcessEnvironment(env);
-    p.start(QStringLiteral(STREAMSCOPE_CLI), args);
-    CliResult r;
-    if (!p.waitForStarted(10000)) {
-        r.err = QStringLiteral("could not start ") + QStringLiteral(STREAMSCOPE_CLI);
-        return r;
-    }
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        p.waitForFinished();
-        r.err = QStringLiteral("timed out");
-        return r;
-    }
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    // A crash is never an acceptable answer, whatever the input.
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-    return r;
-}
+using streamscope::testing::CliResult;
+using streamscope::testing::runCli;
 
 // An environment in which the CUDA runtime sees no GPU, so that GPU paths behave the same on every machine.
 QProcessEnvironment noGpuEnvironment()

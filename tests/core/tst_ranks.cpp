@@ -4,6 +4,8 @@
 #include "ranks.h"
 #include "trace_json.h"
 
+#include "cli_process.h"
+
 #include <QDir>
 #include <QFile>
 #include <QProcess>
@@ -14,6 +16,7 @@
 #include <string>
 
 namespace ss = streamscope;
+using streamscope::testing::runCli;
 
 namespace {
 
@@ -98,30 +101,6 @@ QProcessEnvironment launcherEnvironment(const std::map<QString, QString>& vars)
     for (const auto& [k, v] : vars)
         env.insert(k, v);
     return env;
-}
-
-struct Cli {
-    int code = -1;
-    QString out;
-    QString err;
-};
-
-Cli runCli(const QStringList& args, const QProcessEnvironment& env, const QString& dir)
-{
-    QProcess p;
-    p.setProcessEnvironment(env);
-    p.setWorkingDirectory(dir);
-    p.start(QStringLiteral(STREAMSCOPE_CLI), args);
-    Cli r;
-    if (!p.waitForStarted(10000) || !p.waitForFinished(120000)) {
-        p.kill();
-        p.waitForFinished();
-        return r;
-    }
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-    return r;
 }
 
 } // namespace
@@ -335,16 +314,16 @@ private slots:
             const auto env = launcherEnvironment({{QStringLiteral("RANK"), QString::number(r)},
                                                   {QStringLiteral("WORLD_SIZE"), QStringLiteral("4")},
                                                   {QStringLiteral("LOCAL_RANK"), QString::number(r)}});
-            const Cli c = runCli(
+            const auto c = runCli(
                 {QStringLiteral("run"), QStringLiteral("08"), QStringLiteral("-o"), QStringLiteral("job.%r.json")}, env,
                 dir.path());
             QVERIFY2(c.code == 0, qPrintable(c.err));
         }
         QVERIFY(QFile::exists(dir.filePath(QStringLiteral("job.3.json"))));
-        const Cli m = runCli({QStringLiteral("merge"), QStringLiteral("job.0.json"), QStringLiteral("job.1.json"),
-                              QStringLiteral("job.2.json"), QStringLiteral("job.3.json"), QStringLiteral("-o"),
-                              QStringLiteral("job.json")},
-                             launcherEnvironment({}), dir.path());
+        const auto m = runCli({QStringLiteral("merge"), QStringLiteral("job.0.json"), QStringLiteral("job.1.json"),
+                               QStringLiteral("job.2.json"), QStringLiteral("job.3.json"), QStringLiteral("-o"),
+                               QStringLiteral("job.json")},
+                              launcherEnvironment({}), dir.path());
         QVERIFY2(m.code == 0, qPrintable(m.err));
         QVERIFY2(m.out.contains(QLatin1String("merged 4 rank traces of 08-copy-compute-pipeline")), qPrintable(m.out));
         QVERIFY(m.out.contains(QLatin1String("clock alignment: simulated ranks")));
@@ -356,25 +335,26 @@ private slots:
         QCOMPARE(merged->spanCount(), 4 * one->spanCount());
         QCOMPARE(merged->flows.size(), 4 * one->flows.size());
         // A folder is read as its traces (the merged file is not a rank: it is refused by name).
-        const Cli folder = runCli({QStringLiteral("merge"), dir.path(), QStringLiteral("-o"), QStringLiteral("x.json")},
-                                  launcherEnvironment({}), dir.path());
+        const auto folder =
+            runCli({QStringLiteral("merge"), dir.path(), QStringLiteral("-o"), QStringLiteral("x.json")},
+                   launcherEnvironment({}), dir.path());
         QCOMPARE(folder.code, 2);
         QVERIFY2(folder.err.contains(QLatin1String("job.json: not a per-rank trace")), qPrintable(folder.err));
 
         // One file for every rank, or a value the launcher cannot have set: exit 2, saying why.
         const auto rank1 = launcherEnvironment({{QStringLiteral("OMPI_COMM_WORLD_RANK"), QStringLiteral("1")},
                                                 {QStringLiteral("OMPI_COMM_WORLD_SIZE"), QStringLiteral("4")}});
-        const Cli shared =
+        const auto shared =
             runCli({QStringLiteral("run"), QStringLiteral("01"), QStringLiteral("-o"), QStringLiteral("same.json")},
                    rank1, dir.path());
         QCOMPARE(shared.code, 2);
         QVERIFY2(shared.err.contains(QLatin1String("put %r in the name")), qPrintable(shared.err));
         QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("same.json"))));
-        const Cli bad = runCli({QStringLiteral("run"), QStringLiteral("01")},
-                               launcherEnvironment({{QStringLiteral("SLURM_PROCID"), QStringLiteral("x")},
-                                                    {QStringLiteral("SLURM_NTASKS"), QStringLiteral("2")},
-                                                    {QStringLiteral("SLURM_STEP_ID"), QStringLiteral("0")}}),
-                               dir.path());
+        const auto bad = runCli({QStringLiteral("run"), QStringLiteral("01")},
+                                launcherEnvironment({{QStringLiteral("SLURM_PROCID"), QStringLiteral("x")},
+                                                     {QStringLiteral("SLURM_NTASKS"), QStringLiteral("2")},
+                                                     {QStringLiteral("SLURM_STEP_ID"), QStringLiteral("0")}}),
+                                dir.path());
         QCOMPARE(bad.code, 2);
         QVERIFY2(bad.err.contains(QLatin1String("SLURM_PROCID=\"x\": not a whole number")), qPrintable(bad.err));
     }
