@@ -3,6 +3,7 @@
 #include "metrics.h"
 #include "runner.h"
 #include "scenario_json.h"
+#include "stream_spread.h"
 
 #include <nlohmann/json.hpp>
 
@@ -107,22 +108,6 @@ namespace {
 
 constexpr int64_t kMaxUnrolledOps = 100000;
 
-bool isOrdinary(StreamKind k)
-{
-    return k == StreamKind::Blocking || k == StreamKind::NonBlocking;
-}
-
-bool startsChain(OpKind k)
-{
-    return k == OpKind::Kernel || k == OpKind::Memcpy || k == OpKind::Memset || k == OpKind::HostFunc
-        || k == OpKind::Graph;
-}
-
-bool usesStream(OpKind k)
-{
-    return startsChain(k) || k == OpKind::Record || k == OpKind::Wait || k == OpKind::StreamSync;
-}
-
 // Scales the work of one op (graph nodes included) by `f`: kernels by scaleKernelWork, copy sizes and host
 // durations linearly.
 void scaleOp(Op& op, double f, bool kernelsOnly)
@@ -145,8 +130,8 @@ void scaleOp(Op& op, double f, bool kernelsOnly)
 // named s0..s<N-1>, and its chains of stream work (consecutive ops of a thread in one stream) dealt to them
 // round-robin across all threads, repeats unrolled so that they are dealt too. Not the quick controls'
 // streams-per-thread knob (ui/editor/quick_settings.cpp, spreadChunksOverStreams), which keeps each thread's own
-// streams and names, adds or drops streams per thread, and moves whole chunks; the sweep asks "what would N streams do
-// for this work", the knob edits the scenario the user keeps.
+// streams and names and adds or drops streams per thread; both deal chains by the one rule of stream_spread.h. The
+// sweep asks "what would N streams do for this work", the knob edits the scenario the user keeps.
 Result<Scenario> dealChainsToNewStreams(const Scenario& in, int n)
 {
     Scenario out = in;
@@ -155,7 +140,7 @@ Result<Scenario> dealChainsToNewStreams(const Scenario& in, int n)
     // One template per device: the first ordinary stream there.
     std::map<int, StreamSpec> templates;
     for (const auto& s : in.streams)
-        if (isOrdinary(s.kind) && !templates.count(s.device))
+        if (isCreatedStream(s.kind) && !templates.count(s.device))
             templates[s.device] = s;
     if (templates.empty())
         return Error{{}, "/streams", "the scenario has no blocking or non-blocking stream to multiply"};
@@ -163,7 +148,7 @@ Result<Scenario> dealChainsToNewStreams(const Scenario& in, int n)
     std::vector<StreamSpec> streams;
     std::set<std::string> taken;
     for (const auto& s : in.streams)
-        if (!isOrdinary(s.kind)) {
+        if (!isCreatedStream(s.kind)) {
             streams.push_back(s);
             taken.insert(s.name);
         }
@@ -181,10 +166,11 @@ Result<Scenario> dealChainsToNewStreams(const Scenario& in, int n)
             newNames[device].push_back(name);
         }
 
-    std::map<std::string, const StreamSpec*> original;
-    for (const auto& s : in.streams)
-        original[s.name] = &s;
     std::map<int, int> next; // per device: the next stream to deal a chain to
+    const ChainDealer deal = [&](const std::string&, int device) {
+        const auto& names = newNames[device];
+        return names[size_t(next[device]++ % int(names.size()))];
+    };
     for (auto& t : out.threads) {
         const int repeat = std::max(1, t.repeat);
         if (t.workers <= 1 && repeat > 1 && int64_t(t.ops.size()) * repeat <= kMaxUnrolledOps) {
@@ -196,28 +182,7 @@ Result<Scenario> dealChainsToNewStreams(const Scenario& in, int n)
             t.ops = std::move(ops);
             t.repeat = 1;
         }
-        std::map<std::string, std::string> current; // original stream -> the stream its current chain went to
-        std::string lastStream;                     // original stream of the previous stream op
-        for (auto& op : t.ops) {
-            if (!usesStream(op.kind))
-                continue;
-            auto it = original.find(op.stream);
-            if (it == original.end() || !isOrdinary(it->second->kind))
-                continue;
-            const int device = it->second->device;
-            const bool newChain =
-                startsChain(op.kind) ? op.stream != lastStream || !current.count(op.stream) : !current.count(op.stream);
-            if (newChain) {
-                const auto& names = newNames[device];
-                current[op.stream] = names[size_t(next[device]++ % int(names.size()))];
-            }
-            lastStream = op.stream;
-            const std::string mapped = current[op.stream];
-            for (auto& node : op.ops)
-                if (node.stream.empty() || node.stream == op.stream)
-                    node.stream = mapped;
-            op.stream = mapped;
-        }
+        spreadChains(in, t.ops, deal);
     }
     out.streams = std::move(streams);
     auto valid = validateScenario(std::move(out), in.id.empty() ? std::string("sweep") : in.id);

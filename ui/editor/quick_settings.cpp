@@ -1,5 +1,6 @@
 #include "quick_settings.h"
 
+#include "stream_spread.h"
 #include "unique_name.h"
 #include "whatif.h"
 
@@ -14,11 +15,6 @@
 #include <vector>
 
 namespace streamscope {
-
-bool isCreatedStream(StreamKind kind)
-{
-    return kind == StreamKind::Blocking || kind == StreamKind::NonBlocking;
-}
 
 namespace {
 
@@ -136,20 +132,6 @@ std::set<std::string> streamNames(const Scenario& s)
     return names;
 }
 
-void setOpStream(Op& op, const std::string& from, const std::string& to)
-{
-    if (op.stream == from)
-        op.stream = to;
-    for (Op& node : op.ops)
-        setOpStream(node, from, to);
-}
-
-void setChunkStream(std::vector<Op>& chunk, const std::string& from, const std::string& to)
-{
-    for (Op& op : chunk)
-        setOpStream(op, from, to);
-}
-
 // Drops the streams among `candidates` that no op and no expectation names any more.
 void dropUnusedStreams(Scenario& s, const std::set<std::string>& candidates)
 {
@@ -252,9 +234,8 @@ void renumberChunk(std::vector<Op>& chunk, long long from, long long to)
 }
 
 // The streams-per-thread knob: chunk j of the thread goes to stream j mod n of its own streams, which keep their
-// names; missing streams are created like its last one, right after it. Not the streams sweep
-// (dealChainsToNewStreams, core/whatif/whatif.cpp), which replaces every ordinary stream and deals chains across
-// threads.
+// names; missing streams are created like its last one, right after it. Each chunk is one chain of the spreading rule
+// (stream_spread.h), dealt round robin from the thread's first stream.
 void spreadChunksOverStreams(Scenario& s, ThreadChunks& split, const std::vector<std::string>& oldStreams, int streams)
 {
     const size_t n = size_t(streams);
@@ -276,11 +257,12 @@ void spreadChunksOverStreams(Scenario& s, ThreadChunks& split, const std::vector
             s.streams.insert(s.streams.begin() + std::ptrdiff_t(pos++), spec);
         }
     }
-    for (size_t j = 0; j < split.chunks.size(); ++j) {
-        const std::string& to = target[j % n];
-        setChunkStream(split.chunks[j], split.chunkStream[j], to);
-        split.chunkStream[j] = to;
-    }
+    const ChainDealer deal = roundRobin(target);
+    for (size_t j = 0; j < split.chunks.size(); ++j)
+        spreadChains(s, split.chunks[j], [&](const std::string& from, int device) {
+            split.chunkStream[j] = deal(from, device);
+            return split.chunkStream[j];
+        });
 }
 
 void reshapeThread(Scenario& s, size_t threadIndex, int chunks, bool chunksChanged, int streams, bool streamsChanged)

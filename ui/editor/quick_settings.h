@@ -4,6 +4,7 @@
 #pragma once
 
 #include "scenario.h"
+#include "stream_spread.h" // isCreatedStream
 
 #include <memory>
 
@@ -58,9 +59,5 @@ struct QuickState {
     QuickSettings baseSettings;
     QuickSettings settings;
 };
-
-// True when the scenario's streams `kind` are created by the program (cudaStreamCreate*): the ones the knobs
-// spread work over.
-bool isCreatedStream(StreamKind kind);
 
 } // namespace streamscope
