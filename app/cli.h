@@ -67,6 +67,8 @@ struct CalibrateArgs {
     std::string output;
     int repeats = 5;
     bool quick = false;
+    int hostProcesses = 5;
+    bool hostCostsOnly = false;
 };
 
 struct RunArgs {

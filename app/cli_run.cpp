@@ -63,6 +63,20 @@ int cmdProfiles()
 
 // ---- calibrate -------------------------------------------------------------------------------------------------
 
+#ifdef STREAMSCOPE_HAVE_CUDA
+namespace {
+
+// This program's own file, to run fresh processes of (Linux: /proc/self/exe); empty where it cannot be told.
+std::string selfExecutable()
+{
+    std::error_code ec;
+    const auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string() : path.string();
+}
+
+} // namespace
+#endif
+
 // Measures a device profile on this machine's GPU; progress lines on stderr, the profile to -o or stdout.
 int cmdCalibrate(const CalibrateArgs& args, const std::string& command)
 {
@@ -71,6 +85,9 @@ int cmdCalibrate(const CalibrateArgs& args, const std::string& command)
     options.device = args.device;
     options.repeats = args.repeats;
     options.quick = args.quick;
+    options.hostProcesses = args.hostProcesses;
+    options.hostCostsOnly = args.hostCostsOnly;
+    options.executable = selfExecutable();
     options.command = command;
     options.toolVersion = STREAMSCOPE_VERSION;
     options.progress = [](const std::string& line) { std::cerr << line << std::endl; };

@@ -118,6 +118,14 @@ int runMain(int argc, char** argv)
         ->capture_default_str()
         ->check(CLI::Range(1, 100));
     calibrateCmd->add_flag("--quick", calibrate.quick, "Fewer calls per repeat and smaller problems (rougher figures)");
+    calibrateCmd
+        ->add_option("--host-processes", calibrate.hostProcesses,
+                     "Measure the host API costs again in this many fresh processes and keep the median over them "
+                     "(launch costs differ from process to process; 0: this process only)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 50));
+    // What each of those processes runs; not for users.
+    calibrateCmd->add_flag("--host-costs-only", calibrate.hostCostsOnly)->group("");
 
     std::string checkPath;
     CLI::App* checkCmd = app.add_subcommand("check", "Evaluate the expectations of the scenario in a trace");

@@ -283,7 +283,11 @@ DeviceProfile Calibrator::run()
     check(kernels::launchFlagKernel(m_flag, 0, 0, m_s), "cudaLaunchKernel (flag)");
     sync();
 
+    const size_t firstHostFigure = m_cal.figures.size();
     hostCosts();
+    if (m_opt.hostCostsOnly)
+        return finish(p, flag);
+    hostCostsInFreshProcesses(firstHostFigure, m_cal.figures.size());
     graphs();
     gpuSpacing();
     latencies();
@@ -291,7 +295,11 @@ DeviceProfile Calibrator::run()
     kernelThroughput();
     cuptiSplit(); // last: nothing untimed runs with CUPTI attached
     deriveFields(p);
+    return finish(p, flag);
+}
 
+DeviceProfile Calibrator::finish(DeviceProfile& p, void* flag)
+{
     for (auto s : m_rr)
         (void)cudaStreamDestroy(s);
     (void)cudaStreamDestroy(m_s);
@@ -301,7 +309,11 @@ DeviceProfile Calibrator::run()
     p.sources = "Measured by " + m_cal.tool + " on " + p.name + " (device " + std::to_string(m_opt.device) + ", driver "
         + (m_cal.driver.empty() ? "unknown" : m_cal.driver) + ", CUDA " + m_cal.cudaDriver + " driver / "
         + m_cal.cudaRuntime + " runtime) on " + m_cal.host + ", " + m_cal.date + "; every figure is " + "the median of "
-        + std::to_string(m_repeats) + " repeats (see \"calibration\").";
+        + std::to_string(m_repeats) + " repeats"
+        + (m_opt.hostProcesses > 0 && !m_opt.executable.empty() && !m_opt.hostCostsOnly
+               ? ", the host API costs the median over " + std::to_string(m_opt.hostProcesses) + " fresh processes"
+               : std::string())
+        + " (see \"calibration\").";
     p.calibration = m_cal;
     return p;
 }

@@ -19,9 +19,15 @@ namespace streamscope {
 struct CalibrationOptions {
     int device = 0;
     int repeats = 5;
-    bool quick = false;      // fewer calls per repeat and smaller problems (tests): the same figures, rougher
-    std::string command;     // the command line, for the provenance
-    std::string toolVersion; // StreamScope's version
+    bool quick = false; // fewer calls per repeat and smaller problems (tests): the same figures, rougher
+    // What an API call costs the host differs from process to process, and every scenario run is a fresh process: the
+    // host costs are measured again in this many fresh processes of `executable` (`streamscope-cli`, run as
+    // `calibrate --host-costs-only`) and each becomes the median over them. 0, or no executable: this process only.
+    int hostProcesses = 5;
+    std::string executable;
+    bool hostCostsOnly = false;                       // measure the host costs only (what such a fresh process does)
+    std::string command;                              // the command line, for the provenance
+    std::string toolVersion;                          // StreamScope's version
     std::function<void(const std::string&)> progress; // one line per figure as it is measured
     const std::atomic<bool>* cancel = nullptr;        // set: stop at the next figure
 };

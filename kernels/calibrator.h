@@ -6,6 +6,7 @@
 //                             provenance), deviceProperties, deriveFields (the profile fields from the figures)
 //   calibrate_benchmarks.cpp  the microbenchmarks: hostCosts, graphs, gpuSpacing, latencies, copies,
 //                             kernelThroughput, cuptiSplit
+//   calibrate_processes.cpp   hostCostsInFreshProcesses: the host costs again in fresh processes
 #pragma once
 
 #include "calibrate.h"
@@ -174,6 +175,9 @@ private:
 
     void deviceProperties(DeviceProfile& p);
     void hostCosts();
+    // The host figures [first, end) of m_cal.figures measured again in m_opt.hostProcesses fresh processes
+    // (calibrate_processes.cpp); each becomes the median over them.
+    void hostCostsInFreshProcesses(size_t firstHostFigure, size_t endHostFigure);
     void graphs();
     void gpuSpacing();
     void latencies();
@@ -181,6 +185,8 @@ private:
     void kernelThroughput();
     void cuptiSplit();
     void deriveFields(DeviceProfile& p);
+    // Releases the streams and the mapped flag; the profile with its provenance.
+    DeviceProfile finish(DeviceProfile& p, void* flag);
 
     CalibrationOptions m_opt;
     int m_repeats;

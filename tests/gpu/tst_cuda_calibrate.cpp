@@ -20,6 +20,8 @@ const Result<DeviceProfile>& calibrated()
         o.repeats = 3;
         o.quick = true;
         o.command = "tst_calibrate";
+        o.hostProcesses = 3;
+        o.executable = STREAMSCOPE_CLI;
         return calibrateDevice(o);
     }();
     return r;
@@ -74,10 +76,33 @@ TEST(Calibrate, ProvenanceRoundTrips)
         EXPECT_GE(f->spread, 0) << key;
         EXPECT_FALSE(f->method.empty()) << key;
     }
+    // The host costs come from fresh processes of streamscope-cli, one repeat each.
+    for (const char* key : {"launch_api_ns", "launch_api_concurrent_ns", "event_record_api_ns", "malloc_api_ns"}) {
+        const CalibrationFigure* f = c.figure(key);
+        ASSERT_NE(f, nullptr) << key;
+        EXPECT_NE(f->method.find("over 3 fresh processes"), std::string::npos) << key << ": " << f->method;
+    }
+    EXPECT_NE(r->sources.find("median over 3 fresh processes"), std::string::npos) << r->sources;
     const auto back = parseDeviceProfile(deviceProfileToJson(*r), "calibrated.json");
     ASSERT_TRUE(back.ok()) << back.error().toString();
     EXPECT_EQ(back->launchApiNs, r->launchApiNs);
     EXPECT_EQ(back->calibration.figures.size(), c.figures.size());
+}
+
+// What each of those processes does: the host costs and nothing after them.
+TEST(Calibrate, HostCostsOnlyMeasuresTheHostCosts)
+{
+    STREAMSCOPE_REQUIRE_GPU();
+    CalibrationOptions o;
+    o.repeats = 2;
+    o.quick = true;
+    o.hostCostsOnly = true;
+    const auto r = calibrateDevice(o);
+    ASSERT_TRUE(r.ok()) << r.error().toString();
+    ASSERT_NE(r->calibration.figure("launch_api_ns"), nullptr);
+    EXPECT_EQ(r->calibration.figure("launch_api_ns")->repeats.size(), 2u);
+    EXPECT_EQ(r->calibration.figure("kernel_spacing_ns"), nullptr);
+    EXPECT_EQ(r->calibration.figure("h2d_pinned_gbps"), nullptr);
 }
 
 } // namespace
