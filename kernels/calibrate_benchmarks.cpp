@@ -47,7 +47,7 @@ void Calibrator::hostCosts()
     const int n = m_calls;
     const std::string perCall = "host steady clock around " + std::to_string(n) + " calls";
     measured(
-        "launch_api_ns", "launch cost into one stream", "ns",
+        "launch_call_ns", "cudaLaunchKernel alone, into one stream", "ns",
         [&] {
             sync();
             const int64_t t0 = nowNs();
@@ -59,7 +59,7 @@ void Calibrator::hostCosts()
         },
         perCall + " of cudaLaunchKernel (empty kernel, <<<1, 1>>>) into one stream, divided by their number");
     measured(
-        "launch_api_round_robin_ns", "launch cost round-robin over 32 streams", "ns",
+        "launch_call_round_robin_ns", "cudaLaunchKernel alone, round-robin over 32 streams", "ns",
         [&] {
             check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
             const int64_t t0 = nowNs();
@@ -72,7 +72,7 @@ void Calibrator::hostCosts()
         perCall + " of cudaLaunchKernel (empty kernel), each into the next of 32 non-blocking streams");
     // Four host threads launching at once, each into its own stream: the driver serializes part of each call.
     measured(
-        "launch_api_concurrent_ns", "launch cost while 4 host threads launch at once", "ns",
+        "launch_call_concurrent_ns", "cudaLaunchKernel alone, 4 host threads at once", "ns",
         [&] {
             constexpr int kThreads = 4;
             check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
@@ -106,6 +106,10 @@ void Calibrator::hostCosts()
         perCall
             + " of cudaLaunchKernel (empty kernel) in each of 4 host threads at once, each into its own "
               "non-blocking stream, divided by their number (the median thread)");
+
+    // The launch figures the simulator uses: the same launches issued as a scenario run issues them
+    // (calibrate_runner.cpp).
+    runnerLaunchCosts();
 
     cudaEvent_t ev = nullptr;
     check(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "cudaEventCreateWithFlags");

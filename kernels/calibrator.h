@@ -7,6 +7,7 @@
 //   calibrate_benchmarks.cpp  the microbenchmarks: hostCosts, graphs, gpuSpacing, latencies, copies,
 //                             kernelThroughput, cuptiSplit
 //   calibrate_processes.cpp   hostCostsInFreshProcesses: the host costs again in fresh processes
+//   calibrate_runner.cpp      runnerLaunchCosts: the launch costs as scenario runs issue them
 #pragma once
 
 #include "calibrate.h"
@@ -175,6 +176,10 @@ private:
 
     void deviceProperties(DeviceProfile& p);
     void hostCosts();
+    // launch_api_ns, launch_api_round_robin_ns and launch_api_concurrent_ns from scenarios run through the Runner
+    // and the CUDA backend with no timing (calibrate_runner.cpp); runnerLaunchCost: one repeat per iteration.
+    void runnerLaunchCosts();
+    std::vector<double> runnerLaunchCost(int threads, int streams);
     // The host figures [first, end) of m_cal.figures measured again in m_opt.hostProcesses fresh processes
     // (calibrate_processes.cpp); each becomes the median over them.
     void hostCostsInFreshProcesses(size_t firstHostFigure, size_t endHostFigure);

@@ -1,0 +1,117 @@
+// Launch costs as StreamScope's runs issue them (Calibrator::runnerLaunchCosts, calibrator.h). The bare loops of
+// hostCosts time cudaLaunchKernel alone; a scenario run issues each launch through the Runner and the CUDA backend,
+// which look the op up, take its stream's lock, stamp the host clock and keep a record around every call. On the
+// H200 machines a bare loop issued empty launches at 3.7 µs each where StreamScope's untimed runs of 1000 of them took
+// 3.8-5.4 ms (tests/data/h200/experiments/). So the launch figures the simulator uses come from scenarios run
+// through the same Runner and backend with no timing at all: 1 thread into one stream, 1 thread round robin over 32
+// streams, 4 threads at once each into its own stream — the host clock from the start of a thread's first launch
+// call to the end of its last, divided by the launches, per iteration (the median thread for 4 threads).
+#include "calibrator.h"
+
+#include "cuda_backend.h"
+#include "runner.h"
+#include "scenario_json.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace streamscope::calibrate {
+
+namespace {
+
+// `threads` host threads, each issuing `perRepeat` empty <<<1, 32>>> launches round robin over its own `streams`
+// non-blocking streams, `repeat` times (the Runner syncs the device after each iteration); one warm-up and
+// `iterations` measured iterations.
+std::string launchScenario(int device, int threads, int streams, int perRepeat, int repeat, int iterations)
+{
+    nlohmann::ordered_json s;
+    s["format"] = "streamscope-scenario";
+    s["version"] = 1;
+    s["id"] = "calibrate-launches";
+    s["devices"] = nlohmann::ordered_json::array({{{"index", device}}});
+    s["streams"] = nlohmann::ordered_json::array();
+    s["threads"] = nlohmann::ordered_json::array();
+    for (int t = 0; t < threads; ++t) {
+        nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+        for (int k = 0; k < perRepeat; ++k) {
+            const std::string stream = "t" + std::to_string(t) + "s" + std::to_string(k % streams);
+            ops.push_back(
+                {{"op", "kernel"}, {"name", "e"}, {"stream", stream}, {"kernel", "empty"}, {"grid", 1}, {"block", 32}});
+        }
+        for (int k = 0; k < streams; ++k)
+            s["streams"].push_back({{"name", "t" + std::to_string(t) + "s" + std::to_string(k)},
+                                    {"device", device},
+                                    {"kind", "non-blocking"}});
+        s["threads"].push_back({{"name", "t" + std::to_string(t)}, {"repeat", repeat}, {"ops", ops}});
+    }
+    s["run"] = {{"warmup", 1}, {"iterations", iterations}};
+    return s.dump();
+}
+
+} // namespace
+
+std::vector<double> Calibrator::runnerLaunchCost(int threads, int streams)
+{
+    const int perRepeat = streams;
+    const int repeat = std::max(1, m_calls / perRepeat);
+    const int launches = perRepeat * repeat;
+    auto parsed = parseScenario(launchScenario(m_opt.device, threads, streams, perRepeat, repeat, m_repeats),
+                                "<calibration launches>");
+    if (!parsed)
+        throw CudaFailure{"calibration scenario: " + parsed.error().toString()};
+    CudaBackendOptions options;
+    options.timeOps = false; // no events, no CUPTI: what an untimed iteration issues
+    options.measureUntimed = false;
+    auto backend = makeCudaBackend(options);
+    RunOptions run;
+    run.cancel = m_opt.cancel;
+    RunOutcome out = runScenario(parsed->scenario, *backend, run);
+    if (!out.status)
+        throw CudaFailure{"calibration scenario run: " + out.status.error().toString()};
+    // Per (iteration, thread): the first launch call's start and the last one's end.
+    std::map<std::pair<int, int>, std::pair<int64_t, int64_t>> window;
+    const Trace& t = out.trace;
+    for (uint32_t i = 0; i < t.spanCount(); ++i) {
+        if (t.spans.kind[i] != SpanKind::ApiCall || t.spanName(i) != "cudaLaunchKernel")
+            continue;
+        auto [it, fresh] =
+            window.try_emplace({t.spans.iteration[i], t.spans.thread[i]}, t.spans.start[i], t.spans.end[i]);
+        if (!fresh) {
+            it->second.first = std::min(it->second.first, t.spans.start[i]);
+            it->second.second = std::max(it->second.second, t.spans.end[i]);
+        }
+    }
+    std::map<int, std::vector<double>> perIteration;
+    for (const auto& [key, w] : window)
+        perIteration[key.first].push_back(double(w.second - w.first) / launches);
+    std::vector<double> values;
+    for (auto& [iteration, perThread] : perIteration)
+        values.push_back(median(perThread));
+    if (int(values.size()) != m_repeats)
+        throw CudaFailure{"calibration scenario run: " + std::to_string(values.size()) + " iterations measured, not "
+                          + std::to_string(m_repeats)};
+    return values;
+}
+
+void Calibrator::runnerLaunchCosts()
+{
+    const std::string how = " through StreamScope's Runner and CUDA backend with no timing (the path of a scenario "
+                            "run's untimed iterations): host clock from the start of a thread's first "
+                            "cudaLaunchKernel to the end of its last, divided by the "
+        + std::to_string(m_calls) + " launches of an empty <<<1, 32>>> kernel";
+    if (m_opt.cancel && m_opt.cancel->load())
+        throw Cancelled{};
+    figure("launch_api_ns", "launch cost into one stream, as runs issue it", "ns", runnerLaunchCost(1, 1),
+           "one thread into one non-blocking stream," + how);
+    figure("launch_api_round_robin_ns", "launch cost round-robin over 32 streams, as runs issue it", "ns",
+           runnerLaunchCost(1, 32), "one thread, each launch into the next of 32 non-blocking streams," + how);
+    figure("launch_api_concurrent_ns", "launch cost while 4 host threads launch at once, as runs issue it", "ns",
+           runnerLaunchCost(4, 1),
+           "4 threads at once, each into its own non-blocking stream (the median thread)," + how);
+}
+
+} // namespace streamscope::calibrate
