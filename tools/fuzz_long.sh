@@ -8,7 +8,8 @@
 #
 # Environment: FUZZ_BIN (the harnesses; default build-fuzz/tests/fuzz, CMake preset fuzz), MAX_LEN (default 262144,
 # as in ctest), CORPUS (default OUTDIR/corpus: give an earlier run's to continue it), WORKERS_<name> (workers of one
-# harness, e.g. WORKERS_scenario=5; default: the cores shared out, at least 1 each).
+# harness, e.g. WORKERS_scenario=5; 0 leaves the harness out of the run; default: the cores shared out, at least 1
+# each).
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -32,6 +33,7 @@ for n in "${names[@]}"; do
     [ -x "$FUZZ_BIN/fuzz_$n" ] || { echo "missing $FUZZ_BIN/fuzz_$n" >&2; exit 2; }
     var="WORKERS_$n"
     workers="${!var:-$share}"
+    ((workers > 0)) || continue
     dict=(-dict="$ROOT/tests/fuzz/json.dict")
     [[ $n == nsys || $n == csv ]] && dict=()
     dirs=()
@@ -49,6 +51,7 @@ echo "| harness | workers | seconds | executions | corpus | findings |"
 echo "|---|---:|---:|---:|---:|---:|"
 for n in "${names[@]}"; do
     var="WORKERS_$n"
+    ((${!var:-$share} > 0)) || continue
     execs=$(cat "$OUTDIR/$n"/fuzz-*.log 2>/dev/null | awk '/stat::number_of_executed_units/ {s += $2} END {print s + 0}')
     art=$(find "$OUTDIR/$n/artifacts" -type f | wc -l)
     found=$((found + art))
