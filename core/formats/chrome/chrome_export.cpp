@@ -50,25 +50,48 @@ void appendMicros(std::string& out, uint64_t v)
     out += char('0' + frac % 10);
 }
 
-// A span's "dur" that viewers, which add "ts" and "dur" as doubles, turn into its end exactly. Where the three
-// decimals add up to a hair past it, a span that starts there (the next call, the next kernel in the stream) seems
-// to start inside this one, and Chrome DevTools leaves it out; then the double next to them that adds up exactly
-// is written, in full ("2246.9619999999995"), which still reads back as the same nanoseconds (three decimals, a
-// fourth rounds; Perfetto rounds to ns). Only within 2^42 ns (73 minutes) of the origin, where doubles of
-// microseconds resolve a millionth of one.
-void appendDuration(std::string& out, uint64_t start, uint64_t end)
+// A span's "dur" that viewers turn into its end exactly. Chrome DevTools and Perfetto add "ts" and "dur" as doubles;
+// speedscope first subtracts the earliest "ts" of the thread (`rowStart` here) from every "ts" and then adds "dur".
+// Where the three decimals add up to a hair past the end in either, a span that starts there (the next call, the next
+// kernel in the stream) seems to start inside this one: Chrome DevTools leaves it out, speedscope ends the wrong
+// frame. Then the double near them that adds up exactly in both (or, failing that, in the first) is written, in full
+// ("2246.9619999999995"), which still reads back as the same nanoseconds (three decimals, a fourth rounds; Perfetto
+// rounds to ns). Only within 2^42 ns (73 minutes) of the origin, where doubles of microseconds resolve a millionth of
+// one.
+void appendDuration(std::string& out, uint64_t start, uint64_t end, uint64_t rowStart)
 {
-    if (end < (uint64_t(1) << 42)) {
-        const double ts = double(start) / 1000, until = double(end) / 1000;
-        if (ts + double(end - start) / 1000 != until) {
-            const double guess = until - ts;
-            for (const double dur : {guess, std::nextafter(guess, 0.0), std::nextafter(guess, until)}) {
-                if (ts + dur == until) {
-                    char buf[40];
-                    const auto r = std::to_chars(buf, buf + sizeof buf, dur, std::chars_format::fixed);
-                    out.append(buf, r.ptr);
-                    return;
+    if (end < (uint64_t(1) << 42) && rowStart <= start) {
+        const double ts = double(start) / 1000, until = double(end) / 1000, base = double(rowStart) / 1000;
+        const auto chromeExact = [&](double dur) { return ts + dur == until; };
+        const auto speedscopeExact = [&](double dur) { return (ts - base) + dur == until - base; };
+        const double decimals = double(end - start) / 1000;
+        if (!chromeExact(decimals) || !speedscopeExact(decimals)) {
+            // The difference and the doubles next to it, nearest first.
+            std::vector<double> candidates{until - ts};
+            double down = until - ts, up = until - ts;
+            for (int k = 0; k < 4; ++k) {
+                down = std::nextafter(down, 0.0);
+                up = std::nextafter(up, until);
+                candidates.push_back(down);
+                candidates.push_back(up);
+            }
+            const double* pick = nullptr;
+            for (const double& dur : candidates)
+                if (chromeExact(dur) && speedscopeExact(dur)) {
+                    pick = &dur;
+                    break;
                 }
+            if (!pick && !chromeExact(decimals))
+                for (const double& dur : candidates)
+                    if (chromeExact(dur)) {
+                        pick = &dur;
+                        break;
+                    }
+            if (pick) {
+                char buf[40];
+                const auto r = std::to_chars(buf, buf + sizeof buf, *pick, std::chars_format::fixed);
+                out.append(buf, r.ptr);
+                return;
             }
         }
     }
@@ -226,7 +249,9 @@ void appendSpan(std::string& out, bool& first, const Trace& t, size_t i, int64_t
     out += "{\"ph\":\"X\",\"ts\":";
     appendMicros(out, uint64_t(s.start[i]) - uint64_t(origin));
     out += ",\"dur\":";
-    appendDuration(out, uint64_t(s.start[i]) - uint64_t(origin), uint64_t(s.end[i]) - uint64_t(origin));
+    // speedscope's thread: this track; the first span of a finalized track starts earliest.
+    appendDuration(out, uint64_t(s.start[i]) - uint64_t(origin), uint64_t(s.end[i]) - uint64_t(origin),
+                   uint64_t(s.start[t.trackBegin(tr)]) - uint64_t(origin));
     out += ",\"pid\":";
     appendInt(out, exportPid(track));
     out += ",\"tid\":";
