@@ -6,6 +6,7 @@
 #include "lesson_gallery.h"
 #include "main_window.h"
 #include "run_controller.h"
+#include "theme.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -87,6 +88,9 @@ void addOptions(QCommandLineParser& parser)
         {QStringLiteral("backend"), QStringLiteral("auto (GPU when usable), sim or gpu"), QStringLiteral("b"),
          QStringLiteral("auto")},
         {QStringLiteral("profile"), QStringLiteral("Simulator device profile"), QStringLiteral("id")},
+        {QStringLiteral("theme"),
+         QStringLiteral("light, dark or system, for this start (default: the View > Theme setting)"),
+         QStringLiteral("theme")},
         screenshot,
         quit,
     });
@@ -208,12 +212,23 @@ int main(int argc, char** argv)
         || !parseSize(parser, heightOption, exportMode ? 900 : 0, &height, &error))
         return fail(error, kExitBadInput);
 
+    std::optional<ss::ThemeChoice> theme = ss::savedThemeChoice();
+    if (parser.isSet(QStringLiteral("theme"))) {
+        theme = ss::parseThemeChoice(parser.value(QStringLiteral("theme")));
+        if (!theme)
+            return fail(QStringLiteral("--theme must be light, dark or system, got \"%1\"")
+                            .arg(parser.value(QStringLiteral("theme"))),
+                        kExitBadInput);
+    }
+
     if (exportMode) {
         if (file.isEmpty())
             return fail(QStringLiteral("--export needs a scenario, trace or lesson to render"), kExitBadInput);
         return exportHeadless(file, parser.value(exportOption), variant, profile, QSize(width, height));
     }
 
+    // Before the window exists, so that it is built in the theme's palette. Images keep their own (light) theme.
+    ss::applyThemeChoice(*theme);
     ss::MainWindow window;
     if (!profile.isEmpty())
         window.runController()->setProfileId(profile);

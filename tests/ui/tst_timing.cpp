@@ -10,6 +10,7 @@
 #include "run_controller.h"
 #include "run_info_panel.h"
 #include "span_inspector.h"
+#include "theme.h"
 #include "timeline_plottable.h"
 #include "timeline_view.h"
 #include "timing_text.h"
@@ -149,32 +150,6 @@ QString readAll(const QString& path)
 {
     QFile f(path);
     return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()).trimmed() : QString();
-}
-
-// WCAG contrast ratio of two colours.
-double contrast(const QColor& a, const QColor& b)
-{
-    auto lum = [](const QColor& c) {
-        auto ch = [](double v) { return v <= 0.03928 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
-        return 0.2126 * ch(c.redF()) + 0.7152 * ch(c.greenF()) + 0.0722 * ch(c.blueF());
-    };
-    const double la = lum(a), lb = lum(b);
-    return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
-}
-
-QPalette darkPalette()
-{
-    QPalette p;
-    p.setColor(QPalette::Window, QColor(0x2b, 0x2b, 0x2b));
-    p.setColor(QPalette::WindowText, QColor(0xe6, 0xe6, 0xe6));
-    p.setColor(QPalette::Base, QColor(0x1e, 0x1e, 0x1e));
-    p.setColor(QPalette::AlternateBase, QColor(0x26, 0x26, 0x26));
-    p.setColor(QPalette::Text, QColor(0xe6, 0xe6, 0xe6));
-    p.setColor(QPalette::Button, QColor(0x35, 0x35, 0x35));
-    p.setColor(QPalette::ButtonText, QColor(0xe6, 0xe6, 0xe6));
-    p.setColor(QPalette::Highlight, QColor(0x2f, 0x65, 0xca));
-    p.setColor(QPalette::HighlightedText, Qt::white);
-    return p;
 }
 
 // With STREAMSCOPE_TIMING_SCREENSHOTS set: a picture of the widget there.
@@ -430,7 +405,7 @@ private Q_SLOTS:
             QVERIFY(shown.wait(10000));
             for (NoticeBar* bar : {w->timingWarningBar(), w->timingInfoBar()}) {
                 QVERIFY(bar->isVisible());
-                const double c = contrast(bar->textColor(), bar->backgroundColor());
+                const double c = contrastRatio(bar->textColor(), bar->backgroundColor());
                 QVERIFY2(c >= 4.5, qPrintable(QStringLiteral("%1: contrast %2").arg(bar->objectName()).arg(c)));
                 // Dark text on a light window, light text on a dark one.
                 QCOMPARE(bar->backgroundColor().lightness() < 128, dark);

@@ -5,6 +5,7 @@
 
 #include "device_profile.h"
 #include "format.h"
+#include "theme.h"
 
 #include <QAbstractButton>
 #include <QCheckBox>
@@ -26,8 +27,11 @@ namespace streamscope {
 
 namespace {
 
-const QString kErrorStyle = QStringLiteral("color:#c62828;");
-const QString kWarningStyle = QStringLiteral("color:#9a6700;");
+QString messageStyle(const QWidget* widget, bool error)
+{
+    const Theme& theme = Theme::of(widget);
+    return QStringLiteral("color:%1;").arg((error ? theme.fail : theme.warning).name());
+}
 
 bool matchesField(const QString& issueField, const QString& key)
 {
@@ -98,7 +102,7 @@ void PropertyEditor::refresh()
             f.load();
     // Validation messages: under their field, or above the form.
     QStringList general;
-    QString generalStyle = kWarningStyle;
+    bool generalError = false;
     for (Field& f : m_fields) {
         f.message->clear();
         f.message->hide();
@@ -114,18 +118,24 @@ void PropertyEditor::refresh()
             if (target) {
                 target->message->setText(
                     target->message->text().isEmpty() ? text : target->message->text() + QLatin1Char('\n') + text);
-                target->message->setStyleSheet(error ? kErrorStyle : kWarningStyle);
+                target->message->setStyleSheet(messageStyle(this, error));
                 target->message->show();
             } else {
                 general << text + (issue.field.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(issue.path));
-                if (error)
-                    generalStyle = kErrorStyle;
+                generalError = generalError || error;
             }
         }
     }
     m_itemMessage->setText(general.join(QLatin1Char('\n')));
-    m_itemMessage->setStyleSheet(generalStyle);
+    m_itemMessage->setStyleSheet(messageStyle(this, generalError));
     m_itemMessage->setVisible(!general.isEmpty());
+}
+
+void PropertyEditor::changeEvent(QEvent* event)
+{
+    QWidget::changeEvent(event);
+    if (isThemeChange(event))
+        refresh();
 }
 
 void PropertyEditor::rebuild()

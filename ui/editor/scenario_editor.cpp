@@ -3,8 +3,10 @@
 #include "format.h"
 #include "property_editor.h"
 #include "quick_controls.h"
+#include "theme.h"
 
 #include <QAction>
+#include <QEvent>
 #include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -248,13 +250,20 @@ QString ScenarioEditor::noticeText() const
 void ScenarioEditor::applyNoticeColors()
 {
     // The info tint of the window's notices (notice_bar.cpp), light or dark with the palette.
-    const bool dark = palette().color(QPalette::Window).lightness() < 128;
-    const QColor background = dark ? QColor(0x17, 0x30, 0x4a) : QColor(0xe8, 0xf1, 0xfb);
-    const QColor border = dark ? QColor(0x3a, 0x66, 0x94) : QColor(0x9d, 0xbd, 0xe0);
-    const QColor text = dark ? QColor(0xd4, 0xe7, 0xfb) : QColor(0x12, 0x3a, 0x63);
+    const ThemeBox& box = Theme::of(this).notice;
     m_embeddedNote->setStyleSheet(QStringLiteral("#embeddedScenarioNote { background:%1; border:1px solid %2; } "
                                                  "#embeddedScenarioNote QLabel { color:%3; }")
-                                      .arg(background.name(), border.name(), text.name()));
+                                      .arg(box.background.name(), box.border.name(), box.text.name()));
+}
+
+void ScenarioEditor::changeEvent(QEvent* event)
+{
+    QWidget::changeEvent(event);
+    if (!isThemeChange(event))
+        return;
+    if (m_mode == Mode::EmbeddedInTrace)
+        applyNoticeColors();
+    updateStatus();
 }
 
 ScenarioItemRef ScenarioEditor::currentItem() const
@@ -323,21 +332,23 @@ void ScenarioEditor::updateStatus()
     int errors = 0, warnings = 0;
     for (const auto& i : issues)
         (i.severity == ScenarioIssue::Severity::Error ? errors : warnings) += 1;
+    const Theme& theme = Theme::of(this);
     if (issues.empty()) {
-        m_status->setText(QStringLiteral("<span style='color:#1b7f3b'>✔ The scenario is valid.</span>"));
+        m_status->setText(
+            QStringLiteral("<span style='color:%1'>✔ The scenario is valid.</span>").arg(theme.pass.name()));
         return;
     }
     // The first problem, linked to its item.
     const ScenarioIssue& first = issues.front();
-    const QString color =
-        first.severity == ScenarioIssue::Severity::Error ? QStringLiteral("#c62828") : QStringLiteral("#9a6700");
+    const QString color = (first.severity == ScenarioIssue::Severity::Error ? theme.fail : theme.warning).name();
     const QString where = first.path.isEmpty() ? QStringLiteral("scenario") : first.path;
     QString text =
         QStringLiteral("<span style='color:%1'>%2 <a href='%3'>%4</a>: %5</span>")
             .arg(color, first.severity == ScenarioIssue::Severity::Error ? QStringLiteral("✖") : QStringLiteral("⚠"),
                  first.path.toHtmlEscaped(), where.toHtmlEscaped(), first.message.toHtmlEscaped());
     if (issues.size() > 1)
-        text += QStringLiteral(" <span style='color:#777'>(%1 errors, %2 warnings in all)</span>")
+        text += QStringLiteral(" <span style='color:%1'>(%2 errors, %3 warnings in all)</span>")
+                    .arg(theme.faint.name())
                     .arg(errors)
                     .arg(warnings);
     m_status->setText(text);

@@ -59,6 +59,9 @@ Q_SIGNALS:
     // "Edit a copy" was clicked on a scenario embedded in a trace.
     void editCopyRequested();
 
+protected:
+    void changeEvent(QEvent* event) override; // a new palette: the theme's colours
+
 private:
     void updateActions();
     void updateStatus();

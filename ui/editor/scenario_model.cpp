@@ -60,19 +60,22 @@ SpanKind spanKindOfOp(const Op& op)
 
 QIcon opIcon(const Op& op)
 {
-    static QIcon icons[kSpanKindCount];
+    // The kind's colour in the application's theme, as the timeline draws it.
+    static QIcon icons[2][kSpanKindCount];
+    const Theme& theme = Theme::current();
     const int k = int(spanKindOfOp(op));
-    if (icons[k].isNull()) {
+    QIcon& icon = icons[theme.isDark ? 1 : 0][k];
+    if (icon.isNull()) {
         QPixmap pm(16, 16);
         pm.fill(Qt::transparent);
         QPainter p(&pm);
-        p.setPen(spanKindColor(SpanKind(k)).darker(130));
-        p.setBrush(spanKindColor(SpanKind(k)));
+        p.setPen(theme.spanKind(SpanKind(k)).darker(130));
+        p.setBrush(theme.spanKind(SpanKind(k)));
         p.drawRect(QRect(3, 4, 10, 8));
         p.end();
-        icons[k] = QIcon(pm);
+        icon = QIcon(pm);
     }
-    return icons[k];
+    return icon;
 }
 
 QString streamKindText(const StreamSpec& st)

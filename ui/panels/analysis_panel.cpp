@@ -2,9 +2,12 @@
 
 #include "format.h"
 #include "span_names.h"
+#include "theme.h"
 
+#include <QEvent>
 #include <QScrollBar>
 #include <QTextBrowser>
+#include <QTextDocument>
 #include <QUrl>
 #include <QVBoxLayout>
 
@@ -22,10 +25,10 @@ QString esc(const QString& s)
 
 QString row(const QString& label, const QString& value, const QString& hint = {})
 {
-    QString r = QStringLiteral("<tr><td style='color:#555; padding-right:10px'>") + esc(label)
+    QString r = QStringLiteral("<tr><td class='muted' style='padding-right:10px'>") + esc(label)
         + QStringLiteral("</td><td><b>") + esc(value) + QStringLiteral("</b>");
     if (!hint.isEmpty())
-        r += QStringLiteral(" <span style='color:#777'>") + esc(hint) + QStringLiteral("</span>");
+        r += QStringLiteral(" <span class='faint'>") + esc(hint) + QStringLiteral("</span>");
     return r + QStringLiteral("</td></tr>");
 }
 
@@ -41,7 +44,7 @@ QString analysisHtml(const AnalyzedTrace* at, const QString& lessonTitle, const 
     if (!title.isEmpty())
         h += QStringLiteral("<h3 style='margin-bottom:4px'>") + esc(title) + QStringLiteral("</h3>");
     if (!variantText.isEmpty())
-        h += QStringLiteral("<p style='margin-top:0; background:#fff4d6'>") + esc(variantText) + QStringLiteral("</p>");
+        h += QStringLiteral("<p class='note' style='margin-top:0'>") + esc(variantText) + QStringLiteral("</p>");
     auto addLessonText = [&] {
         if (!text.isEmpty())
             h += QStringLiteral("<h4 style='margin-bottom:2px'>What to look for</h4><p style='margin-top:0'>")
@@ -49,27 +52,26 @@ QString analysisHtml(const AnalyzedTrace* at, const QString& lessonTitle, const 
     };
     if (!a) {
         addLessonText();
-        h += QStringLiteral("<p style='color:#777'>Run the scenario to see its checks and metrics.</p>");
+        h += QStringLiteral("<p class='faint'>Run the scenario to see its checks and metrics.</p>");
         return h;
     }
 
     // The checks first: they are the lesson's verdict on this run.
     h += QStringLiteral("<h4 style='margin-bottom:4px'>Checks</h4>");
     if (a->checks.empty()) {
-        h += QStringLiteral("<p style='color:#777'>") + esc(a->note) + QStringLiteral("</p>");
+        h += QStringLiteral("<p class='faint'>") + esc(a->note) + QStringLiteral("</p>");
     } else {
         h += QStringLiteral("<table cellspacing='0' cellpadding='3' width='100%'>");
         for (const CheckResult& c : a->checks) {
             const bool pass = c.passed && c.error.empty();
-            const QString badge = pass ? QStringLiteral("<b style='color:#1b7f3b'>✔&nbsp;PASS</b>")
-                                       : QStringLiteral("<b style='color:#c62828'>✖&nbsp;FAIL</b>");
+            const QString badge = pass ? QStringLiteral("<b class='pass'>✔&nbsp;PASS</b>")
+                                       : QStringLiteral("<b class='fail'>✖&nbsp;FAIL</b>");
             QString detail = esc(qs(c.description));
             if (!c.error.empty())
-                detail +=
-                    QStringLiteral("<br><span style='color:#c62828'>") + esc(qs(c.error)) + QStringLiteral("</span>");
+                detail += QStringLiteral("<br><span class='fail'>") + esc(qs(c.error)) + QStringLiteral("</span>");
             if (!c.expectation.why.empty())
-                detail += QStringLiteral("<br><span style='color:#555'>") + esc(qs(c.expectation.why))
-                    + QStringLiteral("</span>");
+                detail +=
+                    QStringLiteral("<br><span class='muted'>") + esc(qs(c.expectation.why)) + QStringLiteral("</span>");
             h += QStringLiteral("<tr><td valign='top' nowrap>") + badge + QStringLiteral("</td><td>") + detail
                 + QStringLiteral("</td></tr>");
         }
@@ -84,15 +86,14 @@ QString analysisHtml(const AnalyzedTrace* at, const QString& lessonTitle, const 
         const DiagnosticRule* rule = findDiagnosticRule(a->effect.toStdString());
         h += QStringLiteral("<h4 style='margin-bottom:4px'>What this run shows</h4>");
         if (effect) {
-            h +=
-                QStringLiteral("<table cellspacing='0' cellpadding='4' width='100%' style='background:#e8f3ea'><tr><td>"
-                               "<b style='color:#1b7f3b'>✔&nbsp;")
+            h += QStringLiteral("<table cellspacing='0' cellpadding='4' width='100%' class='effect'><tr><td>"
+                                "<b class='pass'>✔&nbsp;")
                 + esc(rule ? qs(rule->title) : a->effect) + QStringLiteral("</b><br>") + esc(qs(effect->message));
             if (!effect->spans.empty())
                 h += QStringLiteral(" <a href='span:%1'>show</a>").arg(effect->spans.front());
             h += QStringLiteral("</td></tr></table>");
         } else {
-            h += QStringLiteral("<p style='margin-top:0; color:#9a6700'>✖ The effect this lesson teaches (")
+            h += QStringLiteral("<p class='warning' style='margin-top:0'>✖ The effect this lesson teaches (")
                 + esc(rule ? qs(rule->title) : a->effect)
                 + QStringLiteral(") does not show in this run: the analysis does not find it.</p>");
         }
@@ -107,16 +108,15 @@ QString analysisHtml(const AnalyzedTrace* at, const QString& lessonTitle, const 
             if (&d == effect)
                 continue;
             const QString sev = qs(d.severity);
-            const QString colour = sev == QLatin1String("error") ? QStringLiteral("#c62828")
-                : sev == QLatin1String("warning")                ? QStringLiteral("#9a6700")
-                                                                 : QStringLiteral("#1f5fa8");
+            const QString tone = sev == QLatin1String("error") ? QStringLiteral("fail")
+                : sev == QLatin1String("warning")              ? QStringLiteral("warning")
+                                                               : QStringLiteral("info");
             QString line = esc(qs(d.message));
             if (const DiagnosticRule* rule = findDiagnosticRule(d.rule); rule && !rule->fix.empty())
-                line +=
-                    QStringLiteral("<br><span style='color:#555'>") + esc(qs(rule->fix)) + QStringLiteral("</span>");
+                line += QStringLiteral("<br><span class='muted'>") + esc(qs(rule->fix)) + QStringLiteral("</span>");
             if (!d.spans.empty())
                 line += QStringLiteral(" <a href='span:%1'>show</a>").arg(d.spans.front());
-            h += QStringLiteral("<tr><td valign='top' style='color:") + colour + QStringLiteral("'>")
+            h += QStringLiteral("<tr><td valign='top' class='") + tone + QStringLiteral("'>")
                 + (sev == QLatin1String("info") ? QStringLiteral("ℹ") : QStringLiteral("⚠"))
                 + QStringLiteral("</td><td>") + line + QStringLiteral("</td></tr>");
         }
@@ -143,7 +143,7 @@ QString analysisHtml(const AnalyzedTrace* at, const QString& lessonTitle, const 
         }
         h += QStringLiteral("<h4 style='margin-bottom:4px'>Critical path</h4><p style='margin:0 0 4px 0'>")
             + esc(summary)
-            + QStringLiteral("</p><table cellspacing='0' cellpadding='1'><tr style='color:#555'><td>part</td>"
+            + QStringLiteral("</p><table cellspacing='0' cellpadding='1'><tr class='muted'><td>part</td>"
                              "<td>released by</td><td align='right'>adds</td><td align='right'>idle before</td></tr>");
         // Long paths: the parts that contribute most, in time order.
         constexpr size_t kShown = 25;
@@ -162,7 +162,7 @@ QString analysisHtml(const AnalyzedTrace* at, const QString& lessonTitle, const 
             const CriticalPathSegment& seg = path.segments[i];
             const QString track = t && seg.track < t->tracks.size() ? qs(t->tracks[seg.track].name) : QString();
             h += QStringLiteral("<tr><td><a href='span:%1'>").arg(seg.span) + esc(qs(shortSpanName(seg.name)))
-                + QStringLiteral("</a> <span style='color:#777'>") + esc(track) + QStringLiteral("</span></td><td>")
+                + QStringLiteral("</a> <span class='faint'>") + esc(track) + QStringLiteral("</span></td><td>")
                 + esc(qs(i == 0  ? std::string("start")
                              : t ? describeRelease(*t, path, i)
                                  : "after " + std::string(toString(seg.reason))))
@@ -173,7 +173,7 @@ QString analysisHtml(const AnalyzedTrace* at, const QString& lessonTitle, const 
         }
         h += QStringLiteral("</table>");
         if (path.segments.size() > kShown)
-            h += QStringLiteral("<p style='margin-top:2px; color:#777'>The %1 parts that add most, of %2.</p>")
+            h += QStringLiteral("<p class='faint' style='margin-top:2px'>The %1 parts that add most, of %2.</p>")
                      .arg(kShown)
                      .arg(path.segments.size());
     }
@@ -191,7 +191,7 @@ QString analysisHtml(const AnalyzedTrace* at, const QString& lessonTitle, const 
     h += QStringLiteral("</table>");
     if (!m.streams.empty()) {
         h += QStringLiteral("<h4 style='margin-bottom:4px'>Streams</h4><table cellspacing='0' cellpadding='2'>"
-                            "<tr style='color:#555'><td>stream</td><td>GPU</td><td align='right'>busy</td>"
+                            "<tr class='muted'><td>stream</td><td>GPU</td><td align='right'>busy</td>"
                             "<td align='right'>of makespan</td><td align='right'>ops</td></tr>");
         for (const StreamMetrics& s : m.streams) {
             const double share = m.makespanNs > 0 ? 100.0 * double(s.busyNs) / double(m.makespanNs) : 0.0;
@@ -257,8 +257,16 @@ void AnalysisPanel::refresh()
 {
     // Live re-simulation refreshes this often: keep the reader's place.
     const int scroll = m_browser->verticalScrollBar()->value();
+    m_browser->document()->setDefaultStyleSheet(Theme::of(this).richTextStyleSheet());
     m_browser->setHtml(html());
     m_browser->verticalScrollBar()->setValue(scroll);
+}
+
+void AnalysisPanel::changeEvent(QEvent* event)
+{
+    QWidget::changeEvent(event);
+    if (isThemeChange(event))
+        refresh();
 }
 
 } // namespace streamscope

@@ -12,7 +12,8 @@ class QTextBrowser;
 
 namespace streamscope {
 
-// The panel's content as HTML (exposed for tests).
+// The panel's content as HTML (exposed for tests). Its colours are classes of the theme's rich-text style sheet
+// (Theme::richTextStyleSheet): muted, faint, pass, fail, warning, info, note, effect.
 // `variantText`: what the lesson's variant that is open changes (empty: none).
 QString analysisHtml(const AnalyzedTrace* trace, const QString& lessonTitle, const QString& lessonText,
                      const QString& variantText = {});
@@ -33,6 +34,9 @@ public:
 Q_SIGNALS:
     // A diagnostic's "show" link: the first span it names.
     void spanActivated(int span);
+
+protected:
+    void changeEvent(QEvent* event) override; // a new palette: the theme's colours
 
 private:
     void refresh();

@@ -1,6 +1,7 @@
 #include "notice_bar.h"
 
-#include <QApplication>
+#include "theme.h"
+
 #include <QEvent>
 #include <QFontMetrics>
 #include <QHBoxLayout>
@@ -55,6 +56,8 @@ NoticeBar::NoticeBar(Tone tone, QWidget* parent)
     m_title->setContentsMargins(0, pad, 0, pad);
     m_body->setContentsMargins(0, pad, 0, pad);
     applyColors();
+    // A style sheet colours the bar, so that no PaletteChange comes when the application's palette changes.
+    onApplicationPaletteChange(this, [this] { applyColors(&Theme::current()); });
     hide();
 }
 
@@ -129,24 +132,18 @@ bool NoticeBar::eventFilter(QObject* watched, QEvent* event)
 void NoticeBar::changeEvent(QEvent* event)
 {
     QFrame::changeEvent(event);
-    if (!m_applying && (event->type() == QEvent::PaletteChange || event->type() == QEvent::ParentChange))
+    if (!m_applying && (isThemeChange(event) || event->type() == QEvent::ParentChange))
         applyColors();
 }
 
-void NoticeBar::applyColors()
+void NoticeBar::applyColors(const Theme* given)
 {
     // Light or dark from the window's palette (not our own, which the style sheet below sets).
-    const QPalette base = parentWidget() ? parentWidget()->palette() : QApplication::palette();
-    const bool dark = base.color(QPalette::Window).lightness() < 128;
-    if (m_tone == Tone::Warning) {
-        m_background = dark ? QColor(0x4a, 0x3a, 0x10) : QColor(0xff, 0xf4, 0xd6);
-        m_border = dark ? QColor(0x9a, 0x7a, 0x22) : QColor(0xe0, 0xb4, 0x4c);
-        m_foreground = dark ? QColor(0xff, 0xe9, 0xb0) : QColor(0x4a, 0x36, 0x00);
-    } else {
-        m_background = dark ? QColor(0x17, 0x30, 0x4a) : QColor(0xe8, 0xf1, 0xfb);
-        m_border = dark ? QColor(0x3a, 0x66, 0x94) : QColor(0x9d, 0xbd, 0xe0);
-        m_foreground = dark ? QColor(0xd4, 0xe7, 0xfb) : QColor(0x12, 0x3a, 0x63);
-    }
+    const Theme& theme = given ? *given : parentWidget() ? Theme::of(parentWidget()) : Theme::current();
+    const ThemeBox& box = m_tone == Tone::Warning ? theme.note : theme.notice;
+    m_background = box.background;
+    m_border = box.border;
+    m_foreground = box.text;
     m_applying = true;
     const QString name = objectName();
     setStyleSheet(QStringLiteral("#%1 { background:%2; border:1px solid %3; } "

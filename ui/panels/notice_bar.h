@@ -2,7 +2,7 @@
 // the tooltip and after "More"), an optional action button and a close button. For what a trace says about itself
 // that the user should not miss (timing changed the run, CUPTI was not used), without taking the timeline's room.
 // Its colours follow the palette: a pale tint with dark text on a light one, a deep tint with light text on a dark
-// one.
+// one (the theme's note and notice boxes, theme.h).
 #pragma once
 
 #include <QFrame>
@@ -12,6 +12,8 @@ class QLabel;
 class QToolButton;
 
 namespace streamscope {
+
+struct Theme;
 
 class NoticeBar : public QFrame {
     Q_OBJECT
@@ -46,7 +48,8 @@ protected:
     void changeEvent(QEvent* event) override;
 
 private:
-    void applyColors();
+    // From `theme`, else from the theme of the window's palette.
+    void applyColors(const Theme* theme = nullptr);
     void updateText();
 
     Tone m_tone;

@@ -1,10 +1,13 @@
 #include "run_info_panel.h"
 
 #include "format.h"
+#include "theme.h"
 #include "timing_text.h"
 #include "trace.h"
 
+#include <QEvent>
 #include <QTextBrowser>
+#include <QTextDocument>
 #include <QVBoxLayout>
 
 namespace streamscope {
@@ -20,7 +23,7 @@ QString rowHtml(const QString& label, const QString& valueHtml)
 {
     if (valueHtml.isEmpty())
         return {};
-    return QStringLiteral("<tr><td valign='top' style='color:#555; padding-right:10px'>") + esc(label)
+    return QStringLiteral("<tr><td valign='top' class='muted' style='padding-right:10px'>") + esc(label)
         + QStringLiteral("</td><td>") + valueHtml + QStringLiteral("</td></tr>");
 }
 
@@ -70,7 +73,7 @@ QString sourceText(TraceSource s)
 QString runInfoHtml(const Trace* t, const QString& file, double wallMs)
 {
     if (!t)
-        return QStringLiteral("<p style='color:#777'>No trace yet.</p>");
+        return QStringLiteral("<p class='faint'>No trace yet.</p>");
     const RunInfo& i = t->info;
     QString h = QStringLiteral("<table cellspacing='0' cellpadding='2'>");
     h += row(QStringLiteral("Source"),
@@ -116,7 +119,7 @@ RunInfoPanel::RunInfoPanel(QWidget* parent) : QWidget(parent), m_browser(new QTe
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_browser);
-    m_browser->setHtml(html());
+    refresh();
 }
 
 void RunInfoPanel::setTrace(std::shared_ptr<const Trace> trace, const QString& file, double wallMs)
@@ -124,12 +127,25 @@ void RunInfoPanel::setTrace(std::shared_ptr<const Trace> trace, const QString& f
     m_trace = std::move(trace);
     m_file = file;
     m_wallMs = wallMs;
-    m_browser->setHtml(html());
+    refresh();
 }
 
 QString RunInfoPanel::html() const
 {
     return runInfoHtml(m_trace.get(), m_file, m_wallMs);
+}
+
+void RunInfoPanel::refresh()
+{
+    m_browser->document()->setDefaultStyleSheet(Theme::of(this).richTextStyleSheet());
+    m_browser->setHtml(html());
+}
+
+void RunInfoPanel::changeEvent(QEvent* event)
+{
+    QWidget::changeEvent(event);
+    if (isThemeChange(event))
+        refresh();
 }
 
 } // namespace streamscope

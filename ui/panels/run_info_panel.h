@@ -13,7 +13,8 @@ namespace streamscope {
 
 class Trace;
 
-// The panel's content as HTML (exposed for tests). `file`: where the trace was read from, if anywhere.
+// The panel's content as HTML (exposed for tests). `file`: where the trace was read from, if anywhere. Colours are
+// classes of the theme's rich-text style sheet (Theme::richTextStyleSheet).
 QString runInfoHtml(const Trace* trace, const QString& file, double wallMs);
 
 class RunInfoPanel : public QWidget {
@@ -24,7 +25,11 @@ public:
     void setTrace(std::shared_ptr<const Trace> trace, const QString& file = {}, double wallMs = -1);
     QString html() const;
 
+protected:
+    void changeEvent(QEvent* event) override; // a new palette: the theme's colours
+
 private:
+    void refresh();
     QTextBrowser* m_browser;
     std::shared_ptr<const Trace> m_trace;
     QString m_file;

@@ -4,11 +4,14 @@
 #include "format.h"
 #include "ranges.h"
 #include "span_names.h"
+#include "theme.h"
 #include "timeline_plottable.h"
 #include "timing_text.h"
 #include "trace.h"
 
+#include <QEvent>
 #include <QTextBrowser>
+#include <QTextDocument>
 #include <QUrl>
 #include <QVBoxLayout>
 
@@ -34,7 +37,7 @@ QString trackText(const Trace& t, uint32_t track)
 
 QString row(const QString& label, const QString& valueHtml)
 {
-    return QStringLiteral("<tr><td valign='top' style='color:#555; padding-right:10px'>") + esc(label)
+    return QStringLiteral("<tr><td valign='top' class='muted' style='padding-right:10px'>") + esc(label)
         + QStringLiteral("</td><td>") + valueHtml + QStringLiteral("</td></tr>");
 }
 
@@ -95,7 +98,7 @@ QString startedText(const Trace& t, uint32_t i, int64_t origin)
 QString spanInspectorHtml(const Trace& t, int span)
 {
     if (span < 0 || size_t(span) >= t.spanCount())
-        return QStringLiteral("<p style='color:#777'>Click a bar on the timeline or a row of the span table.</p>");
+        return QStringLiteral("<p class='faint'>Click a bar on the timeline or a row of the span table.</p>");
     const auto i = uint32_t(span);
     const SpanColumns& s = t.spans;
     const int64_t origin = t.timeRange().first;
@@ -161,7 +164,8 @@ QString spanInspectorHtml(const Trace& t, int span)
         h += QStringLiteral("<h4 style='margin-bottom:2px'>Full name</h4><p style='margin-top:0'>") + esc(full)
             + QStringLiteral("</p>");
         if (full != qs(raw))
-            h += QStringLiteral("<p style='margin-top:0; color:#555'>symbol ") + esc(qs(raw)) + QStringLiteral("</p>");
+            h +=
+                QStringLiteral("<p class='muted' style='margin-top:0'>symbol ") + esc(qs(raw)) + QStringLiteral("</p>");
     }
 
     QString in, out;
@@ -172,7 +176,7 @@ QString spanInspectorHtml(const Trace& t, int span)
         const uint32_t other = incoming ? f.from : f.to;
         const QString line = QStringLiteral("<li>") + esc(flowText(f.kind, incoming)) + QStringLiteral(" ")
             + swatch(s.kind[other]) + QStringLiteral("<a href='span:%1'>").arg(other)
-            + esc(qs(shortSpanName(t.spanName(other)))) + QStringLiteral("</a> <span style='color:#777'>(")
+            + esc(qs(shortSpanName(t.spanName(other)))) + QStringLiteral("</a> <span class='faint'>(")
             + esc(trackText(t, s.track[other])) + QStringLiteral(", ")
             + (incoming ? QStringLiteral("ended at ") + formatNs(double(s.end[other] - origin))
                         : QStringLiteral("started at ") + formatNs(double(s.start[other] - origin)))
@@ -180,10 +184,10 @@ QString spanInspectorHtml(const Trace& t, int span)
         (incoming ? in : out) += line;
     }
     h += QStringLiteral("<h4 style='margin-bottom:2px'>Depends on</h4>");
-    h += in.isEmpty() ? QStringLiteral("<p style='color:#777'>nothing recorded</p>")
+    h += in.isEmpty() ? QStringLiteral("<p class='faint'>nothing recorded</p>")
                       : QStringLiteral("<ul style='margin-top:0'>") + in + QStringLiteral("</ul>");
     h += QStringLiteral("<h4 style='margin-bottom:2px'>Depended on by</h4>");
-    h += out.isEmpty() ? QStringLiteral("<p style='color:#777'>nothing recorded</p>")
+    h += out.isEmpty() ? QStringLiteral("<p class='faint'>nothing recorded</p>")
                        : QStringLiteral("<ul style='margin-top:0'>") + out + QStringLiteral("</ul>");
     return h;
 }
@@ -195,26 +199,39 @@ SpanInspector::SpanInspector(QWidget* parent) : QWidget(parent), m_browser(new Q
     layout->addWidget(m_browser);
     m_browser->setOpenLinks(false);
     connect(m_browser, &QTextBrowser::anchorClicked, this, &SpanInspector::linkClicked);
-    m_browser->setHtml(html());
+    refresh();
 }
 
 void SpanInspector::setTrace(std::shared_ptr<const Trace> trace)
 {
     m_trace = std::move(trace);
     m_span = -1;
-    m_browser->setHtml(html());
+    refresh();
 }
 
 void SpanInspector::showSpan(int span)
 {
     m_span = span;
+    refresh();
+}
+
+void SpanInspector::refresh()
+{
+    m_browser->document()->setDefaultStyleSheet(Theme::of(this).richTextStyleSheet());
     m_browser->setHtml(html());
+}
+
+void SpanInspector::changeEvent(QEvent* event)
+{
+    QWidget::changeEvent(event);
+    if (isThemeChange(event))
+        refresh();
 }
 
 QString SpanInspector::html() const
 {
     if (!m_trace)
-        return QStringLiteral("<p style='color:#777'>No trace yet.</p>");
+        return QStringLiteral("<p class='faint'>No trace yet.</p>");
     return spanInspectorHtml(*m_trace, m_span);
 }
 

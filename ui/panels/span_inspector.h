@@ -17,7 +17,8 @@ namespace streamscope {
 class Trace;
 
 // The inspector's content for span `span` of `trace` as HTML (exposed for tests); links are "span:N" and
-// "op:THREAD:OP".
+// "op:THREAD:OP"; colours are classes of the theme's rich-text style sheet (Theme::richTextStyleSheet) but for the
+// kind's swatch, in the application theme's kind colour.
 QString spanInspectorHtml(const Trace& trace, int span);
 
 class SpanInspector : public QWidget {
@@ -35,8 +36,12 @@ Q_SIGNALS:
     // The "scenario op" link was clicked.
     void opActivated(int thread, int op);
 
+protected:
+    void changeEvent(QEvent* event) override; // a new palette: the theme's colours
+
 private:
     void linkClicked(const QUrl& url);
+    void refresh();
     QTextBrowser* m_browser;
     std::shared_ptr<const Trace> m_trace;
     int m_span = -1;

@@ -2,6 +2,7 @@
 
 #include "analysis.h"
 #include "format.h"
+#include "plot_theme.h"
 #include "timeline_view.h"
 
 #include <QComboBox>
@@ -18,7 +19,6 @@ namespace streamscope {
 
 namespace {
 
-const QColor kBarColor(0, 114, 178);
 const QString kModeKey = QStringLiteral("concurrencyPlot/mode");
 
 QString percentText(int64_t part, int64_t total)
@@ -85,14 +85,10 @@ ConcurrencyPlot::ConcurrencyPlot(QWidget* parent) : QCustomPlot(parent)
     setNoAntialiasingOnDrag(true);
     m_graph = addGraph();
     m_graph->setLineStyle(QCPGraph::lsStepLeft);
-    m_graph->setPen(QPen(kBarColor, 1.5));
-    m_graph->setBrush(QColor(0, 114, 178, 60));
 
     // Horizontal bars: keyed by k on the vertical axis, time on the horizontal one.
     m_bars = new QCPBars(yAxis, xAxis);
     m_bars->setWidth(0.7);
-    m_bars->setPen(QPen(kBarColor.darker(120), 1));
-    m_bars->setBrush(QColor(0, 114, 178, 170));
     m_bars->setSelectable(QCP::stNone);
     m_bars->setVisible(false);
 
@@ -102,16 +98,11 @@ ConcurrencyPlot::ConcurrencyPlot(QWidget* parent) : QCustomPlot(parent)
     ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
     m_countTicker = ticker;
     yAxis->setTicker(m_countTicker);
-    yAxis->grid()->setPen(QPen(QColor(0xE0, 0xE0, 0xE0)));
     m_durationTicker = QSharedPointer<DurationTicker>::create();
     m_durationTicker->setTickCount(6);
     xAxis->setTicker(m_durationTicker);
     xAxis->setSubTicks(false);
-    xAxis->grid()->setPen(QPen(QColor(0xE8, 0xE8, 0xE8)));
-    for (QCPAxis* axis : {xAxis, yAxis}) {
-        axis->setLabelColor(QColor(0x30, 0x30, 0x30));
-        axis->setTickLabelColor(QColor(0x30, 0x30, 0x30));
-    }
+    applyTheme();
     axisRect()->setAutoMargins(QCP::msTop | QCP::msBottom);
 
     m_modeButton = new QToolButton(this);
@@ -270,7 +261,7 @@ void ConcurrencyPlot::updateHistogram()
         label->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
         label->setPadding(QMargins(5, 0, 0, 0));
         label->setText(histogramBarLabel(m_shown.timeAtNs[k], m_shown.totalNs));
-        label->setColor(m_shown.timeAtNs[k] > 0 ? QColor(0x20, 0x20, 0x20) : QColor(0x90, 0x90, 0x90));
+        label->setColor(m_shown.timeAtNs[k] > 0 ? m_theme->plotText : m_theme->plotFaintText);
         label->setFont(m_modeButton->font());
         m_labels.push_back(label);
     }
@@ -370,6 +361,31 @@ void ConcurrencyPlot::placeControls()
     m_modeButton->move(4, 4);
     m_deviceBox->adjustSize();
     m_deviceBox->move(4, m_modeButton->geometry().bottom() + 4);
+}
+
+void ConcurrencyPlot::applyTheme()
+{
+    m_theme = &Theme::of(this);
+    const Theme& t = *m_theme;
+    applyPlotTheme(*this, t);
+    m_graph->setPen(QPen(t.seriesBlue, 1.5));
+    QColor fill = t.seriesBlue;
+    fill.setAlpha(t.isDark ? 80 : 60);
+    m_graph->setBrush(fill);
+    m_bars->setPen(QPen(t.isDark ? t.seriesBlue.lighter(120) : t.seriesBlue.darker(120), 1));
+    fill.setAlpha(170);
+    m_bars->setBrush(fill);
+    for (size_t k = 0; k < m_labels.size() && k < m_shown.timeAtNs.size(); ++k)
+        m_labels[k]->setColor(m_shown.timeAtNs[k] > 0 ? t.plotText : t.plotFaintText);
+}
+
+void ConcurrencyPlot::changeEvent(QEvent* event)
+{
+    QCustomPlot::changeEvent(event);
+    if (isThemeChange(event) && &Theme::of(this) != m_theme) {
+        applyTheme();
+        replot(rpQueuedReplot);
+    }
 }
 
 void ConcurrencyPlot::resizeEvent(QResizeEvent* event)

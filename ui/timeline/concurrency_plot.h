@@ -90,8 +90,10 @@ Q_SIGNALS:
 protected:
     void resizeEvent(QResizeEvent* event) override;
     bool event(QEvent* event) override;
+    void changeEvent(QEvent* event) override; // a new palette: the theme's colours
 
 private:
+    void applyTheme();
     void alignWith(const TimelineView* timeline);
     void ensureHistograms();
     void updateHistogram();
@@ -108,6 +110,7 @@ private:
     QSharedPointer<QCPAxisTicker> m_durationTicker;
     QToolButton* m_modeButton = nullptr;
     QComboBox* m_deviceBox = nullptr;
+    const Theme* m_theme = nullptr;
     Mode m_mode = Mode::OverTime;
     double m_origin = 0;
     std::pair<double, double> m_timeRange{0, 1}; // relative to m_origin

@@ -72,10 +72,12 @@ QString defaultImageTitle(const Trace& trace, const QString& tracePath)
     return title;
 }
 
-// Sets a view up for an image: every row fits the height, text sized for the image, a title, no scroll bar.
+// Sets a view up for an image: every row fits the height, text sized for the image, a title, no scroll bar, the
+// light theme whatever the window's (images go on slides and into papers).
 struct TimelineImageRenderer {
     static void prepare(TimelineView& view, QSize size, const QString& title)
     {
+        view.setFixedTheme(&Theme::light());
         // 1280x720 is the size text is designed for; bigger images (slides at 1920x1080) get bigger text.
         view.m_fontScale = std::clamp(std::min(size.width() / 1280.0, size.height() / 720.0), 0.75, 4.0);
         view.m_fitRows = true;
@@ -142,7 +144,7 @@ struct TimelineImageRenderer {
         switch (*format) {
         case ImageFormat::Png: {
             QImage image(size, QImage::Format_ARGB32_Premultiplied);
-            image.fill(Qt::white);
+            image.fill(view.theme().plotBackground);
             {
                 QCPPainter painter(&image);
                 view.toPainter(&painter, w, h);

@@ -1,6 +1,7 @@
 // Timeline images for slides and papers: PNG, SVG (QSvgGenerator) and PDF (QPdfWriter) of a given size, rendered
 // without a display (works on the offscreen platform): a title, the legend of span kinds, row labels and the time
-// axis with units. The format comes from the file extension (.png, .svg, .pdf).
+// axis with units, in the light theme whatever the window's (theme.h). The format comes from the file extension
+// (.png, .svg, .pdf).
 #pragma once
 
 #include <QByteArray>

@@ -110,6 +110,12 @@ void TimelinePlottable::setHighContrast(bool on)
     m_labelFontPx = -1; // the rendered labels change weight
 }
 
+void TimelinePlottable::setTheme(const Theme& theme)
+{
+    m_theme = &theme;
+    m_labelFontPx = -1; // the rendered labels may change colour
+}
+
 QRectF TimelinePlottable::laneRect(int row, int lane) const
 {
     const Mapping m = mapping();
@@ -273,7 +279,7 @@ void TimelinePlottable::drawLabels(QPainter* painter, const TimelineDrawList& li
             elided = true;
         }
         const SpanKind kind = m_trace->spans.kind[s];
-        const QColor colour = spanKindTextColor(kind);
+        const QColor colour = m_theme->spanKindText(kind);
         const double top = clip.top() + (clip.height() - height) / 2;
         if (sprites) {
             const uint64_t key =
@@ -332,10 +338,10 @@ void TimelinePlottable::draw(QCPPainter* painter)
             const int y0 = int(std::lround(m.yOfLane(row.firstLane)));
             const int y1 = int(std::lround(m.yOfLane(row.firstLane + row.laneCount)));
             if (header) {
-                painter->fillRect(QRect(m.rect.left(), y0, m.rect.width(), y1 - y0), QColor(0xE3, 0xE7, 0xED));
-                painter->fillRect(QRect(m.rect.left(), y0, m.rect.width(), 1), QColor(0xB0, 0xB8, 0xC4));
+                painter->fillRect(QRect(m.rect.left(), y0, m.rect.width(), y1 - y0), m_theme->rowHeader);
+                painter->fillRect(QRect(m.rect.left(), y0, m.rect.width(), 1), m_theme->rowHeaderRule);
             } else if (shade % 2 == 0) {
-                painter->fillRect(QRect(m.rect.left(), y0, m.rect.width(), y1 - y0), QColor(0xF4, 0xF5, 0xF7));
+                painter->fillRect(QRect(m.rect.left(), y0, m.rect.width(), y1 - y0), m_theme->rowAlternate);
             }
         }
     }
@@ -354,7 +360,7 @@ void TimelinePlottable::draw(QCPPainter* painter)
             const std::vector<QRect> rects = m_drawList.rectsOfKind(SpanKind(k));
             if (rects.empty())
                 continue;
-            painter->setBrush(spanKindColor(SpanKind(k)));
+            painter->setBrush(m_theme->spanKind(SpanKind(k)));
             painter->drawRects(rects.data(), int(rects.size()));
         }
     }
@@ -381,7 +387,7 @@ void TimelinePlottable::draw(QCPPainter* painter)
         const double head = std::clamp(m.by * 0.35, 4.0, m_highContrast ? 14.0 : 9.0);
         const double weight = m_highContrast ? 2.0 : 1.0;
         for (const auto& a : m_drawList.arrows) {
-            QColor c = flowKindColor(a.kind);
+            QColor c = m_theme->flowKind(a.kind);
             const bool launch = a.kind == FlowKind::Launch || a.kind == FlowKind::Call;
             c.setAlpha(launch ? 150 : 230); // launches are many and mostly obvious; dependencies are the story
             painter->setPen(QPen(c, (launch ? 1.0 : 1.6) * weight, flowKindPenStyle(a.kind)));
@@ -407,7 +413,7 @@ void TimelinePlottable::drawSpansRaster(QPainter* painter, const TimelineDrawLis
         std::fill_n(reinterpret_cast<QRgb*>(bits + r * stride), width, QRgb(0));
     std::array<QRgb, kSpanKindCount> colours;
     for (int k = 0; k < kSpanKindCount; ++k)
-        colours[size_t(k)] = qPremultiply(spanKindColor(SpanKind(k)).rgba());
+        colours[size_t(k)] = qPremultiply(m_theme->spanKind(SpanKind(k)).rgba());
     for (const TimelineDrawList::Run& run : list.runs) {
         const int x0 = std::max(run.x0, list.canvasLeft) - list.canvasLeft;
         const int x1 = std::min(run.x1, list.canvasRight) - list.canvasLeft;
@@ -423,7 +429,7 @@ void TimelinePlottable::drawSpansRaster(QPainter* painter, const TimelineDrawLis
 
 void TimelinePlottable::drawLegendIcon(QCPPainter* painter, const QRectF& rect) const
 {
-    painter->fillRect(rect, spanKindColor(SpanKind::Kernel));
+    painter->fillRect(rect, m_theme->spanKind(SpanKind::Kernel));
 }
 
 double TimelinePlottable::selectTest(const QPointF&, bool, QVariant*) const

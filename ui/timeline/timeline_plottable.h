@@ -13,6 +13,7 @@
 #pragma once
 
 #include "span_display_names.h"
+#include "theme.h"
 #include "timeline_layout.h"
 
 // qcustomplot.h (2.1) uses `foreach` in inline templates, which QT_NO_FOREACH (set for this project) removes: give
@@ -40,12 +41,13 @@
 
 namespace streamscope {
 
-// The span-kind palette: Okabe–Ito colours (distinguishable with the common colour-vision deficiencies) plus greys
-// and muted tones for host activity. Readable text colour on each. For the legend, exports and tests.
-QColor spanKindColor(SpanKind kind);
-QColor spanKindTextColor(SpanKind kind);
+// The span-kind palette of a theme (theme.h): Okabe–Ito colours (distinguishable with the common colour-vision
+// deficiencies) plus greys and muted tones for host activity, and a readable text colour on each; the application's
+// theme unless one is given. For the legend, the panels that name kinds, exports and tests.
+QColor spanKindColor(SpanKind kind, const Theme& theme = Theme::current());
+QColor spanKindTextColor(SpanKind kind, const Theme& theme = Theme::current());
 QString spanKindLabel(SpanKind kind); // "kernel", "memcpy HtoD", ..., "API call", "sync (blocked)", "host work"
-QColor flowKindColor(FlowKind kind);
+QColor flowKindColor(FlowKind kind, const Theme& theme = Theme::current());
 QString flowKindLabel(FlowKind kind); // "launch", "event", "sync", "implicit", "op call"
 // A track in words: `word` ("thread", "host thread", "stream") and the track's name, "thread main", "stream s1"; a
 // name that already says it, as importers write them ("thread 431 (python3)", "stream 7"), is not said twice.
@@ -154,6 +156,9 @@ public:
     // Projector style: bold names in bars, a dark outline around each bar, heavier arrows (off by default).
     void setHighContrast(bool on);
     bool highContrast() const { return m_highContrast; }
+    // The colours of bars, names, row shading and arrows (the light theme until the view sets its own).
+    void setTheme(const Theme& theme);
+    const Theme& theme() const { return *m_theme; }
 
     // Computes what draw() would draw for the current axes (culling, merging, labels, arrows).
     void computeDrawList(TimelineDrawList& out) const;
@@ -215,6 +220,7 @@ private:
     bool m_labels = true;
     bool m_rowShading = true;
     bool m_highContrast = false;
+    const Theme* m_theme = &Theme::light();
     int m_maxLabelPx = 28;
     // Flows sorted by their earliest end point, with the prefix maximum of their latest, to cull arrows by time.
     std::vector<uint32_t> m_flowOrder;

@@ -23,7 +23,6 @@ TimelineView::TimelineView(QWidget* parent) : QCustomPlot(parent)
     setFocusPolicy(Qt::StrongFocus);
     setMouseTracking(true);
     setNoAntialiasingOnDrag(true);
-    setBackground(QBrush(Qt::white));
     setAntialiasedElements(QCP::aeNone);
     setNotAntialiasedElements(QCP::aeAll);
     setPlottingHint(QCP::phCacheLabels, true);
@@ -33,12 +32,8 @@ TimelineView::TimelineView(QWidget* parent) : QCustomPlot(parent)
     yAxis->grid()->setVisible(false);
     m_timeTicker = QSharedPointer<QCPAxisTicker>(new TimeTicker);
     xAxis->setTicker(m_timeTicker);
-    xAxis->grid()->setPen(QPen(QColor(0, 0, 0, 38), 1, Qt::SolidLine));
     xAxis->grid()->setZeroLinePen(Qt::NoPen);
     xAxis->grid()->setSubGridVisible(false);
-    xAxis->setBasePen(QPen(QColor(0x60, 0x60, 0x60)));
-    xAxis->setTickPen(QPen(QColor(0x60, 0x60, 0x60)));
-    xAxis->setSubTickPen(QPen(QColor(0x90, 0x90, 0x90)));
     xAxis->setLabel(QStringLiteral("Time"));
     axisRect()->setAutoMargins(QCP::msTop | QCP::msBottom);
     axisRect()->setMinimumMargins(QMargins(0, 6, 0, 0));
@@ -67,6 +62,7 @@ TimelineView::TimelineView(QWidget* parent) : QCustomPlot(parent)
     connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, &TimelineView::onXRangeChanged);
 
     m_laneHeight = std::max(16, int(std::lround(QFontInfo(font()).pixelSize() * 1.6)));
+    applyTheme();
     applyFonts();
     updateMargins();
     fitToView();
@@ -198,7 +194,7 @@ void TimelineView::setTitle(const QString& title)
         m_titleElement = new QCPTextElement(this, title);
         plotLayout()->addElement(0, 0, m_titleElement);
         plotLayout()->setRowStretchFactor(0, 0.001);
-        m_titleElement->setTextColor(QColor(0x10, 0x10, 0x10));
+        m_titleElement->setTextColor(m_theme->plotTitle);
         m_titleElement->setMargins(QMargins(8, 8, 8, 2));
     } else {
         m_titleElement->setText(title);
@@ -280,12 +276,13 @@ void TimelineView::applyFonts()
     const int basePx = QFontInfo(font()).pixelSize();
     const int px = int(std::lround(basePx * m_fontScale));
     const QFont f = pixelFont(font(), px, m_presentation);
-    const QColor text = m_presentation ? QColor(Qt::black) : QColor(0x20, 0x20, 0x20);
+    const QColor contrast = m_theme->isDark ? QColor(Qt::white) : QColor(Qt::black);
+    const QColor text = m_presentation ? contrast : m_theme->plotText;
     xAxis->setTickLabelFont(f);
     xAxis->setLabelFont(f);
     xAxis->setTickLabelColor(text);
     xAxis->setLabelColor(text);
-    const QColor axis = m_presentation ? QColor(Qt::black) : QColor(0x60, 0x60, 0x60);
+    const QColor axis = m_presentation ? contrast : m_theme->plotAxis;
     const qreal axisWidth = m_presentation ? std::max(2.0, std::round(m_fontScale)) : 1.0;
     xAxis->setBasePen(QPen(axis, axisWidth));
     xAxis->setTickPen(QPen(axis, axisWidth));
@@ -310,6 +307,29 @@ void TimelineView::applyFonts()
     if (m_titleElement)
         m_titleElement->setFont(pixelFont(font(), int(std::lround(px * 1.45)), true));
     m_plottable->setMaxLabelPixelSize(int(std::lround(px * 1.1)));
+}
+
+void TimelineView::setFixedTheme(const Theme* theme)
+{
+    m_fixedTheme = theme;
+    applyTheme();
+    applyFonts();
+    requestReplot();
+}
+
+void TimelineView::applyTheme()
+{
+    m_theme = m_fixedTheme ? m_fixedTheme : &Theme::of(this);
+    const Theme& t = *m_theme;
+    setBackground(QBrush(t.plotBackground));
+    for (const auto& buffer : std::as_const(mPaintBuffers))
+        if (auto* opaque = dynamic_cast<OpaquePaintBuffer*>(buffer.data()))
+            opaque->setFill(t.plotBackground);
+    xAxis->grid()->setPen(QPen(t.timelineGrid, 1, Qt::SolidLine));
+    xAxis->setSubTickPen(QPen(t.plotSubTick));
+    if (m_titleElement)
+        m_titleElement->setTextColor(t.plotTitle);
+    m_plottable->setTheme(t);
 }
 
 void TimelineView::updateMargins()
@@ -588,18 +608,18 @@ void TimelineView::paintEvent(QPaintEvent* event)
     if (!painter.isActive())
         return;
     // WA_OpaquePaintEvent: every pixel must be painted. Before the first replot, or after a resize before the queued
-    // replot, the buffer is missing or smaller than the widget: show white there.
+    // replot, the buffer is missing or smaller than the widget: show the background there.
     const bool ready = !mPaintBuffers.isEmpty() && !mPaintBuffers.first()->invalidated();
     if (!ready) {
-        painter.fillRect(rect(), Qt::white);
+        painter.fillRect(rect(), m_theme->plotBackground);
         replot(rpQueuedReplot);
         return;
     }
     const QSize buffer = mPaintBuffers.first()->size();
     if (buffer.width() < width())
-        painter.fillRect(QRect(buffer.width(), 0, width() - buffer.width(), height()), Qt::white);
+        painter.fillRect(QRect(buffer.width(), 0, width() - buffer.width(), height()), m_theme->plotBackground);
     if (buffer.height() < height())
-        painter.fillRect(QRect(0, buffer.height(), width(), height() - buffer.height()), Qt::white);
+        painter.fillRect(QRect(0, buffer.height(), width(), height() - buffer.height()), m_theme->plotBackground);
     painter.setCompositionMode(QPainter::CompositionMode_Source); // the buffer is opaque: a copy
     for (const auto& b : std::as_const(mPaintBuffers))
         b->draw(&painter);
@@ -619,6 +639,16 @@ bool TimelineView::event(QEvent* event)
         return true;
     }
     return QCustomPlot::event(event);
+}
+
+void TimelineView::changeEvent(QEvent* event)
+{
+    QCustomPlot::changeEvent(event);
+    if (isThemeChange(event) && !m_fixedTheme && &Theme::of(this) != m_theme) {
+        applyTheme();
+        applyFonts();
+        requestReplot();
+    }
 }
 
 } // namespace streamscope

@@ -91,6 +91,10 @@ public:
     // Projector style (off by default): bold black text, heavier axis and dependency arrows, outlined bars.
     void setPresentationStyle(bool on);
     bool presentationStyle() const { return m_presentation; }
+    // The colours the view draws with: its palette's theme (theme.h), followed when the palette changes; or, once
+    // set, `theme` whatever the palette (images are light). nullptr follows the palette again.
+    void setFixedTheme(const Theme* theme);
+    const Theme& theme() const { return *m_theme; }
 
     // The plottable drawing all spans (for tests and image export).
     TimelinePlottable* spansPlottable() const { return m_plottable; }
@@ -137,6 +141,7 @@ protected:
     void resizeEvent(QResizeEvent* event) override;
     void leaveEvent(QEvent* event) override;
     bool event(QEvent* event) override;
+    void changeEvent(QEvent* event) override;
     void paintEvent(QPaintEvent* event) override;
 
 private:
@@ -151,6 +156,7 @@ private:
     // Span kinds present, flow kinds present and visible (and, when given, drawn).
     void rebuildLegend(const std::array<size_t, kFlowKindCount>* drawnFlows = nullptr);
     void applyFonts();
+    void applyTheme();
     void updateMargins();
     void clampXRange();
     void zoomAround(double factor, double pixelX);
@@ -174,6 +180,8 @@ private:
     QCPTextElement* m_titleElement = nullptr;
     QCPLegend* m_kindLegend = nullptr;
     QSharedPointer<QCPAxisTicker> m_timeTicker;
+    const Theme* m_theme = &Theme::light();
+    const Theme* m_fixedTheme = nullptr;
     int m_laneHeight = 18;
     double m_scrollLanes = 0;      // vertical scroll (top lane)
     double m_fontScale = 1;        // images for slides use bigger text

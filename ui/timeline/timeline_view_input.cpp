@@ -52,7 +52,8 @@ QString TimelineView::spanToolTip(int spanIndex) const
         const QString shown = full.size() > kMaxFull
             ? full.left(kMaxFull).toHtmlEscaped() + QStringLiteral("… (in full in the inspector)")
             : full.toHtmlEscaped();
-        text += QStringLiteral("<br><span style='color:#555; font-size:small'>") + shown + QStringLiteral("</span>");
+        text += QStringLiteral("<br><span style='color:%1; font-size:small'>").arg(Theme::current().muted.name())
+            + shown + QStringLiteral("</span>");
     }
     text += QStringLiteral("<br>") + spanKindLabel(kind) + QStringLiteral(" on ") + where.toHtmlEscaped()
         + QStringLiteral("<br>start ") + formatTimePoint(double(tr.spans.start[i] - m_layout.origin()))
@@ -71,7 +72,8 @@ QString TimelineView::spanToolTip(int spanIndex) const
     if (const QString error = spanEventErrorText(tr, uint32_t(i)); !error.isEmpty())
         text += QStringLiteral("<br>") + error.toHtmlEscaped();
     if (tr.spans.op[i] >= 0)
-        text += QStringLiteral("<br><span style='color:#666'>thread %1, op %2, iteration %3</span>")
+        text += QStringLiteral("<br><span style='color:%1'>thread %2, op %3, iteration %4</span>")
+                    .arg(Theme::current().muted.name())
                     .arg(tr.spans.thread[i])
                     .arg(tr.spans.op[i])
                     .arg(tr.spans.iteration[i]);

@@ -25,6 +25,12 @@ struct TimeUnit {
     QString suffix;
 };
 
+// The theme of the view a legend item or layer draws in.
+inline const Theme& themeOf(const QCustomPlot* plot)
+{
+    return static_cast<const TimelineView*>(plot)->theme();
+}
+
 inline TimeUnit timeUnitFor(double magnitudeNs)
 {
     magnitudeNs = std::abs(magnitudeNs);
@@ -95,7 +101,7 @@ protected:
         const int h = std::max(fm.height(), icon.height());
         painter->setRenderHint(QPainter::Antialiasing, false);
         const QRect iconRect(mRect.left(), mRect.top() + (h - icon.height()) / 2, icon.width(), icon.height());
-        painter->fillRect(iconRect, spanKindColor(m_kind));
+        painter->fillRect(iconRect, themeOf(mParentPlot).spanKind(m_kind));
         painter->setFont(mFont);
         painter->setPen(mTextColor);
         painter->drawText(QRect(iconRect.right() + 1 + mParentLegend->iconTextPadding(), mRect.top(), mRect.width(), h),
@@ -130,7 +136,8 @@ protected:
         const int h = std::max(fm.height(), icon.height());
         const double y = mRect.top() + h / 2.0;
         painter->setRenderHint(QPainter::Antialiasing, true);
-        painter->setPen(QPen(flowKindColor(m_kind), std::max(1.5, icon.height() / 8.0), flowKindPenStyle(m_kind)));
+        painter->setPen(
+            QPen(themeOf(mParentPlot).flowKind(m_kind), std::max(1.5, icon.height() / 8.0), flowKindPenStyle(m_kind)));
         TimelinePlottable::drawArrow(painter, QPointF(mRect.left(), y), QPointF(mRect.left() + icon.width(), y),
                                      std::max(5.0, icon.height() * 0.5));
         painter->setRenderHint(QPainter::Antialiasing, false);
@@ -168,7 +175,7 @@ protected:
         painter->setRenderHint(QPainter::Antialiasing, false);
         // A kernel bar twice the icon's width, so that the marked part reads as the start of a bar.
         const QRect bar(mRect.left(), mRect.top() + (h - icon.height()) / 2, icon.width() * 2, icon.height());
-        painter->fillRect(bar, spanKindColor(SpanKind::Kernel));
+        painter->fillRect(bar, themeOf(mParentPlot).spanKind(SpanKind::Kernel));
         painter->save();
         TimelinePlottable::drawUncertainStart(painter, bar);
         painter->restore();
@@ -219,6 +226,7 @@ private:
     void paintOverlay(QPainter* painter) const
     {
         const TimelineView& v = *m_view;
+        const Theme& theme = v.theme();
         const TimelinePlottable* pl = v.m_plottable;
         const TimelineDrawStats& st = pl->lastDrawStats();
         if (!v.m_trace)
@@ -232,8 +240,8 @@ private:
             const double x0 = v.xAxis->coordToPixel(double(v.m_measured->first - v.m_layout.origin()));
             const double x1 = v.xAxis->coordToPixel(double(v.m_measured->second - v.m_layout.origin()));
             const QRectF band(QPointF(x0, area.top()), QPointF(std::max(x1, x0 + 1), area.bottom() + 1));
-            painter->fillRect(band, QColor(0, 114, 178, 36));
-            painter->setPen(QPen(QColor(0, 90, 150), 1));
+            painter->fillRect(band, theme.measureBand);
+            painter->setPen(QPen(theme.measureLine, 1));
             painter->drawLine(QPointF(band.left(), area.top()), QPointF(band.left(), area.bottom()));
             painter->drawLine(QPointF(band.right(), area.top()), QPointF(band.right(), area.bottom()));
             const QString text = QStringLiteral("\u0394 ")
@@ -242,15 +250,15 @@ private:
             const double cx =
                 std::clamp((band.left() + band.right()) / 2, area.left() + w / 2.0, area.right() - w / 2.0);
             const QRect box(int(cx - w / 2.0), area.top() + 4, w, h);
-            painter->fillRect(box, QColor(0, 90, 150));
-            painter->setPen(Qt::white);
+            painter->fillRect(box, theme.measureLabel);
+            painter->setPen(theme.measureLabelText);
             painter->setFont(font);
             painter->drawText(box, Qt::AlignCenter, text);
         }
 
         if (!v.m_highlighted.empty()) {
             // The critical path: each span outlined, consecutive spans joined, in a colour no span kind uses.
-            const QColor pathColor(0xF0, 0x3C, 0x96);
+            const QColor pathColor = theme.criticalPath;
             painter->setRenderHint(QPainter::Antialiasing, true);
             painter->setBrush(Qt::NoBrush);
             QPointF previousEnd;
@@ -280,12 +288,13 @@ private:
         if (v.m_selected >= 0) {
             painter->setRenderHint(QPainter::Antialiasing, true);
             const double head = std::clamp(v.yAxis->coordToPixel(1) - v.yAxis->coordToPixel(0), 5.0, 10.0);
-            // The selected span's arrows: thick, solid and haloed in white, so they stand out of the others.
+            // The selected span's arrows: thick, solid and haloed in the background's colour, so they stand out of the
+            // others.
             for (int pass = 0; pass < 2; ++pass) {
                 for (const Flow& f : v.m_selectedFlows) {
                     if (!pl->isFlowKindVisible(f.kind))
                         continue;
-                    const QColor c = pass == 0 ? QColor(255, 255, 255, 230) : flowKindColor(f.kind);
+                    const QColor c = pass == 0 ? theme.arrowHalo : theme.flowKind(f.kind);
                     painter->setPen(QPen(c, pass == 0 ? 5.0 : 2.4, Qt::SolidLine, Qt::RoundCap));
                     TimelinePlottable::drawArrow(painter, pl->flowFrom(f), pl->flowTo(f), head + (pass == 0 ? 2 : 0),
                                                  flowIsCurved(f.kind));
@@ -293,15 +302,15 @@ private:
             }
             painter->setRenderHint(QPainter::Antialiasing, false);
             const QRectF r = pl->spanRect(uint32_t(v.m_selected)).adjusted(-2, -2, 1, 1);
-            painter->setPen(QPen(Qt::black, 2));
+            painter->setPen(QPen(theme.selectionOuter, 2));
             painter->setBrush(Qt::NoBrush);
             painter->drawRect(r);
-            painter->setPen(QPen(Qt::white, 1));
+            painter->setPen(QPen(theme.selectionInner, 1));
             painter->drawRect(r.adjusted(1.5, 1.5, -1.5, -1.5));
         }
         if (v.m_hovered >= 0 && v.m_hovered != v.m_selected) {
             const QRectF r = pl->spanRect(uint32_t(v.m_hovered)).adjusted(-1, -1, 0, 0);
-            painter->setPen(QPen(QColor(0, 0, 0, 200), 1));
+            painter->setPen(QPen(theme.hoverOutline, 1));
             painter->setBrush(Qt::NoBrush);
             painter->drawRect(r);
         }
@@ -312,8 +321,8 @@ private:
             painter->setFont(font);
             const int w = fm.horizontalAdvance(text) + 10;
             const QRect box(area.right() - w - 4, area.bottom() - fm.height() - 8, w, fm.height() + 4);
-            painter->fillRect(box, QColor(255, 255, 255, 220));
-            painter->setPen(QColor(0x50, 0x50, 0x50));
+            painter->fillRect(box, theme.hintBackground);
+            painter->setPen(theme.hintText);
             painter->drawText(box, Qt::AlignCenter, text);
         }
     }
@@ -321,12 +330,16 @@ private:
     TimelineView* m_view;
 };
 
-// The view's one paint buffer, cleared to opaque white: paintEvent copies it (QCustomPlot fills the background and
-// blends each buffer over it, and clears a second buffer for its overlay layer every replot).
+// The view's one paint buffer, cleared to the opaque background colour: paintEvent copies it (QCustomPlot fills the
+// background and blends each buffer over it, and clears a second buffer for its overlay layer every replot).
 class OpaquePaintBuffer : public QCPPaintBufferPixmap {
 public:
     using QCPPaintBufferPixmap::QCPPaintBufferPixmap;
-    void clear(const QColor&) override { mBuffer.fill(Qt::white); }
+    void setFill(const QColor& colour) { m_fill = colour; }
+    void clear(const QColor&) override { mBuffer.fill(m_fill); }
+
+private:
+    QColor m_fill = Qt::white;
 };
 
 // Row names in the left margin: device and host headers in bold, streams and threads indented under them.
@@ -352,6 +365,7 @@ protected:
     void draw(QCPPainter* painter) override
     {
         const TimelineView& v = *m_view;
+        const Theme& theme = v.theme();
         const QRect area = v.plotArea();
         const QRect clip = clipRect();
         const auto& rows = v.m_layout.rows();
@@ -379,25 +393,23 @@ protected:
             const int y0 = int(std::lround(v.yAxis->coordToPixel(row.firstLane)));
             const int y1 = int(std::lround(v.yAxis->coordToPixel(row.firstLane + row.laneCount)));
             if (header) {
-                painter->fillRect(QRect(clip.left(), y0, clip.width(), y1 - y0), QColor(0xE3, 0xE7, 0xED));
-                painter->fillRect(QRect(clip.left(), y0, clip.width(), 1), QColor(0xB0, 0xB8, 0xC4));
+                painter->fillRect(QRect(clip.left(), y0, clip.width(), y1 - y0), theme.rowHeader);
+                painter->fillRect(QRect(clip.left(), y0, clip.width(), 1), theme.rowHeaderRule);
             } else if (shade % 2 == 0) {
-                painter->fillRect(QRect(clip.left(), y0, clip.width(), y1 - y0), QColor(0xF4, 0xF5, 0xF7));
+                painter->fillRect(QRect(clip.left(), y0, clip.width(), y1 - y0), theme.rowAlternate);
             }
             const QString text = QString::fromStdString(row.label);
             const int x = header ? left : left + indent();
             const int avail = clip.right() - 6 - x;
             const QFontMetrics& fm = header ? hfm : rfm;
             painter->setFont(header ? hfs : rfs);
-            painter->setPen(header       ? QColor(0x1F, 0x2A, 0x3A)
-                                : ranges ? QColor(0x6A, 0x74, 0x82)
-                                         : QColor(0x20, 0x20, 0x20));
+            painter->setPen(header ? theme.rowHeaderText : ranges ? theme.rowRangesText : theme.rowText);
             // Centred on the first lane, so a stacked row reads like the others.
             const int lh = int(std::lround(laneH));
             painter->drawText(QRect(x, y0, std::max(0, avail), lh), Qt::AlignLeft | Qt::AlignVCenter,
                               fm.elidedText(text, Qt::ElideRight, std::max(0, avail)));
         }
-        painter->setPen(QColor(0xB0, 0xB8, 0xC4));
+        painter->setPen(theme.rowHeaderRule);
         painter->drawLine(QPointF(area.left() - 1, area.top()), QPointF(area.left() - 1, area.bottom()));
     }
 
@@ -421,9 +433,9 @@ protected:
         if (track.isEmpty())
             return;
         painter->setPen(Qt::NoPen);
-        painter->setBrush(QColor(0, 0, 0, 18));
+        painter->setBrush(m_view->theme().scrollTrack);
         painter->drawRoundedRect(QRectF(track), 4, 4);
-        painter->setBrush(QColor(0, 0, 0, 90));
+        painter->setBrush(m_view->theme().scrollThumb);
         painter->drawRoundedRect(QRectF(m_view->scrollThumb()).adjusted(1, 1, -1, -1), 3, 3);
     }
 

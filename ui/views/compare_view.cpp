@@ -3,17 +3,19 @@
 #include "concurrency_plot.h"
 #include "document_loader.h"
 #include "format.h"
+#include "plot_theme.h"
 #include "run_controller.h"
 #include "scenario_json.h"
 #include "screen_fit.h"
+#include "theme.h"
 #include "timeline_view.h"
 #include "worker.h"
 
 #include <QApplication>
+#include <QEvent>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
-#include <QHelpEvent>
 #include <QInputDialog>
 #include <QLabel>
 #include <QMessageBox>
@@ -22,7 +24,6 @@
 #include <QSplitter>
 #include <QTableWidget>
 #include <QThread>
-#include <QToolTip>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -32,8 +33,10 @@ namespace streamscope {
 
 namespace {
 
-const QColor kColorA(0, 114, 178); // blue, as the concurrency plot
-const QColor kColorB(213, 94, 0);  // vermillion: tells apart from blue for colour-blind readers too
+// The badges of A and B: white on the light theme's blue and vermillion (which tell apart for colour-blind readers
+// too), the same chips on a light or dark window.
+const QColor kColorA = Theme::light().seriesBlue;
+const QColor kColorB = Theme::light().seriesOrange;
 const QString kMinus = QStringLiteral("\u2212");
 
 QString duration(int64_t ns)
@@ -262,54 +265,6 @@ QString badge(const QString& letter, const QColor& color)
         .arg(color.name(), letter);
 }
 
-// The histogram chart's tooltip: what each bar stands for.
-class HistogramChart : public QCustomPlot {
-public:
-    using QCustomPlot::QCustomPlot;
-    QString names[2];
-    std::vector<int64_t> times[2];
-    int64_t totals[2] = {0, 0};
-    std::vector<std::pair<QCPItemText*, int>> labels; // with their text width
-
-    // Labels wider than their bar would run into the neighbour's: those are left to the tooltip.
-    void updateLabels()
-    {
-        const double barPx = std::abs(xAxis->coordToPixel(0.4) - xAxis->coordToPixel(0.0));
-        for (auto& [label, width] : labels)
-            label->setVisible(width <= barPx + 10);
-    }
-
-protected:
-    bool event(QEvent* event) override
-    {
-        if (event->type() != QEvent::ToolTip)
-            return QCustomPlot::event(event);
-        auto* help = static_cast<QHelpEvent*>(event);
-        const long k = std::lround(xAxis->pixelToCoord(help->pos().x()));
-        QString text;
-        if (axisRect()->rect().contains(help->pos()) && k >= 0) {
-            text = QStringLiteral("%1 GPU operation%2 running").arg(k).arg(k == 1 ? QString() : QStringLiteral("s"));
-            for (int r = 0; r < 2; ++r) {
-                const int64_t ns = size_t(k) < times[r].size() ? times[r][size_t(k)] : 0;
-                text += QStringLiteral("\n%1: %2")
-                            .arg(r == 0 ? QStringLiteral("A") : QStringLiteral("B"), histogramBarLabel(ns, totals[r]));
-            }
-        }
-        if (text.isEmpty())
-            QToolTip::hideText();
-        else
-            QToolTip::showText(help->globalPos(), text, this);
-        return true;
-    }
-};
-
-// "4.04 ms": three significant digits, for labels on narrow bars (bar lengths are never negative).
-QString shortDuration(int64_t ns)
-{
-    const DurationParts p = durationParts(double(ns), {DurationPrecision::Significant});
-    return QString::number(p.value, 'f', p.decimals) + QLatin1Char(' ') + QString::fromUtf8(p.unit);
-}
-
 } // namespace
 
 CompareView::CompareView(QWidget* parent) : QWidget(parent)
@@ -362,37 +317,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent)
     for (int c = 1; c < 4; ++c)
         m_table->horizontalHeader()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
 
-    auto* chart = new HistogramChart;
-    m_histogram = chart;
-    connect(chart, &QCustomPlot::afterLayout, chart, [chart] { chart->updateLabels(); });
-    m_histogram->setObjectName(QStringLiteral("compareHistogram"));
-    m_histogram->setMinimumSize(320, 200);
-    m_histogram->xAxis->setLabel(QStringLiteral("operations running"));
-    m_histogram->yAxis->setLabel(QStringLiteral("time"));
-    auto countTicker = QSharedPointer<QCPAxisTickerFixed>::create();
-    countTicker->setTickStep(1.0);
-    countTicker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
-    m_histogram->xAxis->setTicker(countTicker);
-    m_histogram->xAxis->setSubTicks(false);
-    m_histogram->xAxis->grid()->setVisible(false);
-    m_histogram->yAxis->setTicker(QSharedPointer<DurationTicker>::create());
-    m_histogram->yAxis->setSubTicks(false);
-    m_histogram->yAxis->grid()->setPen(QPen(QColor(0xE4, 0xE4, 0xE4)));
-    m_histogram->plotLayout()->insertRow(0);
-    auto* title = new QCPTextElement(m_histogram, QStringLiteral("Time with k GPU operations running"));
-    title->setFont(QFont(font().family(), -1, QFont::Bold));
-    m_histogram->plotLayout()->addElement(0, 0, title);
-    // The legend goes in a row of its own under the title, clear of the bars.
-    m_histogram->legend->setVisible(true);
-    m_histogram->legend->setBorderPen(Qt::NoPen);
-    m_histogram->legend->setBrush(Qt::NoBrush);
-    m_histogram->legend->setFillOrder(QCPLegend::foRowsFirst);
-    m_histogram->axisRect()->insetLayout()->take(m_histogram->legend);
-    m_histogram->plotLayout()->insertRow(1);
-    m_histogram->plotLayout()->addElement(1, 0, m_histogram->legend);
-    m_histogram->plotLayout()->setRowStretchFactor(0, 0.001);
-    m_histogram->plotLayout()->setRowStretchFactor(1, 0.001);
-    m_histogram->plotLayout()->setRowSpacing(0);
+    createHistogram();
 
     auto* bottom = new QSplitter(Qt::Horizontal);
     bottom->addWidget(m_table);
@@ -415,11 +340,10 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent)
     connect(fit, &QPushButton::clicked, this, &CompareView::fitBoth);
     auto* close = new QPushButton(QStringLiteral("Close"));
     connect(close, &QPushButton::clicked, this, &QWidget::close);
-    auto* hint = new QLabel(QStringLiteral("Zoom or pan either timeline: the other follows."));
-    hint->setStyleSheet(QStringLiteral("color:#666;"));
+    m_hint = new QLabel(QStringLiteral("Zoom or pan either timeline: the other follows."));
     auto* buttons = new QHBoxLayout;
     buttons->setContentsMargins(8, 4, 8, 6);
-    buttons->addWidget(hint, 1);
+    buttons->addWidget(m_hint, 1);
     buttons->addWidget(fit);
     buttons->addWidget(close);
 
@@ -444,7 +368,28 @@ CompareView::~CompareView()
 void CompareView::showMessage(const QString& text, bool error)
 {
     m_summary->setText(text.toHtmlEscaped());
-    m_summary->setStyleSheet(error ? QStringLiteral("color:#8e1c1c; background:#fdecea;") : QString());
+    m_summaryError = error;
+    applyTheme();
+}
+
+void CompareView::applyTheme()
+{
+    const Theme& theme = Theme::of(this);
+    m_summary->setStyleSheet(
+        m_summaryError
+            ? QStringLiteral("color:%1; background:%2;").arg(theme.error.text.name(), theme.error.background.name())
+            : QString());
+    m_hint->setStyleSheet(QStringLiteral("color:%1;").arg(theme.faint.name()));
+}
+
+void CompareView::changeEvent(QEvent* event)
+{
+    QWidget::changeEvent(event);
+    if (!isThemeChange(event) || !m_hint)
+        return;
+    applyTheme();
+    fillTable();
+    fillHistogram();
 }
 
 void CompareView::setTraces(std::shared_ptr<const Trace> a, const QString& nameA, std::shared_ptr<const Trace> b,
@@ -495,7 +440,8 @@ void CompareView::showLoaded(Loaded loaded)
     };
     m_captionA->setText(caption(QStringLiteral("A"), kColorA, nameA, m_comparison ? &m_comparison->a : nullptr));
     m_captionB->setText(caption(QStringLiteral("B"), kColorB, nameB, m_comparison ? &m_comparison->b : nullptr));
-    m_summary->setStyleSheet(QString());
+    m_summaryError = false;
+    applyTheme();
     m_summary->setText(summary());
     setWindowTitle(QStringLiteral("Compare: %1 vs %2 — StreamScope").arg(nameA, nameB));
     fillTable();
@@ -576,6 +522,7 @@ void CompareView::fillTable()
     if (!m_comparison)
         return;
     const std::vector<ComparisonRow> rows = comparisonRows(*m_comparison);
+    const Theme& theme = Theme::of(this);
     m_table->setRowCount(int(rows.size()));
     QFont bold = m_table->font();
     bold.setBold(true);
@@ -584,7 +531,7 @@ void CompareView::fillTable()
         if (row.section) {
             auto* item = new QTableWidgetItem(row.metric);
             item->setFont(bold);
-            item->setBackground(QColor(0xEE, 0xEE, 0xEE));
+            item->setBackground(theme.sectionBackground);
             item->setToolTip(row.toolTip);
             m_table->setItem(r, 0, item);
             m_table->setSpan(r, 0, 1, 4);
@@ -597,67 +544,12 @@ void CompareView::fillTable()
             if (c > 0)
                 item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
             if (c == 3 && row.better != 0) {
-                item->setForeground(row.better > 0 ? QColor(0x1B, 0x7F, 0x3B) : QColor(0xB3, 0x26, 0x1E));
+                item->setForeground(row.better > 0 ? theme.better : theme.worse);
                 item->setFont(bold);
             }
             m_table->setItem(r, c, item);
         }
     }
-}
-
-void CompareView::fillHistogram()
-{
-    auto* chart = static_cast<HistogramChart*>(m_histogram);
-    chart->clearPlottables();
-    chart->clearItems();
-    if (!m_comparison)
-        return;
-    const TraceAnalysis* runs[2] = {&m_comparison->a, &m_comparison->b};
-    const QColor colors[2] = {kColorA, kColorB};
-    const QString letters[2] = {QStringLiteral("A"), QStringLiteral("B")};
-    auto* group = new QCPBarsGroup(chart);
-    group->setSpacingType(QCPBarsGroup::stAbsolute);
-    group->setSpacing(2);
-    int maxK = 0;
-    double longest = 1;
-    for (int r = 0; r < 2; ++r) {
-        const std::vector<int64_t>& t = runs[r]->concurrency.timeAtNs;
-        chart->names[r] = r == 0 ? m_nameA : m_nameB;
-        chart->times[r] = t;
-        chart->totals[r] = 0;
-        for (int64_t v : t)
-            chart->totals[r] += v;
-        maxK = std::max(maxK, int(t.size()) - 1);
-        for (int64_t v : t)
-            longest = std::max(longest, double(v));
-    }
-    chart->labels.clear();
-    const QFontMetrics fm(chart->font());
-    for (int r = 0; r < 2; ++r) {
-        auto* bars = new QCPBars(chart->xAxis, chart->yAxis);
-        bars->setName(letters[r] + QStringLiteral(": ") + chart->names[r]);
-        bars->setWidth(0.4);
-        bars->setPen(QPen(colors[r].darker(120), 1));
-        bars->setBrush(colors[r]);
-        bars->setBarsGroup(group);
-        const std::vector<int64_t>& t = chart->times[r];
-        for (size_t k = 0; k < t.size(); ++k) {
-            bars->addData(double(k), double(t[k]));
-            if (t[k] <= 0)
-                continue;
-            const QString text = shortDuration(t[k]);
-            auto* label = new QCPItemText(chart);
-            chart->labels.emplace_back(label, fm.horizontalAdvance(text));
-            label->position->setAxes(chart->xAxis, chart->yAxis);
-            label->position->setCoords(double(k) + (r == 0 ? -0.21 : 0.21), double(t[k]));
-            label->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
-            label->setText(text);
-            label->setColor(colors[r].darker(140));
-        }
-    }
-    chart->xAxis->setRange(-0.7, maxK + 0.7);
-    chart->yAxis->setRange(0, longest * 1.15);
-    chart->replot(QCustomPlot::rpQueuedReplot);
 }
 
 QStringList CompareView::metricRow(const QString& metric) const

@@ -99,6 +99,9 @@ Q_SIGNALS:
     void comparisonShown();
     void failed(const QString& message);
 
+protected:
+    void changeEvent(QEvent* event) override; // a new palette: the table, histogram and messages re-coloured
+
 private:
     struct Loaded;
     void start(const QString& what, std::function<Result<Loaded>()> work);
@@ -106,12 +109,15 @@ private:
     void syncRange(TimelineView* from, TimelineView* to);
     void alignRowLabels();
     void fillTable();
-    void fillHistogram();
+    void createHistogram(); // compare_view_histogram.cpp
+    void fillHistogram();   // compare_view_histogram.cpp
     void showMessage(const QString& text, bool error);
+    void applyTheme(); // the summary's and the hint's colours
 
     TimelineView* m_timelineA = nullptr;
     TimelineView* m_timelineB = nullptr;
     QLabel* m_summary = nullptr;
+    QLabel* m_hint = nullptr;
     QLabel* m_captionA = nullptr;
     QLabel* m_captionB = nullptr;
     QTableWidget* m_table = nullptr;
@@ -120,6 +126,7 @@ private:
     QString m_nameA, m_nameB;
     QString m_notice;
     std::optional<TraceComparison> m_comparison;
+    bool m_summaryError = false; // the summary is an error message
     bool m_syncing = false;
     bool m_busy = false;
     quint64 m_generation = 0;

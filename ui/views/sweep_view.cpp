@@ -6,12 +6,15 @@
 
 #include "device_profile.h"
 #include "format.h"
+#include "plot_theme.h"
 #include "scenario_json.h"
+#include "theme.h"
 #include "trace_json.h"
 
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QEvent>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -181,31 +184,20 @@ void SweepView::createPlot()
     m_title = new QCPTextElement(m_plot, QString(), titleFont);
     m_plot->plotLayout()->addElement(0, 0, m_title);
     m_plot->yAxis2->setVisible(true);
-    m_plot->yAxis->setLabelColor(kMakespanColour.darker(120));
-    m_plot->yAxis->setTickLabelColor(kMakespanColour.darker(120));
     m_plot->yAxis2->setLabel(QStringLiteral("speedup (×)"));
     for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis, m_plot->yAxis2})
-        axis->grid()->setPen(QPen(QColor(0xE4, 0xE4, 0xE4), 0, Qt::SolidLine));
+        axis->grid()->setPen(QPen(Qt::lightGray, 0, Qt::SolidLine)); // coloured by applyTheme
     m_plot->yAxis2->grid()->setVisible(false);
 
     m_makespanGraph = m_plot->addGraph(m_plot->xAxis, m_plot->yAxis);
     m_makespanGraph->setName(QStringLiteral("makespan (left)"));
-    m_makespanGraph->setPen(QPen(kMakespanColour, 2.2));
-    m_makespanGraph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, kMakespanColour, Qt::white, 8));
     m_relativeGraph = m_plot->addGraph(m_plot->xAxis, m_plot->yAxis2);
     m_relativeGraph->setName(QStringLiteral("speedup vs the first value (right)"));
-    // Wider than the serialized-work line drawn over it: the two often coincide, and both must stay visible.
-    m_relativeGraph->setPen(QPen(kRelativeColour, 4.0));
-    m_relativeGraph->setScatterStyle(
-        QCPScatterStyle(QCPScatterStyle::ssSquare, QPen(kRelativeColour, 2.0), Qt::white, 10));
     m_speedupGraph = m_plot->addGraph(m_plot->xAxis, m_plot->yAxis2);
     m_speedupGraph->setName(QStringLiteral("speedup over serialized work (right)"));
-    m_speedupGraph->setPen(QPen(kSpeedupColour, 2.0, Qt::DashLine));
-    m_speedupGraph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangle, kSpeedupColour, Qt::white, 8));
     m_failedGraph = m_plot->addGraph(m_plot->xAxis, m_plot->yAxis);
     m_failedGraph->setName(QStringLiteral("failed"));
     m_failedGraph->setLineStyle(QCPGraph::lsNone);
-    m_failedGraph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QPen(kErrorColour, 2.5), Qt::NoBrush, 12));
     m_failedGraph->removeFromLegend();
     for (QCPGraph* g : {m_makespanGraph, m_relativeGraph, m_speedupGraph, m_failedGraph})
         g->setSelectable(QCP::stNone);
@@ -222,6 +214,7 @@ void SweepView::createPlot()
     m_plot->legend->setColumnSpacing(16);
     m_plot->legend->setMargins(QMargins(4, 0, 4, 2));
     connect(m_plot, &QCustomPlot::beforeReplot, this, &SweepView::fitLegend);
+    applyPlotColours();
 
     m_plot->setMouseTracking(true);
     connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
@@ -614,6 +607,37 @@ void SweepView::scheduleRerun()
     if (m_lastSimMs >= m_quickSweepMs)
         return;
     m_rerunTimer->start();
+}
+
+// The chart in the theme's colours (Okabe–Ito series, as on the timeline): makespan blue, the speedups vermillion and
+// green, failures red.
+void SweepView::applyPlotColours()
+{
+    const Theme& t = Theme::of(this);
+    applyPlotTheme(*m_plot, t);
+    const QColor makespanText = t.isDark ? t.seriesBlue.lighter(115) : t.seriesBlue.darker(120);
+    m_plot->yAxis->setLabelColor(makespanText);
+    m_plot->yAxis->setTickLabelColor(makespanText);
+    m_makespanGraph->setPen(QPen(t.seriesBlue, 2.2));
+    m_makespanGraph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, t.seriesBlue, t.plotBackground, 8));
+    // Wider than the serialized-work line drawn over it: the two often coincide, and both must stay visible.
+    m_relativeGraph->setPen(QPen(t.seriesOrange, 4.0));
+    m_relativeGraph->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssSquare, QPen(t.seriesOrange, 2.0), QBrush(t.plotBackground), 10));
+    m_speedupGraph->setPen(QPen(t.seriesGreen, 2.0, Qt::DashLine));
+    m_speedupGraph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangle, t.seriesGreen, t.plotBackground, 8));
+    m_failedGraph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QPen(t.seriesRed, 2.5), Qt::NoBrush, 12));
+}
+
+void SweepView::changeEvent(QEvent* event)
+{
+    QWidget::changeEvent(event);
+    if (!isThemeChange(event) || !m_plot || !m_table)
+        return;
+    applyPlotColours();
+    setMessage(m_messageLabel->text(), m_messageError);
+    rebuildTable();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void SweepView::showEvent(QShowEvent* event)

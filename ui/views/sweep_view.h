@@ -133,11 +133,13 @@ Q_SIGNALS:
 
 protected:
     void showEvent(QShowEvent* event) override;
+    void changeEvent(QEvent* event) override; // a new palette: the chart, table and message re-coloured
 
 private:
     // The constructor's parts.
     QWidget* createControls();
     void createPlot();
+    void applyPlotColours();
     void createTable();
     void connectControls();
     void startSimulation();
@@ -199,6 +201,7 @@ private:
     QPushButton* m_cancelButton = nullptr;
     QProgressBar* m_progressBar = nullptr;
     QLabel* m_messageLabel = nullptr;
+    bool m_messageError = false;
     QCustomPlot* m_plot = nullptr;
     QCPTextElement* m_title = nullptr;
     QString m_fullTitle;              // the title before it is elided to the plot's width

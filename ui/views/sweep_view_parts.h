@@ -1,8 +1,7 @@
-// What the sweep view's files share (sweep_view.cpp, sweep_view_run.cpp, sweep_view_plot.cpp): its limits, colours
-// and the texts of values and speed-ups. Internal to the sweep view.
+// What the sweep view's files share (sweep_view.cpp, sweep_view_run.cpp, sweep_view_plot.cpp): its limits and the
+// texts of values and speed-ups (its colours are the theme's series, theme.h). Internal to the sweep view.
 #pragma once
 
-#include <QColor>
 #include <QString>
 #include <QTableWidgetItem>
 
@@ -16,12 +15,6 @@ inline constexpr int kMaxValues = 256;
 // The limits of the core's rewrites (analysis.cpp), checked here so that the message comes before any run.
 inline constexpr double kMaxStreams = 4096;
 inline constexpr double kMaxChunks = 1'000'000;
-
-// Okabe–Ito colours, as on the timeline.
-inline const QColor kMakespanColour(0, 114, 178);
-inline const QColor kRelativeColour(213, 94, 0);
-inline const QColor kSpeedupColour(0, 158, 115);
-inline const QColor kErrorColour(204, 0, 0);
 
 inline QString valueText(double v)
 {

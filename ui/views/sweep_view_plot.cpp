@@ -5,6 +5,7 @@
 #include "device_profile.h"
 #include "format.h"
 #include "scenario_json.h"
+#include "theme.h"
 #include "trace_json.h"
 
 #include <QApplication>
@@ -154,12 +155,12 @@ void SweepView::rebuildTable()
         m_table->setItem(row, 0, cell(valueText(p.value)));
         if (!p.error.empty()) {
             auto* failed = cell(QStringLiteral("failed"));
-            failed->setForeground(kErrorColour);
+            failed->setForeground(Theme::of(this).fail);
             m_table->setItem(row, 1, failed);
             for (int c = 2; c < 5; ++c)
                 m_table->setItem(row, c, cell(QStringLiteral("–")));
             auto* note = cell(qs(p.error), Qt::AlignLeft | Qt::AlignVCenter);
-            note->setForeground(kErrorColour);
+            note->setForeground(Theme::of(this).fail);
             m_table->setItem(row, 5, note);
             for (int c = 0; c < 6; ++c)
                 m_table->item(row, c)->setToolTip(qs(p.error));

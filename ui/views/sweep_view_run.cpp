@@ -7,6 +7,7 @@
 #include "format.h"
 #include "scenario_json.h"
 #include "simulator.h"
+#include "theme.h"
 #include "trace_json.h"
 #include "worker.h"
 
@@ -64,8 +65,10 @@ void SweepView::setState(State state)
 void SweepView::setMessage(const QString& text, bool error)
 {
     m_messageLabel->setText(text);
-    m_messageLabel->setStyleSheet(error ? QStringLiteral("color:#8e1c1c; background:#fdecea; border:1px solid #e57373; "
-                                                         "padding:4px;")
+    m_messageError = error;
+    const ThemeBox& box = Theme::of(this).error;
+    m_messageLabel->setStyleSheet(error ? QStringLiteral("color:%1; background:%2; border:1px solid %3; padding:4px;")
+                                              .arg(box.text.name(), box.background.name(), box.border.name())
                                         : QString());
 }
 

@@ -1,6 +1,7 @@
 #include "whatif_dialog.h"
 
 #include "format.h"
+#include "theme.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -105,7 +106,7 @@ WhatIfDialog::WhatIfDialog(const Scenario& scenario, const QString& documentTitl
     m_error = new QLabel;
     m_error->setObjectName(QStringLiteral("whatIfError"));
     m_error->setWordWrap(true);
-    m_error->setStyleSheet(QStringLiteral("color:#8e1c1c;"));
+    m_error->setStyleSheet(QStringLiteral("color:%1;").arg(Theme::of(this).fail.name()));
     m_error->hide();
 
     auto* form = new QFormLayout;

@@ -28,6 +28,7 @@
 #include "span_table_model.h"
 #include "sweep_view.h"
 #include "text_file.h"
+#include "theme.h"
 #include "timeline_plottable.h"
 #include "timeline_view.h"
 #include "timing_text.h"
@@ -153,11 +154,11 @@ void MainWindow::createCentre()
     // Centre: a message bar (run and file errors) over the timeline.
     m_messageBar = new QFrame;
     m_messageBar->setObjectName(QStringLiteral("messageBar"));
-    m_messageBar->setStyleSheet(QStringLiteral("#messageBar { background:#fdecea; border:1px solid #e57373; }"));
     m_messageText = new QLabel;
+    m_messageText->setObjectName(QStringLiteral("messageText"));
     m_messageText->setWordWrap(true);
     m_messageText->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_messageText->setStyleSheet(QStringLiteral("color:#8e1c1c;"));
+    applyMessageColors();
     auto* closeMessage = new QToolButton;
     closeMessage->setText(QStringLiteral("✕"));
     closeMessage->setAutoRaise(true);
@@ -483,7 +484,22 @@ void MainWindow::keepShortcutsWithoutMenuBar()
     }
 }
 
+void MainWindow::applyMessageColors()
+{
+    const ThemeBox& box = Theme::of(this).error;
+    m_messageBar->setStyleSheet(QStringLiteral("#messageBar { background:%1; border:1px solid %2; } "
+                                               "#messageBar QLabel, #messageBar QToolButton { color:%3; }")
+                                    .arg(box.background.name(), box.border.name(), box.text.name()));
+}
+
 // ---- window events ---------------------------------------------------------------------------------------------
+
+void MainWindow::changeEvent(QEvent* event)
+{
+    QMainWindow::changeEvent(event);
+    if (isThemeChange(event) && m_messageBar)
+        applyMessageColors();
+}
 
 void MainWindow::showEvent(QShowEvent* event)
 {

@@ -188,6 +188,7 @@ protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
     void showEvent(QShowEvent* event) override;
+    void changeEvent(QEvent* event) override; // a new palette: the message bar in the theme's colours
 
 private:
     friend struct ShownDocument;
@@ -195,6 +196,8 @@ private:
     // The constructor's parts (main_window.cpp); the menus and toolbars are main_window_actions.cpp's.
     void createPrompts();
     void createCentre();
+    void applyMessageColors();
+    void addThemeMenu(QMenu* view); // View ▸ Theme: System, Light, Dark (theme.h)
     void connectEditing();
     void connectRuns();
     void connectSelection();

@@ -26,6 +26,7 @@
 #include "span_table_model.h"
 #include "sweep_view.h"
 #include "text_file.h"
+#include "theme.h"
 #include "timeline_plottable.h"
 #include "timeline_view.h"
 #include "timing_text.h"
@@ -257,6 +258,7 @@ void MainWindow::createActions()
     createSweepActions();
     createPresentationActions();
     m_viewMenu->addSeparator();
+    addThemeMenu(m_viewMenu);
     QAction* resetLayout = m_viewMenu->addAction(QStringLiteral("&Reset Layout"), this, &MainWindow::resetLayout);
     resetLayout->setObjectName(QStringLiteral("reset-layout"));
     resetLayout->setStatusTip(QStringLiteral("Put the docks back where they start and the window at its default size"));
@@ -303,6 +305,31 @@ void MainWindow::createActions()
     QAction* aboutQt = help->addAction(QStringLiteral("About &Qt"), qApp, &QApplication::aboutQt);
     aboutQt->setObjectName(QStringLiteral("about-qt"));
     aboutQt->setMenuRole(QAction::AboutQtRole);
+}
+
+void MainWindow::addThemeMenu(QMenu* view)
+{
+    // Applied at once and kept for the next start (main applies the kept one before the window exists).
+    QMenu* menu = view->addMenu(QStringLiteral("&Theme"));
+    menu->setObjectName(QStringLiteral("themeMenu"));
+    auto* group = new QActionGroup(menu);
+    const std::pair<ThemeChoice, QString> choices[] = {
+        {ThemeChoice::System, QStringLiteral("&System")},
+        {ThemeChoice::Light, QStringLiteral("&Light")},
+        {ThemeChoice::Dark, QStringLiteral("&Dark")},
+    };
+    for (const auto& [choice, label] : choices) {
+        QAction* a = menu->addAction(label);
+        a->setObjectName(QStringLiteral("theme-") + themeChoiceName(choice));
+        a->setCheckable(true);
+        a->setChecked(appliedThemeChoice() == choice);
+        a->setActionGroup(group);
+        connect(a, &QAction::triggered, this, [choice = choice] {
+            applyThemeChoice(choice);
+            saveThemeChoice(choice);
+        });
+    }
+    menu->actions().first()->setStatusTip(QStringLiteral("Light or dark as the system's palette is"));
 }
 
 QString MainWindow::aboutText()
