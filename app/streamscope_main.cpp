@@ -5,6 +5,7 @@
 #include "image_export.h"
 #include "lesson_gallery.h"
 #include "main_window.h"
+#include "resources.h"
 #include "run_controller.h"
 
 #include <QApplication>
@@ -97,9 +98,10 @@ void printHelp(const QCommandLineParser& parser)
     std::printf("%s", qPrintable(parser.helpText()));
 }
 
+// The second line says where the lessons and profiles come from (an installed tree: its own share/streamscope).
 void printVersion()
 {
-    std::printf("streamscope %s\n", STREAMSCOPE_VERSION);
+    std::printf("streamscope %s\nlessons and profiles: %s\n", STREAMSCOPE_VERSION, ss::resourcesDir().c_str());
 }
 
 // --help and --version answered without a display: QApplication aborts where there is none, so they are read
