@@ -12,6 +12,7 @@
 #include <QCommandLineParser>
 #include <QDockWidget>
 #include <QFileInfo>
+#include <QIcon>
 #include <QTimer>
 
 #include <cstdio>
@@ -21,6 +22,9 @@
 
 #ifndef STREAMSCOPE_VERSION
 #define STREAMSCOPE_VERSION "0.1.0"
+#endif
+#ifndef STREAMSCOPE_APP_ID
+#define STREAMSCOPE_APP_ID "io.github.streamscope.StreamScope"
 #endif
 
 namespace ss = streamscope;
@@ -179,6 +183,11 @@ int main(int argc, char** argv)
     QApplication::setOrganizationName(QStringLiteral("StreamScope"));
     QApplication::setApplicationName(QStringLiteral("StreamScope"));
     QApplication::setApplicationVersion(QStringLiteral(STREAMSCOPE_VERSION));
+    // The icon of every window and of About (embedded, so that a build tree shows it too), and the desktop entry it
+    // belongs to (io.github.streamscope.StreamScope.desktop): Wayland compositors and docks take the name and icon
+    // of the window from there.
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/" STREAMSCOPE_APP_ID ".svg")));
+    QGuiApplication::setDesktopFileName(QStringLiteral(STREAMSCOPE_APP_ID));
 
     QCommandLineParser parser;
     addOptions(parser);
