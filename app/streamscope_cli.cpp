@@ -3,11 +3,13 @@
 // 3 a GPU/runtime error. This file is the command line itself (CLI11); the commands are in cli_*.cpp (cli.h).
 #include "cli.h"
 
+#include "resources.h"
 #include "whatif.h"
 
 #include <CLI/CLI.hpp>
 
 #include <exception>
+#include <functional>
 #include <iostream>
 #include <new>
 #include <string>
@@ -22,10 +24,13 @@ int runMain(int argc, char** argv)
     CLI::App app{"StreamScope: see what CUDA streams do. Runs scenarios and lessons on a GPU or the simulator, "
                  "and analyzes, checks and converts traces.",
                  "streamscope-cli"};
-    // The desktop app looks for "no CUDA backend" in this line to know whether GPU runs are possible at all.
-    app.set_version_flag("--version",
-                         std::string("streamscope-cli ") + STREAMSCOPE_VERSION
-                             + (cudaBuiltIn() ? " (CUDA backend built)" : " (no CUDA backend)"));
+    // The desktop app looks for "no CUDA backend" in the first line to know whether GPU runs are possible at all.
+    // The second says where the lessons and profiles come from (an installed tree: its own share/streamscope).
+    app.set_version_flag("--version", std::function<std::string()>([] {
+                             return std::string("streamscope-cli ") + STREAMSCOPE_VERSION
+                                 + (cudaBuiltIn() ? " (CUDA backend built)" : " (no CUDA backend)")
+                                 + "\nlessons and profiles: " + ss::resourcesDir();
+                         }));
     app.require_subcommand(1);
     app.failure_message([](const CLI::App*, const CLI::Error& e) {
         return "error: " + std::string(e.what()) + "\nRun with --help for more information.\n";

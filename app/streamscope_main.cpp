@@ -5,6 +5,7 @@
 #include "image_export.h"
 #include "lesson_gallery.h"
 #include "main_window.h"
+#include "resources.h"
 #include "run_controller.h"
 #include "theme.h"
 
@@ -12,6 +13,7 @@
 #include <QCommandLineParser>
 #include <QDockWidget>
 #include <QFileInfo>
+#include <QIcon>
 #include <QTimer>
 
 #include <cstdio>
@@ -21,6 +23,9 @@
 
 #ifndef STREAMSCOPE_VERSION
 #define STREAMSCOPE_VERSION "0.1.0"
+#endif
+#ifndef STREAMSCOPE_APP_ID
+#define STREAMSCOPE_APP_ID "io.github.streamscope.StreamScope"
 #endif
 
 namespace ss = streamscope;
@@ -101,9 +106,10 @@ void printHelp(const QCommandLineParser& parser)
     std::printf("%s", qPrintable(parser.helpText()));
 }
 
+// The second line says where the lessons and profiles come from (an installed tree: its own share/streamscope).
 void printVersion()
 {
-    std::printf("streamscope %s\n", STREAMSCOPE_VERSION);
+    std::printf("streamscope %s\nlessons and profiles: %s\n", STREAMSCOPE_VERSION, ss::resourcesDir().c_str());
 }
 
 // --help and --version answered without a display: QApplication aborts where there is none, so they are read
@@ -181,6 +187,11 @@ int main(int argc, char** argv)
     QApplication::setOrganizationName(QStringLiteral("StreamScope"));
     QApplication::setApplicationName(QStringLiteral("StreamScope"));
     QApplication::setApplicationVersion(QStringLiteral(STREAMSCOPE_VERSION));
+    // The icon of every window and of About (embedded, so that a build tree shows it too), and the desktop entry it
+    // belongs to (io.github.streamscope.StreamScope.desktop): Wayland compositors and docks take the name and icon
+    // of the window from there.
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/" STREAMSCOPE_APP_ID ".svg")));
+    QGuiApplication::setDesktopFileName(QStringLiteral(STREAMSCOPE_APP_ID));
 
     QCommandLineParser parser;
     addOptions(parser);

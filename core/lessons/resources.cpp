@@ -18,6 +18,9 @@
 #ifndef STREAMSCOPE_RESOURCES_INSTALL_DIR
 #define STREAMSCOPE_RESOURCES_INSTALL_DIR ""
 #endif
+#ifndef STREAMSCOPE_RESOURCES_RELATIVE_DIR
+#define STREAMSCOPE_RESOURCES_RELATIVE_DIR ""
+#endif
 
 namespace streamscope {
 
@@ -29,6 +32,26 @@ bool isDirectory(const std::string& dir)
 {
     std::error_code ec;
     return !dir.empty() && fs::is_directory(dir, ec);
+}
+
+// The folder of the running executable, symlinks resolved (Linux: /proc/self/exe); empty where it cannot be read.
+const std::string& executableDir()
+{
+    static const std::string dir = [] {
+        std::error_code ec;
+        const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+        return ec ? std::string() : exe.parent_path().string();
+    }();
+    return dir;
+}
+
+// Where an installed executable finds them: bin/../share/streamscope, wherever the prefix was installed or moved to.
+std::string besideExecutable()
+{
+    const std::string relative = STREAMSCOPE_RESOURCES_RELATIVE_DIR;
+    if (relative.empty() || executableDir().empty())
+        return {};
+    return (fs::path(executableDir()) / relative).lexically_normal().string();
 }
 
 // Lesson files are small; anything larger is not a lesson and is not read for the listing.
@@ -98,9 +121,13 @@ std::string resourcesDir()
 {
     if (const char* env = std::getenv("STREAMSCOPE_RESOURCES"); env && *env)
         return env;
-    if (isDirectory(STREAMSCOPE_RESOURCES_INSTALL_DIR))
-        return STREAMSCOPE_RESOURCES_INSTALL_DIR;
-    return STREAMSCOPE_RESOURCES_SOURCE_DIR;
+    if (std::string installed = besideExecutable(); isDirectory(installed))
+        return installed;
+    // A build tree's executables have no share/ beside them: the source tree it was built from, so that lessons
+    // edited there are the ones that run, then the configured install location.
+    if (isDirectory(STREAMSCOPE_RESOURCES_SOURCE_DIR) || !isDirectory(STREAMSCOPE_RESOURCES_INSTALL_DIR))
+        return STREAMSCOPE_RESOURCES_SOURCE_DIR;
+    return STREAMSCOPE_RESOURCES_INSTALL_DIR;
 }
 
 std::vector<PresetInfo> listPresets()

@@ -1,5 +1,7 @@
-// Where StreamScope finds its shipped files (lessons, device profiles): $STREAMSCOPE_RESOURCES, then the
-// install location, then the source tree's resources/ (for running from a build directory).
+// Where StreamScope finds its shipped files (lessons, device profiles): $STREAMSCOPE_RESOURCES; else, for an
+// installed executable, share/streamscope beside its bin/ (found from the executable's own path, so an installed
+// tree works wherever its prefix is); else the source tree's resources/ (running from a build directory); else the
+// configured install location.
 #pragma once
 
 #include "result.h"

@@ -142,6 +142,11 @@ private Q_SLOTS:
         const auto r = runCli({QStringLiteral("--version")});
         QCOMPARE(r.code, 0);
         QVERIFY2(r.out.contains(QStringLiteral("streamscope-cli")), qPrintable(r.describe()));
+        // Where the lessons and profiles come from: STREAMSCOPE_RESOURCES (ctest sets it) before anything else.
+        const QString resources = qEnvironmentVariable("STREAMSCOPE_RESOURCES");
+        QVERIFY2(r.out.contains(QStringLiteral("\nlessons and profiles: ")
+                                + (resources.isEmpty() ? QString() : resources + QLatin1Char('\n'))),
+                 qPrintable(r.describe()));
     }
 
     void help()

@@ -1,5 +1,6 @@
 // The built `streamscope` app answers --help and --version without a display: no DISPLAY, no WAYLAND_DISPLAY and no
-// QT_QPA_PLATFORM (QApplication would abort there), exit code 0 and the text on standard output.
+// QT_QPA_PLATFORM (QApplication would abort there), exit code 0 and the text on standard output. --version also
+// names the folder of the lessons and profiles (tests/install/install_tree.sh checks it for an installed app).
 #include <QDir>
 #include <QFileInfo>
 #include <QProcess>
@@ -76,7 +77,12 @@ private Q_SLOTS:
         for (const QString& option : {QStringLiteral("--version"), QStringLiteral("-v")}) {
             const Run run = runWithoutDisplay({option});
             QVERIFY2(run.exitCode == 0, qPrintable(QStringLiteral("exit %1: %2").arg(run.exitCode).arg(run.err)));
-            QCOMPARE(run.out, QStringLiteral("streamscope " STREAMSCOPE_VERSION "\n"));
+            // The version, then where the lessons and profiles come from (here: STREAMSCOPE_RESOURCES, set by ctest).
+            const QStringList lines = run.out.split(QLatin1Char('\n'));
+            QCOMPARE(lines.size(), 3); // two lines and the newline after the second
+            QCOMPARE(lines[0], QStringLiteral("streamscope " STREAMSCOPE_VERSION));
+            QVERIFY2(lines[1].startsWith(QStringLiteral("lessons and profiles: ")), qPrintable(run.out));
+            QVERIFY2(QFileInfo(lines[1].section(QStringLiteral(": "), 1)).isDir(), qPrintable(run.out));
         }
     }
 };
