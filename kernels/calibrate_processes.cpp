@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -124,13 +125,7 @@ void Calibrator::hostCostsInFreshProcesses(size_t firstHostFigure, size_t endHos
         if (it == perProcess.end() || int(it->second.size()) != processes)
             throw CudaFailure{"the host-cost processes did not measure " + f.key};
         const double here = f.median;
-        std::vector<double> values = it->second;
-        for (double& x : values)
-            x = roundTo(x, f.unit);
-        f.repeats = values;
-        f.median = roundTo(median(values), f.unit);
-        const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
-        f.spread = roundTo(*hi - *lo, f.unit);
+        setRepeats(f, it->second);
         f.method += "; the median over " + std::to_string(processes) + " fresh processes of each one's median of "
             + std::to_string(m_repeats) + " repeats (repeats: one per process; the calibrating process itself measured "
             + formatValue(here, f.unit) + ")";

@@ -82,6 +82,17 @@ inline double roundTo(double v, const std::string& unit)
     return std::round(v * 100) / 100;
 }
 
+// Sets a figure's repeats, each rounded as its unit is, and their median and spread.
+inline void setRepeats(CalibrationFigure& f, std::vector<double> values)
+{
+    for (double& x : values)
+        x = roundTo(x, f.unit);
+    f.median = roundTo(median(values), f.unit);
+    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+    f.spread = roundTo(*hi - *lo, f.unit);
+    f.repeats = std::move(values);
+}
+
 class Calibrator {
 public:
     explicit Calibrator(const CalibrationOptions& o) : m_opt(o), m_repeats(std::max(1, o.repeats)) {}
@@ -105,20 +116,16 @@ private:
     double figure(const std::string& key, const std::string& label, const std::string& unit, std::vector<double> values,
                   const std::string& method)
     {
-        for (double& x : values)
-            x = roundTo(x, unit);
         CalibrationFigure f;
         f.key = key;
         f.unit = unit;
-        f.repeats = values;
-        f.median = roundTo(median(values), unit);
-        const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
-        f.spread = roundTo(*hi - *lo, unit);
+        setRepeats(f, std::move(values));
         f.method = method;
         if (m_opt.progress) {
             std::string line = label + ": " + formatValue(f.median, unit);
-            if (values.size() > 1)
-                line += " (" + std::to_string(values.size()) + " repeats, spread " + formatValue(f.spread, unit) + ")";
+            if (f.repeats.size() > 1)
+                line +=
+                    " (" + std::to_string(f.repeats.size()) + " repeats, spread " + formatValue(f.spread, unit) + ")";
             m_opt.progress(line);
         }
         m_cal.figures.push_back(f);

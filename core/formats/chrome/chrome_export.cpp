@@ -75,18 +75,13 @@ void appendDuration(std::string& out, uint64_t start, uint64_t end, uint64_t row
                 candidates.push_back(down);
                 candidates.push_back(up);
             }
-            const double* pick = nullptr;
-            for (const double& dur : candidates)
-                if (chromeExact(dur) && speedscopeExact(dur)) {
-                    pick = &dur;
-                    break;
-                }
+            const auto firstOf = [&](const auto& exact) {
+                const auto it = std::find_if(candidates.begin(), candidates.end(), exact);
+                return it == candidates.end() ? nullptr : &*it;
+            };
+            const double* pick = firstOf([&](double dur) { return chromeExact(dur) && speedscopeExact(dur); });
             if (!pick && !chromeExact(decimals))
-                for (const double& dur : candidates)
-                    if (chromeExact(dur)) {
-                        pick = &dur;
-                        break;
-                    }
+                pick = firstOf(chromeExact);
             if (pick) {
                 char buf[40];
                 const auto r = std::to_chars(buf, buf + sizeof buf, *pick, std::chars_format::fixed);
