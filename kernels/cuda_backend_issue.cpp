@@ -181,12 +181,15 @@ void CudaBackend::endLane(const StreamState& st, cudaEvent_t end)
     m_lanes[size_t(st.lane)].lastEnd = end;
 }
 
-cudaError_t CudaBackend::enqueue(const Op& op, const OpResources& res, cudaStream_t stream)
+cudaError_t CudaBackend::enqueue(const Op& op, const OpResources& res, cudaStream_t stream, uint64_t* stamps,
+                                 uint32_t stampWave)
 {
     switch (op.kind) {
     case OpKind::Kernel: {
         kernels::LaunchArgs a = res.launch;
         a.stream = stream;
+        a.stamps = stamps;
+        a.stampWave = stampWave;
         return kernels::launch(a);
     }
     case OpKind::Memcpy:
@@ -259,7 +262,8 @@ Status CudaBackend::issueGpuOp(ThreadState& ts, const PlannedOp& p, OpResources&
     const auto& st = m_streams[size_t(p.stream)];
     if (Status s = useDevice(ts, st.device, res.where); !s)
         return s;
-    if (p.op->kind == OpKind::HostFunc && (m_opEvents || m_cuptiOn) && ts.nextHostFuncSlot < ts.hostFuncSlotCount)
+    if (p.op->kind == OpKind::HostFunc && (m_opEvents || m_cuptiOn || m_stampsOn)
+        && ts.nextHostFuncSlot < ts.hostFuncSlotCount)
         return issueTimedHostFunc(ts, p, res, r);
     Timing t;
     const auto guard = lockLanes(st);
@@ -273,13 +277,26 @@ Status CudaBackend::issueGpuOp(ThreadState& ts, const PlannedOp& p, OpResources&
             return runtimeError("cudaEventCreate failed for " + res.where + ": out of timing events");
     }
     r.gpuKind = gpuSpanKindOf(*p.op);
-    const bool cupti = m_cuptiOn && p.op->kind != OpKind::HostFunc;
+    // Timing "cupti": a kernel stamps itself into the next slot of its device; CUPTI records the rest.
+    const bool stamped = m_stampsOn && p.op->kind == OpKind::Kernel;
+    const bool cupti = m_cuptiOn && p.op->kind != OpKind::HostFunc && !stamped;
+    uint64_t* stampSlot = nullptr;
+    size_t slot = 0;
+    uint32_t wave = 0;
+    if (stamped) {
+        auto& dev = *m_devices[size_t(st.device)];
+        slot = dev.nextStamp.fetch_add(1, std::memory_order_relaxed);
+        if (slot < dev.stampCapacity)
+            stampSlot = dev.stampSlots + slot * kernels::kStampSlotWords;
+        wave = dev.stampWave;
+        anchorLane(st);
+    }
     if (cupti) {
         anchorLane(st);
         CuptiTracer::resetCorrelationIds();
     }
     r.apiStart = hostNowNs();
-    const cudaError_t e = enqueue(*p.op, res, st.handle);
+    const cudaError_t e = enqueue(*p.op, res, st.handle, stampSlot, wave);
     r.apiEnd = hostNowNs();
     const CorrelationIds ids = cupti ? CuptiTracer::lastCorrelationIds() : CorrelationIds{};
     if (e != cudaSuccess)
@@ -297,6 +314,8 @@ Status CudaBackend::issueGpuOp(ThreadState& ts, const PlannedOp& p, OpResources&
     }
     if (cupti)
         ts.cupti.push_back({ts.records, r.iteration, index, ids, 0, 0, st.lane});
+    if (stamped)
+        ts.stamps.push_back({index, st.device, slot});
     const RecordRef ref{uint32_t(ts.hostThread), index};
     std::lock_guard lock(m_depMutex);
     noteGpuOp(p.stream, ref, ref);

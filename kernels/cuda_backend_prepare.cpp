@@ -87,6 +87,8 @@ Status CudaBackend::prepare(const RunPlan& plan, RunInfo& info)
         return st;
     if (Status st = createTimingPools(); !st)
         return st;
+    if (Status st = createStampSlots(); !st)
+        return st;
     if (Status st = fillFreePools(); !st)
         return st;
     if (Status st = warmUpStreams(); !st)
@@ -105,9 +107,17 @@ Status CudaBackend::prepare(const RunPlan& plan, RunInfo& info)
                    : m_options.graphNodeTiming ? "per node (captured event-record nodes)"
                                                : "whole graph (one span per launch)");
     std::string how;
+    if (m_stampsOn)
+        how = "kernels stamp %globaltimer (first and last wave of blocks) into a slot per launch, read back after "
+              "each iteration and mapped onto the host's steady clock by ping-pong samples before and after it";
     if (m_cuptiOn)
-        how = "CUPTI activity records (CONCURRENT_KERNEL, MEMCPY, MEMCPY2, MEMSET) matched by correlation id, on "
-              "the host's steady clock; one anchor event per stream before and after each iteration";
+        how += std::string(how.empty() ? "" : "; ")
+            + (m_stampsOn ? "CUPTI activity records (MEMCPY, MEMCPY2, MEMSET)"
+                          : "CUPTI activity records (CONCURRENT_KERNEL, MEMCPY, MEMCPY2, MEMSET)")
+            + (m_cuptiByOrder ? " matched by their order in their stream" : " matched by correlation id")
+            + ", on the host's steady clock";
+    if (m_cuptiOn || m_stampsOn)
+        how += "; one anchor event per stream before and after each iteration";
     if (m_opEvents)
         how += std::string(how.empty() ? "" : "; plus ")
             + "CUDA events on each op's stream; one origin event per device and iteration"
@@ -637,6 +647,17 @@ void CudaBackend::release()
             }
     }
     m_threads.clear();
+    for (int d : m_deviceList) {
+        if (size_t(d) >= m_devices.size() || !m_devices[size_t(d)])
+            continue;
+        auto& dev = *m_devices[size_t(d)];
+        (void)cudaSetDevice(d);
+        if (dev.stampSlots)
+            check("cudaFree", cudaFree(dev.stampSlots), "the kernel stamp slots of device " + std::to_string(d));
+        dev.stampSlots = nullptr;
+        dev.stampCapacity = 0;
+        dev.clock.release();
+    }
     for (auto& st : m_streams)
         if (st.owned && st.handle) {
             (void)cudaSetDevice(st.device);

@@ -17,6 +17,7 @@
 
 #include "cupti_records.h"
 #include "cupti_tracer.h"
+#include "gpu_clock.cuh"
 #include "kernel_library.cuh"
 
 #include <cuda_runtime.h>
@@ -182,6 +183,13 @@ struct Timing {
     cudaEvent_t end = nullptr;
 };
 
+// A kernel launch that stamps itself (timing "cupti"): its record and its slot in the device's stamp slots.
+struct StampPending {
+    uint32_t record = 0;
+    int device = 0;
+    size_t slot = 0;
+};
+
 // A GPU op (or graph launch) whose CUPTI records are matched at the end of the iteration.
 struct CuptiPending {
     std::vector<OpRecord>* records = nullptr; // the recording the op's record is in
@@ -203,6 +211,7 @@ struct ThreadState {
     int currentDevice = -1;
     std::vector<Timing> timings;
     std::vector<CuptiPending> cupti;               // matched once, after the last timed iteration
+    std::vector<StampPending> stamps;              // read back at the end of each iteration
     size_t iterationFirstRecord = 0;               // records of the current iteration start here
     std::unique_ptr<HostFuncSlot[]> hostFuncSlots; // for one iteration
     size_t hostFuncSlotCount = 0;
@@ -299,6 +308,17 @@ struct DeviceState {
     std::array<cudaEvent_t, kOriginTrials> originCandidates{};
     cudaEvent_t origin = nullptr;
     int64_t anchorNs = 0;
+    // Kernel stamps (timing "cupti"): one slot of kernels::kStampSlotWords per kernel launch of an iteration,
+    // zeroed between iterations; the clock samples before and after the iteration map them onto the host clock.
+    uint64_t* stampSlots = nullptr;
+    size_t stampCapacity = 0;
+    std::atomic<size_t> nextStamp{0};
+    uint32_t stampWave = 0;
+    std::vector<uint64_t> stampHost;
+    kernels::GpuClockProbe clock;
+    kernels::GpuClockSample clockBefore;
+    kernels::GpuClockSample clockAfter;
+    kernels::GpuClockSample clockFirst; // the run's first sample, for the drift
     cudaStream_t captureStream = nullptr;
     std::vector<int> streams;       // planned streams of the device
     std::vector<int> legacyBarrier; // the ones that synchronize with the legacy default stream
@@ -339,6 +359,11 @@ private:
     Status allocateDevice(OpResources& res, int device, size_t bytes, void** out);
     Status captureGraph(ThreadState& ts, const Op& op, int device, OpResources& res, bool nodeTiming);
     Status createTimingPools();
+    bool kernelsCanStamp() const;
+    bool needsCuptiBesideStamps() const;
+    Status createStampSlots();
+    Status sampleGpuClocks(bool after);
+    void collectStamps();
     Status fillFreePools();
     Status warmUpStreams();
     bool cuptiCanMatchByOrder() const;
@@ -366,7 +391,8 @@ private:
     std::optional<LaneGuard> lockLanes(const StreamState& st);
     Status startEvent(const StreamState& st, const std::string& where, cudaEvent_t& out);
     void endLane(const StreamState& st, cudaEvent_t end);
-    static cudaError_t enqueue(const Op& op, const OpResources& res, cudaStream_t stream);
+    static cudaError_t enqueue(const Op& op, const OpResources& res, cudaStream_t stream, uint64_t* stamps = nullptr,
+                               uint32_t stampWave = 0);
     std::string launchDetail(const Op& op, const OpResources& res) const;
 
     Status issueGpuOp(ThreadState& ts, const PlannedOp& p, OpResources& res, OpRecord r);
@@ -391,7 +417,13 @@ private:
     std::string m_cuptiDetachError;          // why it could not be
     bool m_cuptiByOrder = false;             // CUPTI records matched by their place in their stream (no API callbacks)
     std::vector<uint32_t> m_laneCuptiStream; // CUPTI's id of each lane's stream (matching by order)
-    bool m_cuptiTiming = false; // the run's GPU spans come from CUPTI (stays set through the untimed iteration)
+    bool m_cuptiTiming = false;  // the run's GPU spans come from CUPTI and kernel stamps (set through the untimed one)
+    bool m_stampsOn = false;     // kernels stamp %globaltimer now (timed iterations of timing "cupti")
+    bool m_cuptiUsed = false;    // CUPTI recorded the timed iterations
+    bool m_kernelStamps = false; // the run's kernels stamped themselves (stays set through the untimed iteration)
+    size_t m_stampsRead = 0, m_stampsMissing = 0;
+    int64_t m_gpuClockErrorNs = -1; // widest half round trip of the clock samples that mapped stamps
+    double m_gpuClockDriftPpm = 0;  // |rate - 1| over the run (100 ms or more), in parts per million
     bool m_untimedNow = false;
     TimingMode m_timing = TimingMode::Events;
     int64_t m_cuptiOffset = 0;             // host clock minus CUPTI's

@@ -46,6 +46,12 @@ void CudaBackend::resolveTiming(RunInfo& info)
     m_cuptiDetachError.clear();
     m_laneCuptiStream.clear();
     m_cuptiTiming = false;
+    m_stampsOn = false;
+    m_kernelStamps = false;
+    m_cuptiUsed = false;
+    m_stampsRead = m_stampsMissing = 0;
+    m_gpuClockErrorNs = -1;
+    m_gpuClockDriftPpm = 0;
     m_untimedNow = false;
     m_timedEndNs = INT64_MAX;
     m_timedMakespans.clear();
@@ -61,22 +67,61 @@ void CudaBackend::resolveTiming(RunInfo& info)
         return;
     }
     const TimingMode asked = m_options.timing;
+    // Timing "cupti": kernels stamp the GPU's clock themselves, and CUPTI records only what they cannot (copies and
+    // memsets), so that a kernel-only scenario runs with no CUPTI in the process at all. With graphs (whose nodes
+    // are captured once and cannot take a slot per launch) and under "both", CUPTI records the kernels too.
+    const bool stamps = (asked == TimingMode::Auto || asked == TimingMode::Cupti) && kernelsCanStamp();
+    const bool needCupti = asked != TimingMode::Events && (!stamps || needsCuptiBesideStamps());
     std::string reason;
-    if (asked != TimingMode::Events) {
+    if (needCupti) {
         reason = cuptiUnavailableReason();
         m_cuptiByOrder = reason.empty() && cuptiCanMatchByOrder();
         if (reason.empty())
-            reason = CuptiTracer::instance().enable(!m_cuptiByOrder);
+            reason = CuptiTracer::instance().enable(!m_cuptiByOrder, !stamps);
         m_cuptiOn = reason.empty();
         m_cuptiByOrder = m_cuptiByOrder && m_cuptiOn;
+    } else if (stamps && CuptiTracer::instance().attached()) {
+        // Attached (by an earlier run of this process) but not needed: an attached CUPTI slows launches even with
+        // recording off (tests/data/h200/experiments/launch-cost).
+        (void)CuptiTracer::instance().detach();
     }
-    m_opEvents = !m_cuptiOn || asked == TimingMode::Both;
-    m_cuptiTiming = m_cuptiOn;
-    m_timing = m_cuptiOn ? (asked == TimingMode::Both ? TimingMode::Both : TimingMode::Cupti) : TimingMode::Events;
-    info.source = m_cuptiOn ? TraceSource::Cupti : TraceSource::CudaEvents;
+    m_cuptiUsed = m_cuptiOn;
+    m_stampsOn = stamps && (m_cuptiOn || !needCupti);
+    m_kernelStamps = m_stampsOn;
+    m_opEvents = !(m_cuptiOn || m_stampsOn) || asked == TimingMode::Both;
+    m_cuptiTiming = m_cuptiOn || m_stampsOn;
+    m_timing = m_cuptiTiming ? (asked == TimingMode::Both ? TimingMode::Both : TimingMode::Cupti) : TimingMode::Events;
+    info.source = m_cuptiTiming ? TraceSource::Cupti : TraceSource::CudaEvents;
     setSetting(info, "timing", std::string(toString(m_timing)));
-    if (asked != TimingMode::Events && !m_cuptiOn)
+    if (m_cuptiTiming)
+        setSetting(info, "kernel_timing",
+                   m_stampsOn ? "stamps: each kernel takes %globaltimer at its first block's start and last block's "
+                                "end; the GPU clock mapped by host ping-pong"
+                              : "CUPTI CONCURRENT_KERNEL records");
+    if (asked != TimingMode::Events && !m_cuptiTiming)
         setSetting(info, "timing_reason", "CUDA events instead of CUPTI: " + reason);
+}
+
+// Kernel stamps need a slot per launch: every kernel op is issued by the backend itself (not inside a graph).
+bool CudaBackend::kernelsCanStamp() const
+{
+    if (!m_plan || !m_plan->scenario)
+        return false;
+    for (const auto& th : m_plan->scenario->threads)
+        for (const Op& op : th.ops)
+            if (op.kind == OpKind::Graph)
+                return false;
+    return true;
+}
+
+// Whether anything CUPTI records is left beside the stamped kernels: copies and memsets.
+bool CudaBackend::needsCuptiBesideStamps() const
+{
+    for (const auto& th : m_plan->scenario->threads)
+        for (const Op& op : th.ops)
+            if (op.kind == OpKind::Memcpy || op.kind == OpKind::Memset)
+                return true;
+    return false;
 }
 
 // Timing "cupti" without API callbacks (they cost each launch about 0.4-1.2 us on an H200: bench_cupti_overhead):
@@ -168,7 +213,7 @@ Status CudaBackend::createTimingPools()
         m_timingEventsPerIteration += int64_t(n);
     }
     // CUPTI's anchor events, two per lane.
-    for (size_t l = 0; l < m_laneCount && m_cuptiOn && !m_opEvents; ++l) {
+    for (size_t l = 0; l < m_laneCount && (m_cuptiOn || m_stampsOn) && !m_opEvents; ++l) {
         Lane& lane = m_lanes[l];
         if (cudaError_t e = cudaSetDevice(lane.device); e != cudaSuccess)
             return cudaFailure("cudaSetDevice", e, "device " + std::to_string(lane.device));
@@ -178,6 +223,144 @@ Status CudaBackend::createTimingPools()
         m_timingEventsPerIteration += 2;
     }
     return {};
+}
+
+// Timing "cupti" with stamps: a slot per kernel launch of an iteration on each device (the launches of every thread
+// of the scenario, repeats included, and a margin; a launch past them runs without stamps and is counted), and the
+// clock probe. The probe's first round trips load its kernel: they are thrown away here.
+Status CudaBackend::createStampSlots()
+{
+    if (!m_stampsOn)
+        return {};
+    const auto& plan = *m_plan;
+    const auto& s = *plan.scenario;
+    std::map<int, size_t> perDevice;
+    for (size_t t = 0; t < s.threads.size(); ++t) {
+        const auto& th = s.threads[t];
+        const int h0 = plan.firstHostThread[t];
+        for (const auto& op : th.ops) {
+            if (op.kind != OpKind::Kernel)
+                continue;
+            const int sp = plan.stream(op.streamIndex, h0);
+            if (sp >= 0)
+                perDevice[plan.streams[size_t(sp)].device] += size_t(std::max(1, th.repeat));
+        }
+    }
+    for (int d : m_deviceList) {
+        auto& dev = *m_devices[size_t(d)];
+        const std::string where = "device " + std::to_string(d);
+        if (cudaError_t e = cudaSetDevice(d); e != cudaSuccess)
+            return cudaFailure("cudaSetDevice", e, where);
+        const size_t n = perDevice[d] + kTimingEventMargin;
+        const size_t bytes = n * kernels::kStampSlotBytes;
+        if (cudaError_t e = cudaMalloc(reinterpret_cast<void**>(&dev.stampSlots), bytes); e != cudaSuccess)
+            return cudaFailure("cudaMalloc", e, "the kernel stamp slots of " + where, std::to_string(bytes) + " bytes");
+        if (cudaError_t e = cudaMemset(dev.stampSlots, 0, bytes); e != cudaSuccess)
+            return cudaFailure("cudaMemset", e, "the kernel stamp slots of " + where);
+        dev.stampCapacity = n;
+        dev.nextStamp.store(0);
+        dev.clockBefore = dev.clockAfter = dev.clockFirst = {};
+        dev.stampHost.assign(n * kernels::kStampSlotWords, 0);
+        if (cudaError_t e = kernels::stampWave(dev.stampWave); e != cudaSuccess)
+            return cudaFailure("cudaDeviceGetAttribute", e, where, "the resident blocks per wave");
+        kernels::GpuClockSample ignored;
+        if (cudaError_t e = dev.clock.init(); e != cudaSuccess)
+            return cudaFailure("cudaHostAlloc", e, where, "the GPU clock probe");
+        if (cudaError_t e = dev.clock.sample(4, ignored); e != cudaSuccess)
+            return cudaFailure("the GPU clock probe", e, where);
+    }
+    return {};
+}
+
+// The GPU clocks against the host clock, with the devices idle: before an iteration (clockBefore) or after it (the
+// stamps of the iteration are then mapped by the line through both samples).
+Status CudaBackend::sampleGpuClocks(bool after)
+{
+    if (!m_stampsOn)
+        return {};
+    for (int d : m_deviceList) {
+        auto& dev = *m_devices[size_t(d)];
+        kernels::GpuClockSample sample;
+        if (cudaError_t e = dev.clock.sample(32, sample); e != cudaSuccess)
+            return cudaFailure("the GPU clock probe", e, "device " + std::to_string(d));
+        m_gpuClockErrorNs = std::max(m_gpuClockErrorNs, sample.errorNs);
+        if (m_info)
+            m_info->clockAlignmentErrorNs = std::max(m_info->clockAlignmentErrorNs, double(sample.errorNs));
+        if (!after) {
+            dev.clockBefore = sample;
+            continue;
+        }
+        if (dev.clockFirst.errorNs < 0)
+            dev.clockFirst = dev.clockBefore;
+        // The two clocks' drift over the run so far, where it is long enough to tell it from the samples' error.
+        if (const kernels::GpuClockSample& f = dev.clockFirst; f.errorNs >= 0 && sample.gpuNs - f.gpuNs > 100'000'000) {
+            const double rate = double(sample.hostNs - f.hostNs) / double(sample.gpuNs - f.gpuNs);
+            m_gpuClockDriftPpm = std::abs(rate - 1.0) * 1e6;
+        }
+        // The iteration's stamps, mapped through both samples; the next iteration starts from this one.
+        const size_t used = std::min(dev.nextStamp.load(), dev.stampCapacity);
+        if (used > 0) {
+            if (cudaError_t e = cudaSetDevice(d); e != cudaSuccess)
+                return cudaFailure("cudaSetDevice", e, "device " + std::to_string(d));
+            const size_t bytes = used * kernels::kStampSlotBytes;
+            if (cudaError_t e = cudaMemcpy(dev.stampHost.data(), dev.stampSlots, bytes, cudaMemcpyDeviceToHost);
+                e != cudaSuccess)
+                return cudaFailure("cudaMemcpy", e, "device " + std::to_string(d), "reading the kernel stamps");
+            // Synchronous on the legacy stream but not ordered with non-blocking streams: the device sync makes
+            // sure the zeroes are in before the next iteration's first stamp.
+            if (cudaError_t e = cudaMemset(dev.stampSlots, 0, bytes); e != cudaSuccess)
+                return cudaFailure("cudaMemset", e, "device " + std::to_string(d), "clearing the kernel stamps");
+            if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess)
+                return cudaFailure("cudaDeviceSynchronize", e, "device " + std::to_string(d));
+        }
+        dev.clockAfter = sample;
+    }
+    collectStamps();
+    for (int d : m_deviceList) {
+        auto& dev = *m_devices[size_t(d)];
+        dev.clockBefore = dev.clockAfter;
+        dev.nextStamp.store(0);
+    }
+    return {};
+}
+
+// This iteration's stamped kernels onto the host clock; their lanes' spans are checked against the anchor events.
+void CudaBackend::collectStamps()
+{
+    std::map<std::pair<int, int>, std::pair<int64_t, int64_t>> laneSpans;
+    for (auto& tsp : m_threads) {
+        auto& ts = *tsp;
+        for (const StampPending& p : ts.stamps) {
+            if (!ts.records || p.record >= ts.records->size() || size_t(p.device) >= m_devices.size()
+                || !m_devices[size_t(p.device)])
+                continue;
+            const auto& dev = *m_devices[size_t(p.device)];
+            kernels::KernelStamps k;
+            if (p.slot >= dev.stampCapacity
+                || !kernels::stampsOf(dev.stampHost.data() + p.slot * kernels::kStampSlotWords, k)) {
+                ++m_stampsMissing;
+                continue;
+            }
+            OpRecord& rec = (*ts.records)[p.record];
+            rec.gpuStart = kernels::gpuToHostNs(int64_t(k.start), dev.clockBefore, dev.clockAfter);
+            rec.gpuEnd = kernels::gpuToHostNs(int64_t(k.end), dev.clockBefore, dev.clockAfter);
+            // No kernel starts before its launch call began: a stamp that maps before it is within the clock's
+            // error bound (half a round trip), and is drawn at the call's start.
+            if (rec.hasApi() && rec.gpuStart < rec.apiStart)
+                rec.gpuStart = rec.apiStart;
+            rec.gpuEnd = std::max(rec.gpuEnd, rec.gpuStart);
+            ++m_stampsRead;
+            const auto lane =
+                rec.stream >= 0 && size_t(rec.stream) < m_streams.size() ? m_streams[size_t(rec.stream)].lane : -1;
+            if (lane >= 0) {
+                auto [it, added] = laneSpans.try_emplace({m_iteration, lane}, rec.gpuStart, rec.gpuEnd);
+                it->second.first = std::min(it->second.first, rec.gpuStart);
+                it->second.second = std::max(it->second.second, rec.gpuEnd);
+            }
+        }
+        ts.stamps.clear();
+    }
+    checkAnchors(laneSpans);
 }
 
 // Maps each device's clock onto the host clock for the coming iteration: the origin event completed somewhere in
@@ -211,8 +394,11 @@ Status CudaBackend::anchorAll()
         m_cuptiOffset = CuptiTracer::instance().clockOffsetNs(&error);
         if (m_info)
             m_info->clockAlignmentErrorNs = std::max(m_info->clockAlignmentErrorNs, double(error));
-        recordStartAnchors();
     }
+    if (Status st = sampleGpuClocks(false); !st)
+        return st;
+    if (m_cuptiOn || m_stampsOn)
+        recordStartAnchors();
     return {};
 }
 
@@ -505,7 +691,20 @@ void CudaBackend::storeTimingSettings()
             setSetting(info, "timing_perturbation", buf);
         }
     }
-    if (m_cuptiTiming) {
+    if (m_kernelStamps) {
+        char drift[64] = "";
+        if (m_gpuClockDriftPpm > 0)
+            std::snprintf(drift, sizeof drift, "; clocks drift %.2f ppm over the run", m_gpuClockDriftPpm);
+        char buf[320];
+        std::snprintf(buf, sizeof buf,
+                      "%zu kernel launches stamped, %zu without stamps; GPU clock mapped to within %.2f us (widest "
+                      "half round trip of its samples, before and after each iteration)%s",
+                      m_stampsRead, m_stampsMissing, double(std::max<int64_t>(0, m_gpuClockErrorNs)) / 1000.0, drift);
+        setSetting(info, "kernel_stamps", buf);
+    }
+    if (m_kernelStamps && !m_cuptiUsed)
+        setSetting(info, "untimed_cupti", "not used: the scenario's GPU ops are kernels, which stamp themselves");
+    if (m_cuptiUsed) {
         setSetting(info, "untimed_cupti",
                    m_cuptiDetached                  ? "detached (cuptiFinalize) before the untimed iterations"
                        : m_cuptiDetachError.empty() ? "attached, recording disabled"
@@ -518,17 +717,17 @@ void CudaBackend::storeTimingSettings()
                        + " ops without their records; " + std::to_string(m_cuptiForeign)
                        + " of the backend's own work; " + std::to_string(m_cuptiLate) + " after the timed iterations; "
                        + std::to_string(m_cuptiDropped) + " dropped by CUPTI");
-        if (m_anchorChecks > 0) {
-            std::vector<int64_t> gaps = m_anchorEndGaps;
-            std::sort(gaps.begin(), gaps.end());
-            char buf[256];
-            std::snprintf(buf, sizeof buf,
-                          "%zu stream-iterations: CUPTI spans within their streams' anchor events to %.1f us; end "
-                          "anchor %.1f us after the last span (median)",
-                          m_anchorChecks, double(std::max<int64_t>(0, m_anchorWorstNs)) / 1000.0,
-                          gaps.empty() ? 0.0 : double(gaps[gaps.size() / 2]) / 1000.0);
-            setSetting(info, "clock_check", buf);
-        }
+    }
+    if (m_cuptiTiming && m_anchorChecks > 0) {
+        std::vector<int64_t> gaps = m_anchorEndGaps;
+        std::sort(gaps.begin(), gaps.end());
+        char buf[256];
+        std::snprintf(buf, sizeof buf,
+                      "%zu stream-iterations: GPU spans within their streams' anchor events to %.1f us; end anchor "
+                      "%.1f us after the last span (median)",
+                      m_anchorChecks, double(std::max<int64_t>(0, m_anchorWorstNs)) / 1000.0,
+                      gaps.empty() ? 0.0 : double(gaps[gaps.size() / 2]) / 1000.0);
+        setSetting(info, "clock_check", buf);
     }
 }
 
@@ -557,6 +756,7 @@ bool CudaBackend::beginUntimedIteration()
         instantiateUntimedGraphs();
     }
     m_cuptiOn = false;
+    m_stampsOn = false;
     return true;
 }
 
@@ -590,7 +790,7 @@ Status CudaBackend::endIteration(int iteration)
     // their host cost nor their completion counts in the timed makespan (128 of them made 128 streams' run 20 %
     // longer than its untimed one on an H200).
     int64_t idle = -1;
-    if (m_cuptiOn) {
+    if (m_cuptiOn || m_stampsOn) {
         for (int d : m_deviceList)
             if (cudaSetDevice(d) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess)
                 (void)cudaGetLastError(); // collect() below reports it
@@ -601,6 +801,8 @@ Status CudaBackend::endIteration(int iteration)
     Status st = collect("at the end of iteration " + std::to_string(iteration));
     if (idle >= 0)
         m_lastSyncDone = idle;
+    if (Status clocks = sampleGpuClocks(true); st && !clocks)
+        st = clocks;
     noteIterationMakespan(iteration);
     if (m_untimedNow) {
         std::lock_guard lock(m_depMutex);
@@ -639,8 +841,13 @@ Status CudaBackend::finish(Recording& rec)
         bool pending = false;
         for (const auto& ts : m_threads)
             pending = pending || !ts->timings.empty() || !ts->hostFuncTimings.empty();
+        bool stampsPending = false;
+        for (const auto& ts : m_threads)
+            stampsPending = stampsPending || !ts->stamps.empty();
         if (pending)
             keep(collect("while finishing the run"));
+        if (stampsPending)
+            keep(sampleGpuClocks(true));
         if (m_cuptiOn)
             CuptiTracer::instance().disable();
         collectCupti();

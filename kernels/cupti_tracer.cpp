@@ -210,7 +210,7 @@ std::string CuptiTracer::attach()
     return {};
 }
 
-std::string CuptiTracer::enable(bool callbacks)
+std::string CuptiTracer::enable(bool callbacks, bool kernels)
 {
     if (!m_attached)
         return "CUPTI is not attached";
@@ -221,7 +221,9 @@ std::string CuptiTracer::enable(bool callbacks)
         return e;
     }
     for (auto kind : kKinds)
-        if (CUptiResult r = cuptiActivityEnable(kind); r != CUPTI_SUCCESS) {
+        if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && !kernels)
+            continue;
+        else if (CUptiResult r = cuptiActivityEnable(kind); r != CUPTI_SUCCESS) {
             disable();
             return resultText("cuptiActivityEnable", r);
         }
@@ -352,7 +354,7 @@ std::string CuptiTracer::attach()
 {
     return "no CUPTI in this build (the CUDA toolkit's CUPTI was not found)";
 }
-std::string CuptiTracer::enable(bool)
+std::string CuptiTracer::enable(bool, bool)
 {
     return attach();
 }

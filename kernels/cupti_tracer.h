@@ -33,8 +33,9 @@ public:
     // Starts and stops recording (activity kinds and API callbacks): the untimed iteration runs with both off.
     // Without callbacks (`callbacks` false) no correlation id is read per call: records are matched by their place
     // in their stream instead (matchCuptiRecords). The callbacks cost each launch about 0.4-1.2 us on an H200
-    // (bench_cupti_overhead).
-    std::string enable(bool callbacks = true);
+    // (bench_cupti_overhead). Without `kernels` no CONCURRENT_KERNEL records are made (kernels that stamp
+    // themselves: CUPTI's kernel records cost each launch 1.6-3.3 us on an H200).
+    std::string enable(bool callbacks = true, bool kernels = true);
     void disable();
     bool enabled() const { return m_enabled; }
     // Detaches CUPTI from the process (cuptiFinalize), so that what runs next runs with no CUPTI at all: a graph

@@ -39,10 +39,35 @@ __device__ __forceinline__ uint64_t gridBlocks()
     return uint64_t(gridDim.x) * gridDim.y * gridDim.z;
 }
 
+struct Stamp {
+    unsigned long long* slot;
+    uint32_t wave;
+};
+
+// Kernel stamps (kernel_library.cuh): the first `wave` blocks stamp their start, the last `wave` their end.
+__device__ __forceinline__ void stampStart(Stamp s)
+{
+    const uint64_t b = linearBlock();
+    if (s.slot == nullptr || linearThread() != 0 || b >= s.wave)
+        return;
+    atomicMax(&s.slot[(b % kStampShards) * kStampShardWords], ~(unsigned long long)globalTimerNs());
+}
+
+// Called by every thread of the block (the barrier waits for the block's last warp); the condition is the block's.
+__device__ __forceinline__ void stampEnd(Stamp s)
+{
+    const uint64_t b = linearBlock();
+    if (s.slot == nullptr || b + s.wave < gridBlocks())
+        return;
+    __syncthreads();
+    if (linearThread() == 0)
+        atomicMax(&s.slot[(b % kStampShards) * kStampShardWords + 1], (unsigned long long)globalTimerNs());
+}
+
 // Each block holds its SM slots for `ns`. One thread watches the clock and the others wait at the barrier: with every
 // thread of a full GPU polling %globaltimer, 50 us blocks of 256 threads ran about 75 us under CUPTI on an H200
 // (tools/gpu_timing_figures.py shows the effect on lessons 12 and 13), while one-warp blocks kept their time.
-__global__ void spinKernel(uint64_t ns)
+__device__ __forceinline__ void spinBody(uint64_t ns)
 {
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
         const uint64_t start = globalTimerNs();
@@ -51,7 +76,11 @@ __global__ void spinKernel(uint64_t ns)
     __syncthreads();
 }
 
-__global__ void emptyKernel() {}
+__global__ void emptyKernel(Stamp st)
+{
+    stampStart(st);
+    stampEnd(st);
+}
 
 // Fault injection: a store to the top of the address space, where no allocation lives (cudaErrorIllegalAddress).
 __global__ void writeIllegalAddress()
@@ -60,7 +89,7 @@ __global__ void writeIllegalAddress()
         *reinterpret_cast<volatile int*>(~uintptr_t(0) & ~uintptr_t(0xff)) = int(blockIdx.x);
 }
 
-__global__ void fmaKernel(int64_t iterations, float* out, int64_t outCount)
+__device__ __forceinline__ void fmaBody(int64_t iterations, float* out, int64_t outCount)
 {
     const uint64_t tid = linearBlock() * blockThreads() + linearThread();
     // Four independent chains give the FMA pipes instruction-level parallelism; x -> 0.999 x + 0.001 stays in
@@ -82,7 +111,7 @@ __global__ void fmaKernel(int64_t iterations, float* out, int64_t outCount)
         out[tid] = ((a0 + a1) + a2) + a3;
 }
 
-__global__ void triadKernel(float* a, const float* b, const float* c, float s, int64_t n)
+__device__ __forceinline__ void triadBody(float* a, const float* b, const float* c, float s, int64_t n)
 {
     const uint64_t stride = gridBlocks() * blockThreads();
     for (uint64_t i = linearBlock() * blockThreads() + linearThread(); i < uint64_t(n); i += stride)
@@ -93,7 +122,7 @@ __global__ void triadKernel(float* a, const float* b, const float* c, float s, i
 // the output tiles grid-stride, so any grid computes the whole product: a derived grid (one block per tile) or a
 // small given one (each block does several tiles, like a persistent kernel).
 template <int T>
-__global__ void matmulKernel(const float* A, const float* B, float* C, int64_t n)
+__device__ __forceinline__ void matmulBody(const float* A, const float* B, float* C, int64_t n)
 {
     __shared__ float As[T][T];
     __shared__ float Bs[T][T];
@@ -122,7 +151,7 @@ __global__ void matmulKernel(const float* A, const float* B, float* C, int64_t n
 // out = in^T through a T x (T + 1) shared tile (the padding column avoids bank conflicts on the transposed
 // read); block T x R, each thread moves T / R elements per tile; tiles grid-stride as in matmulKernel.
 template <int T>
-__global__ void transposeKernel(const float* in, float* out, int64_t n)
+__device__ __forceinline__ void transposeBody(const float* in, float* out, int64_t n)
 {
     __shared__ float tile[T][T + 1];
     const int tx = int(threadIdx.x);
@@ -167,7 +196,7 @@ __device__ float blockSum(float* s, float v)
 
 // One pass: every block sums its grid-stride share, the last block to finish sums the partials (the
 // threadFenceReduction pattern) and resets the counter for the next launch.
-__global__ void reduceKernel(const float* in, int64_t n, unsigned char* scratch)
+__device__ __forceinline__ void reduceBody(const float* in, int64_t n, unsigned char* scratch)
 {
     extern __shared__ float sdata[];
     __shared__ bool isLast;
@@ -199,6 +228,50 @@ __global__ void reduceKernel(const float* in, int64_t n, unsigned char* scratch)
         *result = total;
         *counter = 0;
     }
+}
+
+__global__ void spinKernel(uint64_t ns, Stamp st)
+{
+    stampStart(st);
+    spinBody(ns);
+    stampEnd(st);
+}
+
+__global__ void fmaKernel(int64_t iterations, float* out, int64_t outCount, Stamp st)
+{
+    stampStart(st);
+    fmaBody(iterations, out, outCount);
+    stampEnd(st);
+}
+
+__global__ void triadKernel(float* a, const float* b, const float* c, float s, int64_t n, Stamp st)
+{
+    stampStart(st);
+    triadBody(a, b, c, s, n);
+    stampEnd(st);
+}
+
+template <int T>
+__global__ void matmulKernel(const float* A, const float* B, float* C, int64_t n, Stamp st)
+{
+    stampStart(st);
+    matmulBody<T>(A, B, C, n);
+    stampEnd(st);
+}
+
+template <int T>
+__global__ void transposeKernel(const float* in, float* out, int64_t n, Stamp st)
+{
+    stampStart(st);
+    transposeBody<T>(in, out, n);
+    stampEnd(st);
+}
+
+__global__ void reduceKernel(const float* in, int64_t n, unsigned char* scratch, Stamp st)
+{
+    stampStart(st);
+    reduceBody(in, n, scratch);
+    stampEnd(st);
 }
 
 bool isTile(uint32_t v, std::initializer_list<uint32_t> allowed)
@@ -357,34 +430,67 @@ cudaError_t launch(const LaunchArgs& a)
     const float* in0 = a.in0;
     const float* in1 = a.in1;
     auto* scratch = static_cast<unsigned char*>(a.scratch);
+    Stamp st{reinterpret_cast<unsigned long long*>(a.stamps), a.stampWave};
     switch (a.kernel) {
     case Kernel::Spin: {
-        void* args[] = {&spinNs};
+        void* args[] = {&spinNs, &st};
         return cudaLaunchKernel(f, a.grid, a.block, args, shared, a.stream);
     }
-    case Kernel::Empty: return cudaLaunchKernel(f, a.grid, a.block, nullptr, shared, a.stream);
+    case Kernel::Empty: {
+        void* args[] = {&st};
+        return cudaLaunchKernel(f, a.grid, a.block, args, shared, a.stream);
+    }
     case Kernel::Fma: {
-        void* args[] = {&size, &out, &outCount};
+        void* args[] = {&size, &out, &outCount, &st};
         return cudaLaunchKernel(f, a.grid, a.block, args, shared, a.stream);
     }
     case Kernel::Triad: {
-        void* args[] = {&out, &in0, &in1, &scalar, &size};
+        void* args[] = {&out, &in0, &in1, &scalar, &size, &st};
         return cudaLaunchKernel(f, a.grid, a.block, args, shared, a.stream);
     }
     case Kernel::Matmul: {
-        void* args[] = {&in0, &in1, &out, &size};
+        void* args[] = {&in0, &in1, &out, &size, &st};
         return cudaLaunchKernel(f, a.grid, a.block, args, shared, a.stream);
     }
     case Kernel::Transpose: {
-        void* args[] = {&in0, &out, &size};
+        void* args[] = {&in0, &out, &size, &st};
         return cudaLaunchKernel(f, a.grid, a.block, args, shared, a.stream);
     }
     case Kernel::Reduce: {
-        void* args[] = {&in0, &size, &scratch};
+        void* args[] = {&in0, &size, &scratch, &st};
         return cudaLaunchKernel(f, a.grid, a.block, args, shared, a.stream);
     }
     }
     return cudaErrorInvalidValue;
+}
+
+bool stampsOf(const uint64_t* slot, KernelStamps& out)
+{
+    uint64_t notStart = 0;
+    uint64_t end = 0;
+    for (size_t i = 0; i < kStampShards; ++i) {
+        notStart = std::max(notStart, slot[i * kStampShardWords]);
+        end = std::max(end, slot[i * kStampShardWords + 1]);
+    }
+    if (notStart == 0 || end == 0)
+        return false;
+    out.start = ~notStart;
+    out.end = std::max(end, out.start);
+    return true;
+}
+
+cudaError_t stampWave(uint32_t& wave)
+{
+    int device = 0;
+    int sms = 0;
+    int blocks = 0;
+    cudaError_t e = cudaGetDevice(&device);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&blocks, cudaDevAttrMaxBlocksPerMultiprocessor, device);
+    wave = e == cudaSuccess ? uint32_t(std::max(1, sms) * std::max(1, blocks)) : 0;
+    return e;
 }
 
 float* reduceResult(void* scratch)

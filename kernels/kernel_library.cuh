@@ -42,6 +42,11 @@ struct LaunchArgs {
     int64_t outCount = 0;
     float scalar = 3.0f;
     void* scratch = nullptr;
+    // Timing "cupti": the launch's stamp slot (kStampSlotBytes of device memory, zeroed before the launch), where the
+    // kernel stamps %globaltimer at its start and end; null: no stamps. `stampWave` is the device's resident-block
+    // capacity (SMs x blocks per SM): only the first and the last `stampWave` blocks stamp (see stampsOf()).
+    uint64_t* stamps = nullptr;
+    uint32_t stampWave = 0;
     // Fault injection (CudaBackendOptions::injectFault): launch, in place of the kernel and with its grid, one that
     // writes to an address no allocation covers, so that the kernel fails with cudaErrorIllegalAddress.
     bool illegalAddress = false;
@@ -69,6 +74,25 @@ cudaError_t prepareSharedMemory(Kernel k, dim3 block, size_t sharedBytes);
 // Loads the kernel's code into the current device's context now (CUDA loads modules lazily, on first launch by
 // default since 12.x), so that the first measured launch does not pay for it.
 cudaError_t preload(Kernel k, dim3 block);
+// Kernel stamps. A kernel given a slot takes the GPU's %globaltimer when one of its first `stampWave` blocks starts
+// and when one of its last `stampWave` blocks ends; blocks are dispatched in index order, so the first block to
+// start and the last to end are among those (on an H200 the stamps of one wave and of all 65536 blocks of a grid
+// agreed to the nanosecond, tests/data/h200/experiments/kernel-stamps). The stamps are atomicMax over 8 shards 64
+// bytes apart (the start as ~t), so that the atomics of a wide grid do not queue on one address: measured there,
+// 20 triads of 65536 blocks took 1305 us against 1268 us unstamped, and one-block kernels no measurable time.
+inline constexpr size_t kStampShards = 8;
+inline constexpr size_t kStampShardWords = 8; // uint64 words from one shard to the next (64 bytes)
+inline constexpr size_t kStampSlotWords = kStampShards * kStampShardWords;
+inline constexpr size_t kStampSlotBytes = kStampSlotWords * sizeof(uint64_t);
+struct KernelStamps {
+    uint64_t start = 0; // %globaltimer, ns
+    uint64_t end = 0;
+};
+// A slot read back from the device: false when the kernel left no stamp (it did not run, or failed).
+bool stampsOf(const uint64_t* slot, KernelStamps& out);
+// The resident-block capacity of the current device (the `stampWave` its launches take).
+cudaError_t stampWave(uint32_t& wave);
+
 // Enqueues the kernel on args.stream; returns cudaLaunchKernel's result.
 cudaError_t launch(const LaunchArgs& args);
 

@@ -98,11 +98,21 @@ TEST(CudaTiming, EveryOpKindUnderEveryMode)
             EXPECT_NE(settingOf(t.info, "cupti_records").find(" 0 ops without"), std::string::npos)
                 << settingOf(t.info, "cupti_records");
         }
+        // `cupti`: the kernels stamp themselves and CUPTI records the copies and memsets; `both`: CUPTI records all.
+        if (m == TimingMode::Cupti) {
+            EXPECT_EQ(settingOf(t.info, "kernel_timing").rfind("stamps", 0), 0u) << settingOf(t.info, "kernel_timing");
+            // three kernels in each of three iterations (one warm-up)
+            EXPECT_NE(settingOf(t.info, "kernel_stamps").find("9 kernel launches stamped, 0 without"),
+                      std::string::npos)
+                << settingOf(t.info, "kernel_stamps");
+        } else if (m == TimingMode::Both) {
+            EXPECT_EQ(settingOf(t.info, "kernel_timing"), "CUPTI CONCURRENT_KERNEL records");
+        }
     }
 }
 
-// 32 and 128 one-block kernels in non-blocking streams, default 8 connections: under CUPTI they all start
-// together and the run takes as long as without any timing.
+// 32 and 128 one-block kernels in non-blocking streams, default 8 connections: under `cupti` (kernels stamp
+// themselves) they all start together and the run takes as long as without any timing.
 TEST(CudaTiming, ManyStreamsAreNotSerializedByCupti)
 {
     STREAMSCOPE_REQUIRE_CUPTI();
@@ -122,8 +132,12 @@ TEST(CudaTiming, ManyStreamsAreNotSerializedByCupti)
         const RunOutcome out = runOnGpu(validated(s), timing(TimingMode::Cupti));
         ASSERT_TRUE(out.status.ok()) << out.status.error().toString();
         const Trace& t = out.trace;
-        EXPECT_EQ(settingOf(t.info, "cupti_matching").rfind("by stream order", 0), 0u)
-            << "one host thread per stream: no API callbacks needed";
+        // Kernels only: they stamp themselves, and CUPTI is not in the process at all.
+        EXPECT_EQ(settingOf(t.info, "kernel_timing").rfind("stamps", 0), 0u) << settingOf(t.info, "kernel_timing");
+        EXPECT_EQ(settingOf(t.info, "untimed_cupti").rfind("not used", 0), 0u) << settingOf(t.info, "untimed_cupti");
+        EXPECT_NE(settingOf(t.info, "kernel_stamps").find(", 0 without stamps"), std::string::npos)
+            << settingOf(t.info, "kernel_stamps");
+        EXPECT_EQ(countSpans(t, SpanKind::Kernel), size_t(n * s.run.iterations));
         for (int it = 0; it < s.run.iterations; ++it) {
             int64_t lo = INT64_MAX;
             int64_t hi = INT64_MIN;

@@ -1,10 +1,12 @@
 // The kernel library on a real GPU: every compute kernel against a CPU reference, with derived and small given
 // grids (blocks walk the problem grid-stride), and the spin kernel's duration.
+#include "gpu_clock.cuh"
 #include "gpu_test_support.h"
 #include "kernel_library.cuh"
 
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -274,6 +276,121 @@ TEST_F(KernelLibrary, SpinLastsAtLeastTheRequestedTime)
     }
     (void)cudaEventDestroy(start);
     (void)cudaEventDestroy(end);
+}
+
+int64_t steadyNs()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// Kernel stamps: every kernel, given a zeroed slot, stamps a start and an end; a spin's stamps span its duration;
+// a wide grid (past one wave of resident blocks) stamps too; with no slot nothing is written.
+TEST_F(KernelLibrary, KernelsStampTheirStartAndEnd)
+{
+    uint32_t wave = 0;
+    CUDA_OK(k::stampWave(wave));
+    ASSERT_GT(wave, 0u);
+    const int64_t n = 1 << 22;
+    DeviceBuffer out(size_t(n) * 4);
+    DeviceBuffer in0(size_t(n) * 4);
+    DeviceBuffer in1(size_t(n) * 4);
+    DeviceBuffer scratch(k::bufferNeeds(k::Kernel::Reduce, n, dim3(1024, 1, 1), dim3(256, 1, 1)).scratchBytes);
+    struct Case {
+        k::Kernel kernel;
+        dim3 grid;
+        dim3 block;
+        int64_t size;
+        uint64_t spinNs;
+    };
+    const std::vector<Case> cases{
+        {k::Kernel::Spin, dim3(1, 1, 1), dim3(32, 1, 1), 0, 100'000},
+        {k::Kernel::Spin, dim3(wave * 3, 1, 1), dim3(32, 1, 1), 0, 5'000},
+        {k::Kernel::Empty, dim3(wave * 4 + 7, 1, 1), dim3(256, 1, 1), 0, 0},
+        {k::Kernel::Fma, dim3(264, 1, 1), dim3(256, 1, 1), 1000, 0},
+        {k::Kernel::Triad, dim3(uint32_t(n / 256), 1, 1), dim3(256, 1, 1), n, 0},
+        {k::Kernel::Matmul, tiles2d(512, 16), dim3(16, 16, 1), 512, 0},
+        {k::Kernel::Transpose, tiles2d(1024, 32), dim3(32, 8, 1), 1024, 0},
+        {k::Kernel::Reduce, dim3(1024, 1, 1), dim3(256, 1, 1), n, 0},
+    };
+    DeviceBuffer slots(cases.size() * k::kStampSlotBytes);
+    std::vector<int64_t> before(cases.size());
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const Case& c = cases[i];
+        CUDA_OK(k::preload(c.kernel, c.block));
+        k::LaunchArgs a;
+        a.kernel = c.kernel;
+        a.grid = c.grid;
+        a.block = c.block;
+        a.stream = m_stream;
+        a.size = c.size;
+        a.spinNs = c.spinNs;
+        a.out = out.f();
+        a.in0 = in0.f();
+        a.in1 = in1.f();
+        a.outCount = k::kFmaMaxOutputs;
+        a.scratch = scratch.ptr;
+        a.stamps = static_cast<uint64_t*>(slots.ptr) + i * k::kStampSlotWords;
+        a.stampWave = wave;
+        CUDA_OK(k::launch(a));
+        a.stamps = nullptr; // the same kernel again without stamps: it must not write the slot
+        CUDA_OK(k::launch(a));
+    }
+    CUDA_OK(cudaStreamSynchronize(m_stream));
+    std::vector<uint64_t> host(cases.size() * k::kStampSlotWords);
+    CUDA_OK(cudaMemcpy(host.data(), slots.ptr, host.size() * 8, cudaMemcpyDeviceToHost));
+    uint64_t previousEnd = 0;
+    for (size_t i = 0; i < cases.size(); ++i) {
+        k::KernelStamps st;
+        ASSERT_TRUE(k::stampsOf(host.data() + i * k::kStampSlotWords, st)) << k::kernelName(cases[i].kernel);
+        EXPECT_GE(st.end, st.start) << k::kernelName(cases[i].kernel);
+        EXPECT_GE(st.start, previousEnd) << k::kernelName(cases[i].kernel) << " starts before the one before it ended";
+        previousEnd = st.end;
+    }
+    k::KernelStamps spin;
+    ASSERT_TRUE(k::stampsOf(host.data(), spin));
+    EXPECT_NEAR(double(spin.end - spin.start) / 1000.0, 100.0, 2.0) << "a 100 us one-block spin";
+    const std::vector<uint64_t> zero(k::kStampSlotWords, 0);
+    k::KernelStamps none;
+    EXPECT_FALSE(k::stampsOf(zero.data(), none));
+}
+
+// The GPU clock against the host clock: a stamped kernel launched after one host reading and synchronized before
+// another maps between them, to within the probe's error bound.
+TEST_F(KernelLibrary, GpuClockProbeMapsStampsBetweenHostTimes)
+{
+    k::GpuClockProbe probe;
+    CUDA_OK(probe.init());
+    k::GpuClockSample first;
+    CUDA_OK(probe.sample(32, first));
+    ASSERT_GE(first.errorNs, 0);
+    EXPECT_LT(first.errorNs, 50'000) << "half the narrowest round trip";
+    uint32_t wave = 0;
+    CUDA_OK(k::stampWave(wave));
+    DeviceBuffer slot(k::kStampSlotBytes);
+    k::LaunchArgs a;
+    a.kernel = k::Kernel::Spin;
+    a.spinNs = 200'000;
+    a.stream = m_stream;
+    a.stamps = static_cast<uint64_t*>(slot.ptr);
+    a.stampWave = wave;
+    CUDA_OK(k::preload(a.kernel, a.block));
+    const int64_t hostBefore = steadyNs();
+    CUDA_OK(k::launch(a));
+    CUDA_OK(cudaStreamSynchronize(m_stream));
+    const int64_t hostAfter = steadyNs();
+    k::GpuClockSample second;
+    CUDA_OK(probe.sample(32, second));
+    std::vector<uint64_t> host(k::kStampSlotWords);
+    CUDA_OK(cudaMemcpy(host.data(), slot.ptr, k::kStampSlotBytes, cudaMemcpyDeviceToHost));
+    k::KernelStamps st;
+    ASSERT_TRUE(k::stampsOf(host.data(), st));
+    const int64_t start = k::gpuToHostNs(int64_t(st.start), first, second);
+    const int64_t end = k::gpuToHostNs(int64_t(st.end), first, second);
+    const int64_t bound = std::max(first.errorNs, second.errorNs) + 1000;
+    EXPECT_GE(start + bound, hostBefore) << "the kernel starts after its launch call began";
+    EXPECT_LE(end, hostAfter + bound) << "and ends before the sync returned";
+    EXPECT_NEAR(double(end - start) / 1000.0, 200.0, 2.0);
 }
 
 TEST_F(KernelLibrary, EmptyAndLargeDynamicSharedMemoryLaunch)
