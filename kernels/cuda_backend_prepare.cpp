@@ -520,7 +520,7 @@ Status CudaBackend::prepareThreads()
         ts->expectedRecords = perPass * tasks * iterations;
         ts->expectedTimings = timingsPerPass * tasks;
         ts->timings.reserve(ts->expectedTimings);
-        if ((m_opEvents || m_cuptiOn) && hostFuncsPerPass > 0) {
+        if ((m_opEvents || m_cuptiOn || m_stampsOn) && hostFuncsPerPass > 0) {
             // A worker may take every task of its pool: `repeat` bounds its passes.
             ts->hostFuncSlotCount = hostFuncsPerPass * repeat;
             ts->hostFuncSlots = std::make_unique<HostFuncSlot[]>(ts->hostFuncSlotCount);

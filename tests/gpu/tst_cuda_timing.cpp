@@ -171,6 +171,30 @@ TEST(CudaTiming, ManyStreamsAreNotSerializedByCupti)
     }
 }
 
+// Kernels and host functions only: no CUPTI in the process; the kernels stamp themselves and the host functions
+// time themselves from inside, as under every other mode.
+TEST(CudaTiming, HostFunctionsBesideStampedKernels)
+{
+    STREAMSCOPE_REQUIRE_GPU();
+    Op hf = simple(OpKind::HostFunc, "s");
+    hf.durationUs = 30;
+    Scenario s = scenario("host-funcs", {stream("s", StreamKind::NonBlocking)},
+                          {thread("main", {spin("s", 40, 1, 32, "before"), hf, spin("s", 40, 1, 32, "after"),
+                                           simple(OpKind::DeviceSync)})});
+    s.run.warmup = 1;
+    s.run.iterations = 2;
+    const RunOutcome out = runOnGpu(validated(s), timing(TimingMode::Cupti));
+    ASSERT_TRUE(out.status.ok()) << out.status.error().toString();
+    const Trace& t = out.trace;
+    EXPECT_EQ(settingOf(t.info, "kernel_timing").rfind("stamps", 0), 0u);
+    EXPECT_EQ(countSpans(t, SpanKind::Kernel), 4u);
+    EXPECT_EQ(countSpans(t, SpanKind::HostFunc), 2u);
+    const auto spans = spansOn(t, "s");
+    ASSERT_EQ(spans.size(), 6u);
+    for (size_t i = 1; i < spans.size(); ++i)
+        EXPECT_GE(spans[i].start + 1000, spans[i - 1].end) << "one stream: each span after the one before";
+}
+
 TEST(CudaTiming, GraphNodesAreSpansUnderCupti)
 {
     STREAMSCOPE_REQUIRE_CUPTI();
