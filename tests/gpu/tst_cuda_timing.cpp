@@ -178,9 +178,10 @@ TEST(CudaTiming, HostFunctionsBesideStampedKernels)
     STREAMSCOPE_REQUIRE_GPU();
     Op hf = simple(OpKind::HostFunc, "s");
     hf.durationUs = 30;
-    Scenario s = scenario("host-funcs", {stream("s", StreamKind::NonBlocking)},
-                          {thread("main", {spin("s", 40, 1, 32, "before"), hf, spin("s", 40, 1, 32, "after"),
-                                           simple(OpKind::DeviceSync)})});
+    Scenario s = scenario(
+        "host-funcs", {stream("s", StreamKind::NonBlocking)},
+        {thread("main",
+                {spin("s", 40, 1, 32, "before"), hf, spin("s", 40, 1, 32, "after"), simple(OpKind::DeviceSync)})});
     s.run.warmup = 1;
     s.run.iterations = 2;
     const RunOutcome out = runOnGpu(validated(s), timing(TimingMode::Cupti));
