@@ -343,6 +343,8 @@ public:
     void endThread(HostThreadContext& ctx) override;
     Status endIteration(int iteration) override;
     bool beginUntimedIteration() override;
+    bool interleavesUntimedIterations() const override;
+    Status endUntimedIteration() override;
     void abort() override { m_abort.store(true); }
     Status finish(Recording& rec) override;
 
@@ -425,6 +427,8 @@ private:
     int64_t m_gpuClockErrorNs = -1; // widest half round trip of the clock samples that mapped stamps
     double m_gpuClockDriftPpm = 0;  // |rate - 1| over the run (100 ms or more), in parts per million
     bool m_untimedNow = false;
+    bool m_opEventsTimed = false;      // m_opEvents of the measured iterations, while an untimed one runs
+    bool m_untimedInterleaved = false; // an untimed iteration ran between measured ones
     TimingMode m_timing = TimingMode::Events;
     int64_t m_cuptiOffset = 0;             // host clock minus CUPTI's
     int64_t m_lastSyncDone = 0;            // host clock when the devices were last found idle

@@ -53,6 +53,7 @@ void CudaBackend::resolveTiming(RunInfo& info)
     m_gpuClockErrorNs = -1;
     m_gpuClockDriftPpm = 0;
     m_untimedNow = false;
+    m_untimedInterleaved = false;
     m_timedEndNs = INT64_MAX;
     m_timedMakespans.clear();
     m_untimedMakespans.clear();
@@ -689,6 +690,10 @@ void CudaBackend::storeTimingSettings()
             char buf[64];
             std::snprintf(buf, sizeof buf, "%.4f", double(timed) / double(std::max<int64_t>(1, untimed)));
             setSetting(info, "timing_perturbation", buf);
+            setSetting(info, "untimed_order",
+                       m_untimedInterleaved ? "interleaved: each measured iteration followed by an untimed one"
+                           : m_cuptiUsed    ? "after the measured iterations, with CUPTI detached for them"
+                                            : "after the measured iterations");
         }
     }
     if (m_kernelStamps) {
@@ -745,6 +750,7 @@ bool CudaBackend::beginUntimedIteration()
     m_untimedNow = true;
     m_timedEndNs = hostNowNs();
     m_depsBeforeUntimed = m_deps.size();
+    m_opEventsTimed = m_opEvents;
     m_opEvents = false;
     if (m_cuptiOn) {
         // The timed iterations' records are read now, and CUPTI detached: the untimed iterations run with no CUPTI
@@ -758,6 +764,27 @@ bool CudaBackend::beginUntimedIteration()
     m_cuptiOn = false;
     m_stampsOn = false;
     return true;
+}
+
+// Where no CUPTI is in the process (kernel stamps alone, or per-op events), an untimed iteration can run between two
+// measured ones: timing comes back on afterwards without anything to attach. The Runner then alternates them, so
+// that the host's launch rate, which drifts over a run (an H200 host issued the same launches at 4.3 and 7.7 us in
+// two processes minutes apart), weighs on the timed and the untimed makespans alike.
+bool CudaBackend::interleavesUntimedIterations() const
+{
+    return m_prepared && m_options.timeOps && m_options.measureUntimed && !m_cuptiUsed;
+}
+
+Status CudaBackend::endUntimedIteration()
+{
+    if (!m_untimedNow || m_cuptiUsed)
+        return {};
+    m_untimedNow = false;
+    m_untimedInterleaved = true;
+    m_opEvents = m_opEventsTimed;
+    m_stampsOn = m_kernelStamps;
+    m_timedEndNs = INT64_MAX;
+    return anchorAll(); // origins, clock samples and start anchors for the next measured iteration
 }
 
 // Fresh instances of the scenario's graphs, made with CUPTI disabled, for the untimed iterations (off the clock:

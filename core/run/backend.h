@@ -90,6 +90,12 @@ public:
     // discards (endIteration(totalIterations + k) after each). The backend times nothing in them (no events, no
     // CUPTI) and stores their makespan, host clock from device sync to device sync, in the run info.
     virtual bool beginUntimedIteration() { return false; }
+    // Whether the untimed iterations may run between the measured ones: the Runner then follows each measured
+    // iteration with an untimed one (while beginUntimedIteration() still asks for one) and calls
+    // endUntimedIteration() after it, so that a drift of the host's speed over the run weighs on both makespans
+    // alike. Asked after prepare(). The rest run after the measured iterations, as without this.
+    virtual bool interleavesUntimedIterations() const { return false; }
+    virtual Status endUntimedIteration() { return {}; }
     // Asks every host thread to stop issuing as soon as it can (another thread failed).
     virtual void abort() {}
 

@@ -336,17 +336,28 @@ RunOutcome runScenario(const Scenario& scenario, Backend& backend, const RunOpti
                 options.progress(plan.totalIterations(), plan.totalIterations());
         } else {
             HostThreads threads(plan, backend, options.cancel);
+            // The same work again without any timing: the observer effect as a number in the trace. Interleaved
+            // with the measured iterations where the backend can, else after them; the records are discarded.
+            int extra = 0;
+            auto runUntimed = [&] {
+                Recording untimed;
+                untimed.records.resize(plan.hostThreads.size());
+                return threads.runIteration(untimed, plan.totalIterations() + extra++);
+            };
+            const bool interleave = backend.interleavesUntimedIterations();
+            const int warmup = std::max(0, scenario.run.warmup);
             for (int it = 0; it < plan.totalIterations() && status; ++it) {
                 status = threads.runIteration(rec, it);
                 if (status && options.progress)
                     options.progress(it + 1, plan.totalIterations());
+                if (status && interleave && it >= warmup && backend.beginUntimedIteration()) {
+                    status = runUntimed();
+                    if (Status back = backend.endUntimedIteration(); status && !back)
+                        status = back;
+                }
             }
-            // The same work again without any timing: the observer effect as a number in the trace.
-            for (int extra = 0; status && backend.beginUntimedIteration(); ++extra) {
-                Recording untimed;
-                untimed.records.resize(plan.hostThreads.size());
-                status = threads.runIteration(untimed, plan.totalIterations() + extra);
-            }
+            while (status && backend.beginUntimedIteration())
+                status = runUntimed();
         }
     }
     // finish() runs on every path: it collects what was timed and releases resources.
