@@ -71,6 +71,62 @@ void TestMainWindow::criticalPathHighlight()
     QVERIFY(w->timeline()->highlightedSpans().empty());
 }
 
+// Sync arrows start off (one from every stream to each synchronize call would hide the rest); what the user
+// picks in View > Dependency Arrows comes back in the next session.
+void TestMainWindow::arrowChoicesAreKept()
+{
+    QSettings().clear();
+    auto action = [](MainWindow& w, FlowKind k) {
+        return w.findChild<QAction*>(QStringLiteral("arrows-") + flowKindLabel(k));
+    };
+    {
+        auto w = makeWindow();
+        QVERIFY(action(*w, FlowKind::Sync));
+        QVERIFY(!action(*w, FlowKind::Sync)->isChecked());
+        QVERIFY(!w->timeline()->isFlowKindVisible(FlowKind::Sync));
+        for (FlowKind k : {FlowKind::Launch, FlowKind::Event, FlowKind::Implicit, FlowKind::Call}) {
+            QVERIFY(action(*w, k)->isChecked());
+            QVERIFY(w->timeline()->isFlowKindVisible(k));
+        }
+        action(*w, FlowKind::Launch)->setChecked(false);
+        action(*w, FlowKind::Sync)->setChecked(true);
+        QVERIFY(!w->timeline()->isFlowKindVisible(FlowKind::Launch));
+    }
+    auto again = makeWindow();
+    QVERIFY(!action(*again, FlowKind::Launch)->isChecked());
+    QVERIFY(!again->timeline()->isFlowKindVisible(FlowKind::Launch));
+    QVERIFY(action(*again, FlowKind::Sync)->isChecked());
+    QVERIFY(again->timeline()->isFlowKindVisible(FlowKind::Sync));
+    QSettings().clear();
+}
+
+// The Spans filter is the document's: it stays through a re-run, and another lesson, variant or a new scenario
+// starts unfiltered.
+void TestMainWindow::theSpanFilterIsTheDocuments()
+{
+    auto w = makeWindow();
+    QVERIFY(openAndRun(*w, QStringLiteral("01")));
+    auto* filter = w->findChild<QLineEdit*>(QStringLiteral("span-filter"));
+    QVERIFY(filter);
+    filter->setText(QStringLiteral("transpose"));
+    const int filtered = w->spanProxy()->rowCount();
+    QVERIFY(filtered > 0 && filtered < w->spanModel()->rowCount());
+    QSignalSpy shown(w.get(), &MainWindow::traceShown);
+    w->runScenario();
+    QVERIFY(shown.wait(10000));
+    QCOMPARE(filter->text(), QStringLiteral("transpose"));
+    QCOMPARE(w->spanProxy()->rowCount(), filtered);
+    QVERIFY(openAndRun(*w, QStringLiteral("01"), QStringLiteral("one-stream")));
+    QVERIFY(filter->text().isEmpty());
+    QCOMPARE(w->spanProxy()->rowCount(), w->spanModel()->rowCount());
+    filter->setText(QStringLiteral("transpose"));
+    QVERIFY(openAndRun(*w, QStringLiteral("02")));
+    QVERIFY(filter->text().isEmpty());
+    filter->setText(QStringLiteral("transpose"));
+    w->newScenario();
+    QVERIFY(filter->text().isEmpty());
+}
+
 void TestMainWindow::concurrencyPlotFollowsTheTimeline()
 {
     auto w = makeWindow();

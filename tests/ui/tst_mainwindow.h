@@ -126,6 +126,8 @@ private Q_SLOTS:
     void initTestCase();
     void openLessonRunsOnTheSimulator();
     void criticalPathHighlight();
+    void arrowChoicesAreKept();
+    void theSpanFilterIsTheDocuments();
     void concurrencyPlotFollowsTheTimeline();
     void quickControlReSimulates();
     void anInvalidEditKeepsTheTraceAndSaysWhy();

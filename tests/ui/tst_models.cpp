@@ -219,6 +219,63 @@ void TestModels::movingAStreamToAnotherDevice()
     QCOMPARE(keep.parent(), QModelIndex(gpu0));
 }
 
+// A new op goes on the stream of the op above it (not the thread's last one); a new host thread is bound to the
+// first GPU and its first op is on a stream of that GPU.
+void TestModels::newOpsTakeTheStreamAboveAndTheirThreadsDevice()
+{
+    ScenarioModel model;
+    model.setScenario(loadLesson(QStringLiteral("08")));
+    const std::string above = model.op(ScenarioItemRef::op(0, 3))->stream;
+    const auto& ops = model.scenario().threads[0].ops;
+    std::string last;
+    for (const Op& o : ops)
+        if (!o.stream.empty())
+            last = o.stream;
+    QVERIFY2(above != last, "the op above and the thread's last op use different streams");
+    const ScenarioItemRef added = model.addOp(ScenarioItemRef::op(0, 3), OpKind::Kernel);
+    QCOMPARE(added, ScenarioItemRef::op(0, 4));
+    QCOMPARE(model.op(added)->stream, above);
+    const ScenarioItemRef appended = model.addOp(ScenarioItemRef::thread(0), OpKind::Memset);
+    QCOMPARE(model.op(appended)->stream, last);
+
+    model.setScenario(loadLesson(QStringLiteral("07")));
+    const ScenarioItemRef t = model.addThread();
+    const ThreadSpec& th = *model.thread(t);
+    QCOMPARE(th.device, model.scenario().devices.front().index);
+    QVERIFY(!th.ops.empty());
+    const StreamSpec* st = nullptr;
+    for (const auto& candidate : model.scenario().streams)
+        if (candidate.name == th.ops.front().stream)
+            st = &candidate;
+    QVERIFY(st);
+    QCOMPARE(st->device, th.device);
+}
+
+// With several GPUs the Stream box names each stream's GPU; with one it shows the bare names.
+void TestModels::streamChoicesNameTheirGpu()
+{
+    ScenarioModel model;
+    model.setScenario(loadLesson(QStringLiteral("07")));
+    PropertyEditor editor;
+    editor.setModel(&model);
+    editor.setCurrentIndex(model.indexOf(ScenarioItemRef::op(0, 0)));
+    auto* box = qobject_cast<QComboBox*>(editor.fieldEditor(QStringLiteral("stream")));
+    QVERIFY(box);
+    QVERIFY(box->count() >= 2);
+    for (int i = 0; i < box->count(); ++i) {
+        const StreamSpec& st = model.scenario().streams[size_t(i)];
+        QCOMPARE(box->itemText(i), QStringLiteral("%1 (GPU %2)").arg(QString::fromStdString(st.name)).arg(st.device));
+        QCOMPARE(box->itemData(i).toString(), QString::fromStdString(st.name));
+    }
+    QCOMPARE(box->currentData().toString(), QString::fromStdString(model.op(ScenarioItemRef::op(0, 0))->stream));
+
+    model.setScenario(loadLesson(QStringLiteral("01")));
+    editor.setCurrentIndex(model.indexOf(ScenarioItemRef::op(0, 0)));
+    box = qobject_cast<QComboBox*>(editor.fieldEditor(QStringLiteral("stream")));
+    QVERIFY(box);
+    QCOMPARE(box->itemText(0), QString::fromStdString(model.scenario().streams[0].name));
+}
+
 void TestModels::graphNodes()
 {
     ScenarioModel model;

@@ -134,6 +134,8 @@ private Q_SLOTS:
     void fieldEditsMerge();
     void renamingAStreamRenamesItsUses();
     void movingAStreamToAnotherDevice();
+    void newOpsTakeTheStreamAboveAndTheirThreadsDevice();
+    void streamChoicesNameTheirGpu();
     void graphNodes();
 
     // ---- validation mapped to items ---------------------------------------------------------------------------

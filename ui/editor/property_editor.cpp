@@ -387,9 +387,15 @@ std::vector<std::pair<QString, QVariant>> PropertyEditor::deviceChoices() const
 
 std::vector<std::pair<QString, QVariant>> PropertyEditor::streamChoices() const
 {
+    // With several GPUs each stream says which one it is on ("s1 (GPU 1)"): the names alone do not tell.
+    const Scenario& sc = m_model->scenario();
+    std::set<int> devices;
+    for (const StreamSpec& s : sc.streams)
+        devices.insert(s.device);
     std::vector<std::pair<QString, QVariant>> items;
-    for (const StreamSpec& s : m_model->scenario().streams)
-        items.emplace_back(qs(s.name), qs(s.name));
+    for (const StreamSpec& s : sc.streams)
+        items.emplace_back(
+            devices.size() > 1 ? QStringLiteral("%1 (GPU %2)").arg(qs(s.name)).arg(s.device) : qs(s.name), qs(s.name));
     return items;
 }
 

@@ -147,8 +147,10 @@ public:
     // The quick controls' state of the current undo step; nullptr after any other edit.
     std::shared_ptr<const QuickState> quickState() const { return m_quick; }
 
-    // A new op of `kind` with defaults that make sense in `thread` of the scenario (its first stream, ...).
-    static Op defaultOp(const Scenario& scenario, int thread, OpKind kind);
+    // A new op of `kind` with defaults that make sense in `thread` of the scenario. Its stream: that of the nearest
+    // op above `position` (the index it will have; -1: the end) that has one, else the first stream of the
+    // thread's device, else the first stream.
+    static Op defaultOp(const Scenario& scenario, int thread, OpKind kind, int position = -1);
     // One-line description of an op: "kernel spin 100 µs · s1 · grid 66×256".
     static QString opSummary(const Op& op);
 

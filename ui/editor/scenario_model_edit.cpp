@@ -237,16 +237,17 @@ bool ScenarioModel::isGraphNodeKind(OpKind k)
         || k == OpKind::Record || k == OpKind::Wait;
 }
 
-Op ScenarioModel::defaultOp(const Scenario& s, int thread, OpKind kind)
+Op ScenarioModel::defaultOp(const Scenario& s, int thread, OpKind kind, int position)
 {
     Op op;
     op.kind = kind;
     const ThreadSpec* t = thread >= 0 && size_t(thread) < s.threads.size() ? &s.threads[size_t(thread)] : nullptr;
-    // The stream: the one the thread used last, else the first on its device, else any.
+    // The stream: that of the nearest op above with one, else the first on the thread's device, else any.
     std::string stream;
     if (t) {
-        for (auto it = t->ops.rbegin(); it != t->ops.rend() && stream.empty(); ++it)
-            stream = it->stream;
+        const size_t above = position < 0 ? t->ops.size() : std::min(size_t(position), t->ops.size());
+        for (size_t i = above; i-- > 0 && stream.empty();)
+            stream = t->ops[i].stream;
         for (const auto& st : s.streams)
             if (stream.empty() && st.device == t->device)
                 stream = st.name;
@@ -383,7 +384,7 @@ ScenarioItemRef ScenarioModel::addOp(const ScenarioItemRef& context, OpKind kind
         return {};
     const int pos = context.isOp() ? context.b + 1 : int(t->ops.size());
     const ScenarioItemRef at = ScenarioItemRef::op(context.a, pos);
-    pushCommand(new InsertCommand(this, at, defaultOp(m_scenario, context.a, kind),
+    pushCommand(new InsertCommand(this, at, defaultOp(m_scenario, context.a, kind, pos),
                                   QStringLiteral("Add %1").arg(qs(toString(kind)))));
     return at;
 }

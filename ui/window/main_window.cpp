@@ -367,6 +367,7 @@ void MainWindow::createDocks()
     m_spanFilter = new QLineEdit;
     m_spanFilter->setPlaceholderText(QStringLiteral("Filter by name, kind or stream…"));
     m_spanFilter->setClearButtonEnabled(true);
+    m_spanFilter->setObjectName(QStringLiteral("span-filter"));
     connect(m_spanFilter, &QLineEdit::textChanged, m_spanProxy, &SpanTableProxy::setFilterText);
     auto* spans = new QWidget;
     auto* spansLayout = new QVBoxLayout(spans);

@@ -233,13 +233,22 @@ void MainWindow::createActions()
     m_viewMenu = menuBar()->addMenu(QStringLiteral("&View"));
     QAction* fit = m_viewMenu->addAction(QStringLiteral("&Fit to View"), m_timeline, &TimelineView::fitToView);
     fit->setToolTip(QStringLiteral("Show the whole trace (0 or Home on the timeline)"));
+    // Which arrows are drawn is kept between sessions. Sync arrows start off: a 32-stream lesson draws one from
+    // every stream to each synchronize call, and they hide the arrows between streams.
     QMenu* arrows = m_viewMenu->addMenu(QStringLiteral("Dependency &Arrows"));
     for (FlowKind k : {FlowKind::Launch, FlowKind::Event, FlowKind::Sync, FlowKind::Implicit, FlowKind::Call}) {
         QAction* a = arrows->addAction(flowKindLabel(k));
+        const std::string_view name = toString(k);
+        const QString key = QStringLiteral("view/arrows/") + QString::fromLatin1(name.data(), qsizetype(name.size()));
+        const bool on = QSettings().value(key, k != FlowKind::Sync).toBool();
+        m_timeline->setFlowKindVisible(k, on);
         a->setCheckable(true);
-        a->setChecked(m_timeline->isFlowKindVisible(k));
+        a->setChecked(on);
         a->setObjectName(QStringLiteral("arrows-") + flowKindLabel(k));
-        connect(a, &QAction::toggled, this, [this, k](bool on) { m_timeline->setFlowKindVisible(k, on); });
+        connect(a, &QAction::toggled, this, [this, k, key](bool visible) {
+            m_timeline->setFlowKindVisible(k, visible);
+            QSettings().setValue(key, visible);
+        });
     }
     m_criticalPathAction = m_viewMenu->addAction(QStringLiteral("Highlight &Critical Path"));
     m_criticalPathAction->setObjectName(QStringLiteral("highlight-critical-path"));

@@ -339,6 +339,11 @@ bool MainWindow::openPath(const QString& pathOrLesson, const QString& variant)
 void MainWindow::applyDocument(LoadedDocument doc)
 {
     clearError();
+    // The Spans filter belongs to the document it was typed for: another file, lesson or variant starts unfiltered
+    // (a re-run of the same one keeps it).
+    const QString shownPath = m_path.isEmpty() ? m_tracePath : m_path;
+    if (doc.lessonId != m_lessonId || doc.variant != m_variant || (doc.lessonId.isEmpty() && doc.path != shownPath))
+        m_spanFilter->clear();
     m_lessonId = doc.lessonId;
     m_variant = doc.variant;
     m_untitledName.clear();
@@ -400,6 +405,7 @@ struct ShownDocument {
     std::pair<double, double> timeRange;
     double verticalScroll = 0;
     int selectedSpan = -1;
+    QString spanFilter;
 
     bool sameDocument(const MainWindow& w) const
     {
@@ -426,6 +432,7 @@ std::shared_ptr<const ShownDocument> MainWindow::shownDocument() const
     shown->timeRange = m_timeline->visibleTimeRange();
     shown->verticalScroll = m_timeline->verticalScroll();
     shown->selectedSpan = m_timeline->selectedSpan();
+    shown->spanFilter = m_spanFilter->text();
     return shown;
 }
 
@@ -463,6 +470,7 @@ void MainWindow::restoreShownDocument(const ShownDocument& shown)
         updateLesson();
         m_statusText->setText(QStringLiteral("Showing %1 again.").arg(documentTitle()));
     }
+    m_spanFilter->setText(shown.spanFilter);
     // The zoom it had (selectSpan above may have moved it).
     if (m_timeline->trace()) {
         m_timeline->setVisibleTimeRange(shown.timeRange.first, shown.timeRange.second);
@@ -474,6 +482,7 @@ void MainWindow::newScenario()
 {
     if (!maybeSave())
         return;
+    m_spanFilter->clear();
     Scenario s;
     s.title = "New scenario";
     s.devices.push_back(DeviceSpec{0, {}});
