@@ -147,6 +147,23 @@ void TestMainWindow::concurrencyPlotFollowsTheTimeline()
              qPrintable(QStringLiteral("%1..%2 vs %3..%4").arg(a).arg(b).arg(ta).arg(tb)));
     // The two time axes line up.
     QCOMPARE(plot->axisRect()->left(), w->timeline()->timeAxisRect().left());
+
+    // 32 streams at once: the count labels stay apart (each a line of room from the next).
+    QVERIFY(openAndRun(*w, QStringLiteral("11")));
+    plot->replot(QCustomPlot::rpImmediateRefresh);
+    QCOMPARE(plot->maxConcurrency(), 32);
+    const QVector<double> ticks = plot->yAxis->tickVector();
+    QVERIFY(ticks.size() >= 2);
+    const int fh = QFontMetrics(plot->yAxis->tickLabelFont()).height();
+    for (int i = 1; i < ticks.size(); ++i) {
+        const double apart = std::abs(plot->yAxis->coordToPixel(ticks[i]) - plot->yAxis->coordToPixel(ticks[i - 1]));
+        QVERIFY2(apart >= 1.5 * fh,
+                 qPrintable(QStringLiteral("labels %1 and %2 are %3 px apart (font %4 px)")
+                                .arg(ticks[i - 1])
+                                .arg(ticks[i])
+                                .arg(apart)
+                                .arg(fh)));
+    }
 }
 
 void TestMainWindow::quickControlReSimulates()

@@ -332,6 +332,7 @@ void ConcurrencyPlot::applyMode()
         yAxis->setRange(0, std::max(1, m_max) + 0.5);
         xAxis->setRange(m_timeRange.first, m_timeRange.second);
         setToolTip(QString());
+        updateCountTicks();
     }
     m_deviceBox->setVisible(histogramMode && m_histograms && m_histograms->size() > 2);
     updateHeight();
@@ -352,6 +353,17 @@ void ConcurrencyPlot::updateHeight()
     const int wanted = std::clamp(rows * (fh + 8) + 3 * fh + 16, 140, 300);
     setMinimumHeight(wanted);
     setMaximumHeight(wanted);
+}
+
+// The count axis over time gets as many labels as fit one above the other with a line of room between them: a
+// 32-stream run in the strip's 70 px drew 0, 10, 20 and 30 on top of one another.
+void ConcurrencyPlot::updateCountTicks()
+{
+    if (m_mode != Mode::OverTime)
+        return;
+    const int fh = QFontMetrics(yAxis->tickLabelFont()).height();
+    const int fit = axisRect()->height() / std::max(1, 2 * fh);
+    m_countTicker->setTickCount(std::clamp(fit, 1, 5));
 }
 
 void ConcurrencyPlot::placeControls()
@@ -392,6 +404,7 @@ void ConcurrencyPlot::resizeEvent(QResizeEvent* event)
 {
     QCustomPlot::resizeEvent(event);
     placeControls();
+    updateCountTicks();
     if (m_mode == Mode::Histogram) {
         layoutHistogramLabels();
         replot(rpQueuedReplot);

@@ -101,6 +101,7 @@ private:
     void applyMode();
     void placeControls();
     void updateHeight();
+    void updateCountTicks();
 
     std::shared_ptr<const Trace> m_trace;
     QCPGraph* m_graph = nullptr;
