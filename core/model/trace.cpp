@@ -237,6 +237,10 @@ uint32_t Trace::addSpan(const SpanInit& s)
         spans.timing.resize(n - 1, SpanTiming::Measured);
         spans.timing.push_back(s.timing);
     }
+    if (s.task != 0 || !spans.task.empty()) {
+        spans.task.resize(n - 1, 0);
+        spans.task.push_back(s.task);
+    }
     if (s.eventStartError != kNoEventError || !spans.eventStartError.empty()) {
         spans.eventStartError.resize(n - 1, kNoEventError);
         spans.eventEndError.resize(n - 1, kNoEventError);
@@ -303,6 +307,8 @@ void Trace::finalize()
         permute(spans.block, order);
         if (!spans.timing.empty())
             permute(spans.timing, order);
+        if (spans.task.size() == n)
+            permute(spans.task, order);
         if (!spans.eventStartError.empty()) {
             permute(spans.eventStartError, order);
             permute(spans.eventEndError, order);

@@ -152,6 +152,7 @@ struct SpanInit {
     // Timing "both": the per-op CUDA event times minus the CUPTI times of the same op (ns); kNoEventError: none.
     int64_t eventStartError = INT64_MIN;
     int64_t eventEndError = INT64_MIN;
+    int32_t task = 0; // which repeat of its thread's ops (a pool's task), 0 for threads that run them once
 };
 
 inline constexpr int64_t kNoEventError = INT64_MIN;
@@ -175,11 +176,13 @@ struct SpanColumns {
     std::vector<int64_t> eventEndError;
     std::vector<WaitCause> wait;   // what held a ready GPU op (simulator traces)
     std::vector<uint32_t> waitFor; // the span whose end let it start, kNoSpan: none
+    std::vector<int32_t> task;     // the repeat (pool task) of its thread's ops; empty: all 0
 
     size_t size() const { return start.size(); }
     WaitCause waitOf(size_t i) const { return wait.empty() ? WaitCause::None : wait[i]; }
     uint32_t waitForOf(size_t i) const { return waitFor.empty() ? kNoSpan : waitFor[i]; }
     SpanTiming timingOf(size_t i) const { return timing.empty() ? SpanTiming::Measured : timing[i]; }
+    int32_t taskOf(size_t i) const { return i < task.size() ? task[i] : 0; }
     bool hasEventError(size_t i) const { return !eventStartError.empty() && eventStartError[i] != kNoEventError; }
     void reserve(size_t n);
     void clear();

@@ -244,6 +244,7 @@ Trace buildTrace(const RunPlan& plan, const Recording& rec, RunInfo info, int64_
             s.thread = r.thread;
             s.op = r.op;
             s.iteration = r.iteration - warmup;
+            s.task = r.task;
             if (r.hasApi()) {
                 s.track = uint32_t(h);
                 s.kind = r.apiKind;

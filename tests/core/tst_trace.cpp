@@ -10,6 +10,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <cstring>
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -267,6 +269,44 @@ private slots:
         plain.addSpan({plain.addTrack({TrackKind::Stream, "s"}), SpanKind::Kernel, "k", 0, 1});
         plain.finalize();
         QVERIFY(traceToJson(plain).find("\"wait\"") == std::string::npos);
+    }
+
+    // Repeats (pool tasks): the column follows finalize's reordering and round-trips; a trace whose spans all ran
+    // once writes none, and a negative task is refused with its path.
+    void tasksSurviveFinalizeAndRoundTrip()
+    {
+        Trace t;
+        const uint32_t s = t.addTrack({TrackKind::Stream, "s"});
+        t.addSpan({s, SpanKind::Kernel, "k", 0, 10}); // before the column exists
+        for (int task = 2; task >= 1; --task) {
+            SpanInit init{s, SpanKind::Kernel, "k", 100 * task, 100 * task + 10};
+            init.task = task;
+            t.addSpan(init);
+        }
+        t.finalize();
+        const auto check = [](const Trace& x) {
+            QCOMPARE(x.spans.task.size(), size_t(3));
+            for (uint32_t i = 0; i < x.spanCount(); ++i)
+                QCOMPARE(x.spans.taskOf(i), int32_t(x.spans.start[i] / 100));
+        };
+        check(t);
+        const std::string text = traceToJson(t);
+        auto back = parseTrace(text, "t.json");
+        QVERIFY2(back.ok(), back.error().toString().c_str());
+        check(*back);
+        QCOMPARE(q(traceToJson(*back)), q(text));
+        Trace plain;
+        plain.addSpan({plain.addTrack({TrackKind::Stream, "s"}), SpanKind::Kernel, "k", 0, 1});
+        plain.finalize();
+        QVERIFY(traceToJson(plain).find("\"task\"") == std::string::npos);
+        std::string bad = text;
+        const size_t at = bad.find("\"task\": [");
+        QVERIFY(at != std::string::npos);
+        bad.replace(at, std::strlen("\"task\": [0"), "\"task\": [-1");
+        auto refused = parseTrace(bad, "bad.json");
+        QVERIFY(!refused.ok());
+        QVERIFY2(refused.error().toString().find("/spans/task/0") != std::string::npos,
+                 refused.error().toString().c_str());
     }
 
     void embeddedScenarioIsAnObject()

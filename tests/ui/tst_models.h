@@ -30,6 +30,7 @@
 #include <QUndoStack>
 
 #include <functional>
+#include <set>
 
 using namespace streamscope;
 
@@ -161,6 +162,7 @@ private Q_SLOTS:
     void analysisListsTheCriticalPath();
     void analysisNamesWhatHeldTheCriticalPath();
     void inspectorListsDependencies();
+    void repeatsAreToldApart();
     void inspectorSaysWhyASpanStarted();
 
     // ---- lessons ----------------------------------------------------------------------------------------------

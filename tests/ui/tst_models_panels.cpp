@@ -295,6 +295,37 @@ void TestModels::inspectorListsDependencies()
     QVERIFY(spanInspectorHtml(t, -1).contains(QStringLiteral("Click a bar")));
 }
 
+// A thread's repeats are told apart: lesson 17 runs its two kernels ten times, and each span names its repeat in the
+// inspector and the span table; a lesson whose threads run their ops once (03) shows no repeat.
+void TestModels::repeatsAreToldApart()
+{
+    auto repeated = RunController::simulate(loadLesson(QStringLiteral("17")));
+    QVERIFY(repeated);
+    const Trace& t = *repeated;
+    std::set<int> tasks;
+    int third = -1;
+    for (uint32_t i = 0; i < t.spanCount(); ++i)
+        if (t.spans.kind[i] == SpanKind::Kernel && t.spanName(i) == "a") {
+            tasks.insert(t.spans.taskOf(i));
+            if (t.spans.taskOf(i) == 3)
+                third = int(i);
+        }
+    QCOMPARE(tasks.size(), size_t(10));
+    QVERIFY(third >= 0);
+    QTextDocument doc;
+    doc.setHtml(spanInspectorHtml(t, third));
+    QVERIFY2(doc.toPlainText().contains(QStringLiteral("iteration 0, repeat 3")), qPrintable(doc.toPlainText()));
+    SpanTableModel model;
+    model.setTrace(std::make_shared<const Trace>(*repeated));
+    QCOMPARE(model.data(model.index(third, SpanTableModel::OriginColumn)).toString(), QStringLiteral("0 · 0 · 0 · r3"));
+
+    auto once = RunController::simulate(loadLesson(QStringLiteral("03")));
+    QVERIFY(once);
+    QVERIFY(once->spans.task.empty());
+    doc.setHtml(spanInspectorHtml(*once, 0));
+    QVERIFY(!doc.toPlainText().contains(QStringLiteral("repeat")));
+}
+
 // ---- lessons ----------------------------------------------------------------------------------------------
 
 void TestModels::lessonList()

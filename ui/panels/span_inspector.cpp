@@ -153,9 +153,10 @@ QString spanInspectorHtml(const Trace& t, int span)
     if (s.thread[i] >= 0)
         h += row(QStringLiteral("Scenario op"),
                  QStringLiteral("<a href='op:%1:%2'>thread %1, op %2</a>, iteration %3")
-                     .arg(s.thread[i])
-                     .arg(s.op[i])
-                     .arg(s.iteration[i]));
+                         .arg(s.thread[i])
+                         .arg(s.op[i])
+                         .arg(s.iteration[i])
+                     + (s.task.empty() ? QString() : QStringLiteral(", repeat %1").arg(s.taskOf(i))));
     if (const QString why = startedText(t, i, origin); !why.isEmpty())
         h += row(QStringLiteral("Started"), why);
     h += QStringLiteral("</table>");

@@ -76,7 +76,9 @@ QVariant SpanTableModel::headerData(int section, Qt::Orientation orientation, in
         return QStringLiteral(
             "The op (CPU op, annotation) whose runtime call launched the GPU work, or the call was made in");
     if (role == Qt::ToolTipRole && section == OriginColumn)
-        return QStringLiteral("The scenario op the span came from: host thread · op · iteration");
+        return QStringLiteral(
+            "The scenario op the span came from: host thread · op · iteration, and which repeat (pool task) of the "
+            "thread's ops where it repeats them (r3)");
     return {};
 }
 
@@ -113,7 +115,9 @@ QVariant SpanTableModel::data(const QModelIndex& index, int role) const
         case DurationColumn: return qlonglong(s.end[i] - s.start[i]);
         case EndColumn: return qlonglong(s.end[i]);
         case OriginColumn:
-            return qlonglong(s.thread[i]) * (1LL << 40) + qlonglong(s.op[i]) * (1LL << 20) + s.iteration[i];
+            return ((qlonglong(s.thread[i]) * (1LL << 20) + qlonglong(s.op[i])) * (1LL << 12) + s.iteration[i])
+                * (1LL << 20)
+                + s.taskOf(i);
         case BytesColumn: return qlonglong(s.bytes[i]);
         case GridColumn: return qlonglong(s.grid[i].count());
         case LaunchedByColumn: return launchOpName(i);
@@ -132,6 +136,12 @@ QVariant SpanTableModel::data(const QModelIndex& index, int role) const
     case OriginColumn:
         if (s.thread[i] < 0)
             return QString();
+        if (!s.task.empty())
+            return QStringLiteral("%1 · %2 · %3 · r%4")
+                .arg(s.thread[i])
+                .arg(s.op[i])
+                .arg(s.iteration[i])
+                .arg(s.taskOf(i));
         return QStringLiteral("%1 · %2 · %3").arg(s.thread[i]).arg(s.op[i]).arg(s.iteration[i]);
     case BytesColumn: return s.bytes[i] > 0 ? formatBytes(s.bytes[i]) : QString();
     case GridColumn:

@@ -288,6 +288,10 @@ void appendSpan(std::string& out, bool& first, const Trace& t, size_t i, int64_t
         out += ",\"iteration\":";
         appendInt(out, s.iteration[i]);
     }
+    if (s.taskOf(i) != 0) {
+        out += ",\"task\":";
+        appendInt(out, s.taskOf(i));
+    }
     if (const WaitCause w = s.waitOf(i); w != WaitCause::None && s.waitForOf(i) < n) {
         out += ",\"wait\":\"";
         out += toString(w);

@@ -329,6 +329,10 @@ void sortSpans(Trace& t)
     permute(s.thread);
     permute(s.op);
     permute(s.iteration);
+    if (!s.task.empty()) {
+        s.task.resize(n, 0);
+        permute(s.task);
+    }
     permute(s.bytes);
     permute(s.grid);
     permute(s.block);

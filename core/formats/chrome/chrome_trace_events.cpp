@@ -171,6 +171,8 @@ void EventReader::args(Event& ev)
                     ev.spanHint = intValue("args.span");
                 else if (is(key, "wait"))
                     ev.wait = stringValue();
+                else if (is(key, "task"))
+                    ev.task = intValue("args.task");
                 else
                     skipValue(1);
                 break;

@@ -38,7 +38,7 @@ struct Event {
     bool hasGrid = false, hasBlock = false;
     Dim3 grid{0, 0, 0}, block{0, 0, 0};
     int64_t bytes = 0;
-    int64_t thread = -1, op = -1, iteration = -1;
+    int64_t thread = -1, op = -1, iteration = -1, task = 0;
     bool hasCorrelation = false;
     int64_t correlation = -1;
     bool hasExternalId = false;

@@ -103,6 +103,10 @@ uint32_t EventReader::addSpan(const Event& ev, uint32_t thread, SpanKind kind, i
     s.thread.push_back(clamp32(ev.thread));
     s.op.push_back(clamp32(ev.op));
     s.iteration.push_back(clamp32(ev.iteration));
+    if (ev.task > 0 || !s.task.empty()) { // only where some span repeats (SpanColumns::task)
+        s.task.resize(s.iteration.size() - 1, 0);
+        s.task.push_back(clamp32(std::max<int64_t>(0, ev.task)));
+    }
     s.bytes.push_back(ev.bytes);
     s.grid.push_back(ev.hasGrid ? ev.grid : Dim3{0, 0, 0});
     s.block.push_back(ev.hasBlock ? ev.block : Dim3{0, 0, 0});

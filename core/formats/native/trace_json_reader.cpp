@@ -355,7 +355,7 @@ void readSpans(const Json& j, const std::map<std::string, RawColumn>& raw, Trace
     expectObject(j, path);
     checkKeys(j, path,
               {"track", "kind", "name", "start", "end", "thread", "op", "iteration", "bytes", "grid", "block", "timing",
-               "event_start_error", "event_end_error", "wait", "wait_for"});
+               "event_start_error", "event_end_error", "wait", "wait_for", "task"});
     ColumnReader cols(j, path, raw);
     const RawColumn* track = cols.column("track", true);
     const RawColumn* kind = cols.column("kind", true);
@@ -408,6 +408,15 @@ void readSpans(const Json& j, const std::map<std::string, RawColumn>& raw, Trace
                 fail(child(cols.path("timing"), i),
                      "timing " + std::to_string(v) + " is not 0 (measured), 1 (corrected) or 2 (uncertain)");
             s.timing[i] = SpanTiming(v);
+        }
+    }
+    if (const RawColumn* task = cols.column("task", false)) {
+        s.task.resize(n);
+        for (size_t i = 0; i < n; ++i) {
+            const int64_t v = task->values[i];
+            if (v < 0 || v > std::numeric_limits<int32_t>::max())
+                fail(child(cols.path("task"), i), "task " + std::to_string(v) + " is not a repeat index (0 or more)");
+            s.task[i] = int32_t(v);
         }
     }
     const RawColumn* startError = cols.column("event_start_error", false);

@@ -165,20 +165,23 @@ std::string writeFinalized(const Trace& t)
     const bool timing = !s.timing.empty();
     const bool errors = !s.eventStartError.empty();
     const bool waits = !s.wait.empty();
-    appendColumn(out, "block", s.block, appendDim3, !timing && !errors && !waits);
+    const bool tasks = s.task.size() == s.size() && s.size() > 0;
+    appendColumn(out, "block", s.block, appendDim3, !timing && !errors && !waits && !tasks);
     // Optional columns (docs/TRACE.md): only where a span differs from the default.
     if (timing)
-        appendColumn(out, "timing", s.timing, writeInt, !errors && !waits);
+        appendColumn(out, "timing", s.timing, writeInt, !errors && !waits && !tasks);
     if (errors) {
         appendColumn(out, "event_start_error", s.eventStartError, writeInt);
-        appendColumn(out, "event_end_error", s.eventEndError, writeInt, !waits);
+        appendColumn(out, "event_end_error", s.eventEndError, writeInt, !waits && !tasks);
     }
     if (waits) {
         appendColumn(out, "wait", s.wait, writeInt);
         appendColumn(
             out, "wait_for", s.waitFor,
-            [](std::string& o, uint32_t v) { appendInt(o, v == kNoSpan ? -1 : int64_t(v)); }, true);
+            [](std::string& o, uint32_t v) { appendInt(o, v == kNoSpan ? -1 : int64_t(v)); }, !tasks);
     }
+    if (tasks)
+        appendColumn(out, "task", s.task, writeInt, true);
     out += "  },\n  \"flows\": {\n";
     appendColumn(out, "from", t.flows, [](std::string& o, const Flow& f) { appendInt(o, f.from); });
     appendColumn(out, "to", t.flows, [](std::string& o, const Flow& f) { appendInt(o, f.to); });
