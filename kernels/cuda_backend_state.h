@@ -11,6 +11,7 @@
 //                                 dependency bookkeeping
 //   cuda_backend_timing.cpp       timing mode, timing events and origins, read-back of events and CUPTI records,
 //                                 anchors, iteration ends, untimed iterations, timing settings, finish()
+//   cuda_backend_stamps.cpp       kernel stamps (timing "cupti"): slots, GPU clock samples, read-back
 #pragma once
 
 #include "cuda_backend.h"
