@@ -342,6 +342,7 @@ public:
     Status beginThread(HostThreadContext& ctx) override;
     Status issue(HostThreadContext& ctx, const PlannedOp& op) override;
     void endThread(HostThreadContext& ctx) override;
+    void lastThreadDone() override;
     Status endIteration(int iteration) override;
     bool beginUntimedIteration() override;
     bool interleavesUntimedIterations() const override;
@@ -431,10 +432,11 @@ private:
     bool m_opEventsTimed = false;      // m_opEvents of the measured iterations, while an untimed one runs
     bool m_untimedInterleaved = false; // an untimed iteration ran between measured ones
     TimingMode m_timing = TimingMode::Events;
-    int64_t m_cuptiOffset = 0;             // host clock minus CUPTI's
-    int64_t m_lastSyncDone = 0;            // host clock when the devices were last found idle
-    int64_t m_timedEndNs = INT64_MAX;      // host clock when the timed iterations were over
-    std::vector<int64_t> m_timedMakespans; // host clock, first issue to device sync, per measured iteration
+    int64_t m_cuptiOffset = 0;                // host clock minus CUPTI's
+    int64_t m_lastSyncDone = 0;               // host clock when the devices were last found idle
+    std::atomic<int64_t> m_threadsIdleAt{-1}; // host clock when the last host thread found its devices idle
+    int64_t m_timedEndNs = INT64_MAX;         // host clock when the timed iterations were over
+    std::vector<int64_t> m_timedMakespans;    // host clock, first issue to device sync, per measured iteration
     std::vector<int64_t> m_untimedMakespans;
     size_t m_cuptiMatched = 0, m_cuptiUnmatchedOps = 0, m_cuptiForeign = 0, m_cuptiLate = 0;
     uint64_t m_cuptiDropped = 0;

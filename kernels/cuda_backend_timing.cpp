@@ -670,6 +670,8 @@ Status CudaBackend::endIteration(int iteration)
     Status st = collect("at the end of iteration " + std::to_string(iteration));
     if (idle >= 0)
         m_lastSyncDone = idle;
+    if (const int64_t done = m_threadsIdleAt.exchange(-1); done >= 0)
+        m_lastSyncDone = std::min(m_lastSyncDone, done);
     if (Status clocks = sampleGpuClocks(true); st && !clocks)
         st = clocks;
     noteIterationMakespan(iteration);

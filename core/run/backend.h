@@ -84,6 +84,10 @@ public:
     virtual Status beginThread(HostThreadContext& ctx);
     virtual Status issue(HostThreadContext& ctx, const PlannedOp& op);
     virtual void endThread(HostThreadContext& ctx);
+    // On the host thread that finished last, after its endThread and before the Runner's own thread wakes up for
+    // endIteration: where the iteration ends as a program's would (the CUDA backend waits for its devices there,
+    // on a thread that is running, so that the wake-up of the Runner's sleeping thread is not in the makespan).
+    virtual void lastThreadDone() {}
     virtual Status endIteration(int iteration);
     // Real-thread backends that measure the observer effect (DESIGN.md §4): after the measured iterations the
     // Runner calls beginUntimedIteration() and, while it returns true, runs one more iteration whose records it

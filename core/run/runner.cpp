@@ -70,6 +70,7 @@ public:
             m_rec = &rec;
             m_iteration = iteration;
             m_running = m_threads.size();
+            m_unfinished.store(m_threads.size());
             ++m_generation;
         }
         m_start.notify_all();
@@ -101,6 +102,9 @@ private:
                 iteration = m_iteration;
             }
             body(h, *rec, iteration);
+            // m_running reaches 0 only after lastThreadDone has returned.
+            if (m_unfinished.fetch_sub(1) == 1)
+                m_backend.lastThreadDone();
             {
                 std::lock_guard lock(m_mutex);
                 --m_running;
@@ -175,6 +179,7 @@ private:
     std::condition_variable m_done;
     uint64_t m_generation = 0;
     size_t m_running = 0;
+    std::atomic<size_t> m_unfinished{0}; // host threads still issuing in this iteration
     bool m_quit = false;
     Recording* m_rec = nullptr;
     int m_iteration = 0;

@@ -8,6 +8,7 @@
 
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace streamscope;
@@ -33,6 +34,13 @@ public:
         log(std::string(m_untimed ? "U" : "T") + std::to_string(iteration));
         m_untimedRun += m_untimed;
         return {};
+    }
+    // Called on the host thread that finished last: every host thread of the iteration has issued its op.
+    void lastThreadDone() override
+    {
+        std::lock_guard lock(m_mutex);
+        calls.push_back("last" + std::to_string(m_issued.size())
+                        + (std::this_thread::get_id() == m_main ? "main" : ""));
     }
     bool beginUntimedIteration() override
     {
@@ -64,13 +72,16 @@ private:
     bool m_untimed = false;
     std::mutex m_mutex;
     std::vector<int> m_issued;
+    std::thread::id m_main = std::this_thread::get_id();
 };
 
-Scenario scenario(int warmup, int iterations)
+Scenario scenario(int warmup, int iterations, int threads = 1)
 {
     const std::string text = R"({"format": "streamscope-scenario", "version": 1, "id": "order",
         "streams": [{"name": "s"}],
-        "threads": [{"name": "main", "ops": [{"op": "host-work", "duration_us": 1}]}],
+        "threads": [{"name": "main", "workers": )"
+        + std::to_string(threads) + R"(, "repeat": )" + std::to_string(threads)
+        + R"(, "ops": [{"op": "host-work", "duration_us": 1}]}],
         "run": {"warmup": )"
         + std::to_string(warmup) + R"(, "iterations": )" + std::to_string(iterations) + "}}";
     auto r = parseScenario(text, "order.json");
@@ -90,7 +101,8 @@ private slots:
         OrderBackend b(false, 3);
         const RunOutcome out = runScenario(scenario(1, 3), b);
         QVERIFY2(out.status.ok(), out.status.error().toString().c_str());
-        const std::vector<std::string> want{"T0", "T1", "T2", "T3", "U4", "U5", "U6"};
+        const std::vector<std::string> want{"last1", "T0",    "last2", "T1",    "last3", "T2",    "last4",
+                                            "T3",    "last5", "U4",    "last6", "U5",    "last7", "U6"};
         QCOMPARE(b.calls, want);
     }
 
@@ -101,7 +113,8 @@ private slots:
         OrderBackend b(true, 3);
         const RunOutcome out = runScenario(scenario(1, 3), b);
         QVERIFY2(out.status.ok(), out.status.error().toString().c_str());
-        const std::vector<std::string> want{"T0", "T1", "U4", "back", "T2", "U5", "back", "T3", "U6", "back"};
+        const std::vector<std::string> want{"last1", "T0", "last2", "T1",    "last3", "U4",    "back", "last4", "T2",
+                                            "last5", "U5", "back",  "last6", "T3",    "last7", "U6",   "back"};
         QCOMPARE(b.calls, want);
     }
 
@@ -111,7 +124,18 @@ private slots:
         OrderBackend b(true, 3);
         const RunOutcome out = runScenario(scenario(0, 1), b);
         QVERIFY2(out.status.ok(), out.status.error().toString().c_str());
-        const std::vector<std::string> want{"T0", "U1", "back", "U2", "U3"};
+        const std::vector<std::string> want{"last1", "T0", "last2", "U1", "back", "last3", "U2", "last4", "U3"};
+        QCOMPARE(b.calls, want);
+    }
+
+    // The iteration ends on the host thread that finished last, once per iteration, after every thread issued its
+    // work and before the Runner's endIteration (the CUDA backend waits for its devices there).
+    void theLastHostThreadEndsTheIteration()
+    {
+        OrderBackend b(false, 0);
+        const RunOutcome out = runScenario(scenario(0, 2, 3), b);
+        QVERIFY2(out.status.ok(), out.status.error().toString().c_str());
+        const std::vector<std::string> want{"last3", "T0", "last6", "T1"};
         QCOMPARE(b.calls, want);
     }
 };
