@@ -83,6 +83,7 @@ void Calibrator::deviceProperties(DeviceProfile& p)
     p.maxBlocksPerSm = prop.maxBlocksPerMultiProcessor;
     p.sharedBytesPerSm = int64_t(prop.sharedMemPerMultiprocessor);
     p.copyEngines = std::max(1, prop.asyncEngineCount);
+    p.l2Bytes = prop.l2CacheSize;
     int lo = 0;
     int hi = 0;
     check(cudaDeviceGetStreamPriorityRange(&lo, &hi), "cudaDeviceGetStreamPriorityRange");
@@ -109,6 +110,7 @@ void Calibrator::deviceProperties(DeviceProfile& p)
     figure("shared_bytes_per_sm", "shared memory per SM (bytes)", "count", {double(p.sharedBytesPerSm)},
            prop_ + "::sharedMemPerMultiprocessor");
     figure("copy_engines", "async copy engines", "count", {double(p.copyEngines)}, prop_ + "::asyncEngineCount");
+    figure("l2_bytes", "L2 cache (bytes)", "count", {double(p.l2Bytes)}, prop_ + "::l2CacheSize");
     figure("priority_highest", "highest stream priority", "count", {double(hi)}, "cudaDeviceGetStreamPriorityRange");
 }
 
@@ -238,6 +240,16 @@ void Calibrator::deriveFields(DeviceProfile& p)
                "= f x (time of the 264-block matmul - kernel_overhead_ns) / (2 x 768^3 / matmul rate), "
                "f = 264 / resident blocks of 256 threads: where a compute-bound kernel's rate "
                "stops growing with its blocks");
+    // The L2 rule: the same matmul with its buffers evicted against back to back.
+    if (m_cal.figure("matmul_264_blocks_cold_kernel_ns")) {
+        const double warm = std::max(1.0, med("matmul_264_blocks_kernel_ns") - overhead);
+        p.l2ColdFactor = figure("l2_cold_factor", "  l2_cold_factor", "factor",
+                                derived("matmul_264_blocks_cold_kernel_ns",
+                                        [&](double ns) { return std::clamp((ns - overhead) / warm, 1.0, 100.0); }),
+                                "= (time of the 264-block matmul after a memset of twice the L2 - kernel_overhead_ns) "
+                                "/ (its time back to back - kernel_overhead_ns): how much longer a kernel whose "
+                                "buffers fit in the L2 runs when other work evicted them");
+    }
 }
 
 DeviceProfile Calibrator::run()

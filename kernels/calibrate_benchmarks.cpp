@@ -229,8 +229,11 @@ void Calibrator::hostCosts()
         + " cudaMalloc / cudaFree pairs of 16 MiB on an idle device";
     figure("cuda_malloc_ns", "cudaMalloc cost (16 MiB, idle device)", "ns", mallocNs, allocMethod + ": cudaMalloc");
     figure("cuda_free_ns", "cudaFree cost (16 MiB, idle device)", "ns", freeNs, allocMethod + ": cudaFree");
-    figure("malloc_api_ns", "cudaMalloc/cudaFree cost (mean of the two)", "ns", both,
-           allocMethod + ": the mean of a cudaMalloc and a cudaFree (the simulator charges one figure for each)");
+    figure("cuda_malloc_free_ns", "cudaMalloc/cudaFree cost (mean of the two, 16 MiB, idle device)", "ns", both,
+           allocMethod
+               + ": the mean of a cudaMalloc and a cudaFree (not a profile field: malloc_api_ns comes from "
+                 "runs, runnerMallocCost)");
+    runnerMallocCost();
 }
 
 void Calibrator::graphs()
@@ -627,6 +630,31 @@ void Calibrator::kernelThroughput()
         "as matmul_kernel_ns with 5 kernels of 768 x 768 floats and a grid of 264 blocks of 16 x 16 threads, the "
         "shape of lessons 01 and 02 (not a profile field: it shows how a kernel of a quarter of the resident "
         "blocks runs)");
+    // The same kernel with its buffers evicted: each one after a memset of twice the L2 into another buffer (the
+    // memsets timed alone and taken off).
+    int l2 = 0;
+    check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, m_opt.device), "cudaDeviceGetAttribute");
+    if (l2 > 0) {
+        const size_t scratchBytes = size_t(l2) * 2;
+        void* scratch = nullptr;
+        check(cudaMalloc(&scratch, scratchBytes), "cudaMalloc");
+        auto memsets = [&](bool withMatmul) {
+            return double(untimed([&] {
+                       for (int i = 0; i < 5; ++i) {
+                           check(cudaMemsetAsync(scratch, i, scratchBytes, m_s), "cudaMemsetAsync");
+                           if (withMatmul)
+                               check(kernels::launch(mm), "cudaLaunchKernel");
+                       }
+                   }))
+                / 5;
+        };
+        measured(
+            "matmul_264_blocks_cold_kernel_ns", "matmul kernel, 768 x 768, 264 blocks, buffers evicted", "ns",
+            [&] { return memsets(true) - memsets(false); },
+            "as matmul_264_blocks_kernel_ns, each kernel after a cudaMemsetAsync of " + std::to_string(scratchBytes)
+                + " bytes (twice the L2) into another buffer, less the same memsets alone");
+        check(cudaFree(scratch), "cudaFree");
+    }
     kernels::LaunchArgs tr;
     tr.kernel = Kernel::Transpose;
     tr.block = dim3(32, 8, 1);

@@ -1,4 +1,5 @@
-// Launch costs as StreamScope's runs issue them (Calibrator::runnerLaunchCosts, calibrator.h). The bare loops of
+// Launch, cudaMalloc and cudaFree costs as StreamScope's runs issue them (Calibrator::runnerLaunchCosts,
+// runnerMallocCost; calibrator.h). The bare loops of
 // hostCosts time cudaLaunchKernel alone; a scenario run issues each launch through the Runner and the CUDA backend,
 // which look the op up, take its stream's lock, stamp the host clock and keep a record around every call. On the
 // H200 machines a bare loop issued empty launches at 3.7 µs each where StreamScope's untimed runs of 1000 of them took
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,15 +54,41 @@ std::string launchScenario(int device, int threads, int streams, int perRepeat, 
     return s.dump();
 }
 
+// One host thread allocating and freeing `bytes` `repeat` times (cudaMalloc, then cudaFree), on an idle device.
+std::string mallocScenario(int device, int64_t bytes, int repeat, int iterations)
+{
+    nlohmann::ordered_json s;
+    s["format"] = "streamscope-scenario";
+    s["version"] = 1;
+    s["id"] = "calibrate-malloc";
+    s["devices"] = nlohmann::ordered_json::array({{{"index", device}}});
+    s["streams"] = nlohmann::ordered_json::array({{{"name", "s"}, {"device", device}, {"kind", "non-blocking"}}});
+    nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+    ops.push_back({{"op", "malloc"}, {"bytes", bytes}});
+    ops.push_back({{"op", "free"}, {"bytes", bytes}});
+    s["threads"] = nlohmann::ordered_json::array({{{"name", "t"}, {"repeat", repeat}, {"ops", ops}}});
+    s["run"] = {{"warmup", 1}, {"iterations", iterations}};
+    return s.dump();
+}
+
 } // namespace
 
 std::vector<double> Calibrator::runnerLaunchCost(int threads, int streams)
 {
     const int perRepeat = streams;
     const int repeat = std::max(1, m_calls / perRepeat);
-    const int launches = perRepeat * repeat;
-    auto parsed = parseScenario(launchScenario(m_opt.device, threads, streams, perRepeat, repeat, m_repeats),
-                                "<calibration launches>");
+    return runnerCallCost(launchScenario(m_opt.device, threads, streams, perRepeat, repeat, m_repeats),
+                          {"cudaLaunchKernel"}, perRepeat * repeat);
+}
+
+// Runs `scenario` untimed through the Runner and the CUDA backend; per iteration and thread, the host clock from the
+// start of its first call named in `calls` to the end of its last, divided by `count`; per iteration the median
+// thread.
+std::vector<double> Calibrator::runnerCallCost(const std::string& scenario, const std::set<std::string>& calls,
+                                               int count)
+{
+    const int launches = count;
+    auto parsed = parseScenario(scenario, "<calibration scenario>");
     if (!parsed)
         throw CudaFailure{"calibration scenario: " + parsed.error().toString()};
     CudaBackendOptions options;
@@ -76,7 +104,7 @@ std::vector<double> Calibrator::runnerLaunchCost(int threads, int streams)
     std::map<std::pair<int, int>, std::pair<int64_t, int64_t>> window;
     const Trace& t = out.trace;
     for (uint32_t i = 0; i < t.spanCount(); ++i) {
-        if (t.spans.kind[i] != SpanKind::ApiCall || t.spanName(i) != "cudaLaunchKernel")
+        if (t.spans.kind[i] != SpanKind::ApiCall || calls.count(std::string(t.spanName(i))) == 0)
             continue;
         auto [it, fresh] =
             window.try_emplace({t.spans.iteration[i], t.spans.thread[i]}, t.spans.start[i], t.spans.end[i]);
@@ -112,6 +140,24 @@ void Calibrator::runnerLaunchCosts()
     figure("launch_api_concurrent_ns", "launch cost while 4 host threads launch at once, as runs issue it", "ns",
            runnerLaunchCost(4, 1),
            "4 threads at once, each into its own non-blocking stream (the median thread)," + how);
+}
+
+// cudaMalloc and cudaFree as runs issue them: what they cost depends on what the process has allocated already (on
+// the H200 a bare loop of 1 MiB pairs cost 35-44 µs per call; StreamScope's runs of lesson 17's 1 MiB pairs 2.5 µs
+// for cudaMalloc), so the figure the simulator uses comes from a scenario of them through the Runner and the backend.
+void Calibrator::runnerMallocCost()
+{
+    if (m_opt.cancel && m_opt.cancel->load())
+        throw Cancelled{};
+    const int repeat = m_opt.quick ? 10 : 100;
+    constexpr int64_t kBytes = int64_t(1) << 20;
+    figure(
+        "malloc_api_ns", "cudaMalloc/cudaFree cost, as runs issue them", "ns",
+        runnerCallCost(mallocScenario(m_opt.device, kBytes, repeat, m_repeats), {"cudaMalloc", "cudaFree"}, 2 * repeat),
+        "one thread allocating and freeing 1 MiB " + std::to_string(repeat)
+            + " times on an idle device through StreamScope's Runner and CUDA backend with no timing: host clock "
+              "from the start of its first cudaMalloc to the end of its last cudaFree, divided by the "
+            + std::to_string(2 * repeat) + " calls (the simulator charges it for each)");
 }
 
 } // namespace streamscope::calibrate

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -186,6 +187,8 @@ private:
     // launch_api_ns, launch_api_round_robin_ns and launch_api_concurrent_ns from scenarios run through the Runner
     // and the CUDA backend with no timing (calibrate_runner.cpp); runnerLaunchCost: one repeat per iteration.
     void runnerLaunchCosts();
+    void runnerMallocCost();
+    std::vector<double> runnerCallCost(const std::string& scenario, const std::set<std::string>& calls, int count);
     std::vector<double> runnerLaunchCost(int threads, int streams);
     // The host figures [first, end) of m_cal.figures measured again in m_opt.hostProcesses fresh processes
     // (calibrate_processes.cpp); each becomes the median over them.

@@ -2,9 +2,12 @@
 """The simulator against the H200: every lesson and variant recorded in tests/data/h200 is simulated with the
 shipped profile and its makespan compared with the recording's untimed run (settings.untimed_makespan_ns: the same
 work with no events and no CUPTI, host clock from the first issuing call to the device sync), and the lesson's
-checks (`check` exit status) are compared. Prints a Markdown table and a summary line (docs/ACCURACY.md).
+checks (`check` exit status) are compared. Where the data folder has an untimed_runs.txt (`NAME RUN UNTIMED_NS
+TIMED_NS` per line: the same lesson run in several processes), the truth is the median of its runs. Prints a Markdown
+table and a summary line (docs/ACCURACY.md).
 
-    tools/sim_accuracy.py [path/to/streamscope-cli]      (default: build/app/streamscope-cli)
+    tools/sim_accuracy.py [path/to/streamscope-cli] [--profile PROFILE] [--data DIR]
+        (defaults: build/app/streamscope-cli, the lessons' own profile, tests/data/h200)
 """
 import glob
 import json
@@ -15,7 +18,21 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CLI = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "app", "streamscope-cli")
+ARGS = sys.argv[1:]
+
+
+def option(name):
+    if name in ARGS:
+        i = ARGS.index(name)
+        value = ARGS[i + 1]
+        del ARGS[i : i + 2]
+        return value
+    return None
+
+
+PROFILE = option("--profile")
+DATA = option("--data") or os.path.join(ROOT, "tests", "data", "h200")
+CLI = ARGS[0] if ARGS else os.path.join(ROOT, "build", "app", "streamscope-cli")
 
 
 def run(*args):
@@ -27,9 +44,22 @@ def check_status(path):
     return rc if rc in (0, 1) else None
 
 
+def process_runs():
+    """NAME -> the untimed makespans of its runs in DATA/untimed_runs.txt (empty when there is no such file)."""
+    runs = {}
+    path = os.path.join(DATA, "untimed_runs.txt")
+    if os.path.exists(path):
+        for line in open(path):
+            parts = line.split()
+            if len(parts) >= 3 and parts[2] not in ("None", "-"):
+                runs.setdefault(parts[0], []).append(float(parts[2]))
+    return runs
+
+
 def main():
-    files = sorted(glob.glob(os.path.join(ROOT, "tests/data/h200/*.json")))
-    files += sorted(glob.glob(os.path.join(ROOT, "tests/data/h200/variants/*.json")))
+    files = sorted(glob.glob(os.path.join(DATA, "*.json")))
+    files += sorted(glob.glob(os.path.join(DATA, "variants", "*.json")))
+    runs = process_runs()
     errors, rows = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for f in files:
@@ -39,8 +69,11 @@ def main():
             if isinstance(settings, list):
                 settings = dict(settings)
             untimed = settings.get("untimed_makespan_ns")
+            if runs.get(name):
+                untimed = statistics.median(runs[name])
             out = os.path.join(tmp, name + ".json")
-            r = run("run", lesson, "--backend", "sim", "-o", out, *(["--variant", variant] if variant else []))
+            r = run("run", lesson, "--backend", "sim", "-o", out, *(["--variant", variant] if variant else []),
+                    *(["--profile", PROFILE] if PROFILE else []))
             if r.returncode not in (0, 1):
                 sys.exit(f"{name}: {r.stderr.strip()}")
             sim = json.loads(run("analyze", "--json", out).stdout)["metrics"]["host_makespan_ns"]

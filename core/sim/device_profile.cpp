@@ -56,6 +56,8 @@ const std::vector<std::pair<std::string, Field>>& fields()
         {"memset_gbps", {Field::Gbps, [](DeviceProfile& p) -> void* { return &p.memsetBps; }}},
         {"fp32_tflops", {Field::Tflops, [](DeviceProfile& p) -> void* { return &p.fp32Flops; }}},
         {"matmul_tflops", {Field::Tflops, [](DeviceProfile& p) -> void* { return &p.matmulFlops; }}},
+        {"l2_bytes", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.l2Bytes; }}},
+        {"l2_cold_factor", {Field::Double, [](DeviceProfile& p) -> void* { return &p.l2ColdFactor; }}},
         {"compute_saturation", {Field::Double, [](DeviceProfile& p) -> void* { return &p.computeSaturation; }}},
         {"launch_api_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.launchApiNs; }}},
         {"launch_api_round_robin_ns",
@@ -133,12 +135,15 @@ ValueRange valueRange(const std::string& key, Field::Type type)
         {"hardware_queues", {1, 128}},
         {"priority_lowest", {-1024, 1024}},
         {"priority_highest", {-1024, 1024}},
+        {"l2_bytes", {0, 1e12}},
     };
     for (const auto& [name, range] : kCounts)
         if (key == name)
             return range;
     if (key == "compute_saturation")
         return {0.01, 1}; // a fraction of the resident blocks
+    if (key == "l2_cold_factor")
+        return {1, 100}; // never faster than with the buffers in the L2
     switch (type) {
     case Field::Gbps: return {1e-3, 1e5};   // 1 MB/s to 100 TB/s
     case Field::Tflops: return {1e-3, 1e5}; // 1 GFLOPS to 100 PFLOPS

@@ -109,6 +109,10 @@ struct DeviceProfile {
                                           // proportionally slower [1: in proportion to the blocks, as memory-bound
                                           // kernels do]
 
+    int64_t l2Bytes = 0;       // the L2 cache (cudaDeviceProp::l2CacheSize) [0: no L2 rule]
+    double l2ColdFactor = 1.0; // how much longer a kernel whose buffers fit in the L2 runs when other work evicted
+                               // them since its last run (the simulator's L2 rule) [1: no L2 rule]
+
     DeviceCalibration calibration; // empty unless measured by streamscope-cli calibrate
 };
 

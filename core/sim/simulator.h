@@ -26,8 +26,8 @@ struct SimulatorOptions {
     std::map<int, DeviceProfile> deviceProfiles;
     // Durations measured in a recorded run (the replay, whatif.h), used instead of the model's for the ops named:
     // a GPU op's span (a kernel's blocks then take that time per wave of the whole device), and the host time of a
-    // call that does not wait (a launch, an event record or wait, host work), and the cost of cudaMalloc/cudaFree
-    // after the implicit synchronization. Ops not named are modelled.
+    // call that does not wait (a launch, an event record or wait, host work, cudaMalloc), and the cost of cudaFree
+    // after its implicit synchronization. Ops not named are modelled.
     std::map<MeasuredOpKey, int64_t> measuredGpuNs;
     std::map<MeasuredOpKey, int64_t> measuredHostNs;
     // The host time before an op's call, after the thread's previous call returned (outside CUDA calls).

@@ -12,6 +12,7 @@
 #include <deque>
 #include <initializer_list>
 #include <limits>
+#include <map>
 #include <queue>
 #include <string>
 #include <utility>
@@ -79,7 +80,12 @@ struct GpuOp {
     int64_t progressAt = 0;
     double duplexRate = 1.0; // pinned H2D/D2H: duplex bandwidth / one-way bandwidth; else 1
     bool dramBound = false;  // memsets and device-to-device copies: they share the device memory's bandwidth
-    uint32_t hwQueue = 0;    // the work queue it was issued to
+    // kernels and memsets: the device memory they touch through the L2 (l2_bytes); a kernel whose buffers fit in it
+    // runs l2_cold_factor longer when other work touched enough memory since its last run to evict them
+    int64_t l2Bytes = 0;
+    bool measured = false; // replay: its duration is the recorded one (the cache state is in it)
+    MeasuredOpKey key;     // the scenario op it runs (its buffers: every repeat of an op uses the same ones)
+    uint32_t hwQueue = 0;  // the work queue it was issued to
     // batched_kernel_completion: the kernels issued back to back with it (kNone: not batched); its completion is
     // signalled to other work once the batch has no kernel running or waiting
     uint32_t batch = kNone;
@@ -147,6 +153,7 @@ struct DeviceState {
     std::vector<uint32_t> streams; // planned streams on this device
     uint32_t queueBase = 0;        // its first work queue in m_hwQueues
     bool engineQueues = false;     // work_queues "engines": a compute queue and one per copy engine
+    int64_t l2Traffic = 0;         // bytes kernels and memsets touched in device memory so far
     uint32_t openBatch = kNone;    // batched_kernel_completion: the batch the next kernel issued joins while
                                    // it has a kernel running or waiting
 };
@@ -230,6 +237,7 @@ private:
     void applyMeasured(GpuOp& g, const OpRecord& r, const DeviceProfile& p) const;
     int64_t streamGap(uint32_t g, RecordRef rec, int64_t modelled) const;
     int64_t measuredHost(const MeasuredOpKey& key, int64_t modelled) const;
+    static int64_t l2Footprint(const Op& op);
     static int64_t blockDuration(const Op& op, const DeviceProfile& p, int occ, uint32_t blocks, uint32_t threads);
     void addDep(uint32_t src, uint32_t dst, int64_t gap);
     int64_t gapBefore(const GpuOp& dst, uint32_t src) const;
@@ -241,6 +249,7 @@ private:
     void opReady(uint32_t g);
     void start(uint32_t g);
     void dispatch(int device);
+    void touchL2(uint32_t g);
     void blocksDone(uint32_t b);
     DeviceState* copyDestination(const GpuOp& op);
     void pumpCopies();
@@ -262,6 +271,7 @@ private:
     Status m_error;
 
     std::vector<DeviceState> m_devices;
+    std::map<std::pair<int, MeasuredOpKey>, int64_t> m_l2LastTouch; // (device, op): l2Traffic after its last start
     std::vector<std::deque<uint32_t>> m_hwQueues;
     std::vector<KernelBatch> m_batchesOfKernels;
     std::vector<StreamState> m_streams;

@@ -102,7 +102,7 @@ std::string replaySettingsText(const std::vector<ReplaySetting>& settings);
 // over the op's spans in each measured iteration (its repeats and pool tasks: their total is the op's work there),
 // then the median over the measured iterations. GPU: the spans of kernels, copies, memsets and host functions (spans
 // with an uncertain start are left out). Host: API calls that do not wait (launches, event records and waits,
-// graph launches, pinned and device copies), host work, and cudaMalloc/cudaFree from the end of the GPU work they
+// graph launches, pinned and device copies), host work, cudaMalloc, and cudaFree from the end of the GPU work it
 // waited for; and the host time before each call, after the thread's previous call returned.
 // A graph's node spans are told apart by their order in their stream: node k of n is the k-th of every n spans.
 struct MeasuredDurations {

@@ -87,8 +87,9 @@ bool callDoesNotWait(const Op& op)
     }
 }
 
-// Host calls whose own cost a replay takes from the recording: those that do not wait, and cudaMalloc/cudaFree,
-// whose cost after the implicit synchronization is the time from the end of the GPU work they waited for.
+// Host calls whose own cost a replay takes from the recording: those that do not wait, cudaMalloc (which does not
+// wait either) and cudaFree, whose cost after the implicit synchronization is the time from the end of the GPU work it
+// waited for.
 bool hasHostCall(const Op& op)
 {
     return callDoesNotWait(op) || op.kind == OpKind::Malloc || op.kind == OpKind::Free;
@@ -183,7 +184,7 @@ Samples collectSamples(const Trace& trace, const Scenario& scenario, bool hostTo
     out.gpuKeyOf.assign(trace.spans.size(), kNoOp);
     std::map<std::pair<int, int>, std::vector<GraphSpan>> graphs;
     const auto& sp = trace.spans;
-    std::map<int, std::vector<int64_t>> gpuEnds; // per device, sorted: what a malloc or free waited for
+    std::map<int, std::vector<int64_t>> gpuEnds; // per device, sorted: what a free waited for
     for (size_t i = 0; i < sp.size(); ++i)
         if (isGpuSpan(sp.kind[i]) && sp.track[i] < trace.tracks.size())
             gpuEnds[trace.tracks[sp.track[i]].device].push_back(sp.end[i]);
@@ -227,7 +228,7 @@ Samples collectSamples(const Trace& trace, const Scenario& scenario, bool hostTo
         if (!matches)
             continue;
         int64_t own = d;
-        if (op.kind == OpKind::Malloc || op.kind == OpKind::Free) {
+        if (op.kind == OpKind::Free) { // cudaFree waits for the device; cudaMalloc does not
             const auto& ends = gpuEnds[scenario.threads[size_t(t)].device];
             auto it = std::upper_bound(ends.begin(), ends.end(), sp.end[i]);
             if (it != ends.begin())

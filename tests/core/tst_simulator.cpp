@@ -295,4 +295,71 @@ void TestSimulator::kernelDurations()
     QCOMPARE(duration(full, 0.5), duration(full, 1.0));
 }
 
+// The L2 rule: a kernel whose buffers fit in the L2 runs its modelled time when they are still there and
+// l2_cold_factor times it when other work touched more than two thirds of the L2 since its last run; copies do not
+// count, kernels larger than the L2 never get the factor, and a profile without the rule simulates as before.
+void TestSimulator::l2Residency()
+{
+    Op mm;
+    mm.kind = OpKind::Kernel;
+    mm.kernel = KernelKind::Matmul;
+    mm.name = "mm";
+    mm.stream = "s";
+    mm.size = 768; // 7 MB of buffers
+    mm.grid = {264, 1, 1};
+    mm.gridGiven = true;
+    mm.block = {16, 16, 1};
+    Op big = mm;
+    big.name = "big";
+    big.size = 4096; // 192 MiB: larger than the L2
+    const auto memset = [](int64_t bytes) {
+        Op o;
+        o.kind = OpKind::Memset;
+        o.name = "memset";
+        o.stream = "s";
+        o.bytes = bytes;
+        return o;
+    };
+    const auto profile = [](double factor) {
+        return [factor](DeviceProfile& p) {
+            p.l2Bytes = 60 << 20;
+            p.l2ColdFactor = factor;
+        };
+    };
+    const auto alone =
+        simulateWith(Builder().stream("s").thread("main", 0, 3).op(mm).iterations(0, 1).build(), profile(1.5));
+    const int64_t first = alone.duration(uint32_t(span(alone, "mm", 0)));
+    const int64_t warm = alone.duration(uint32_t(span(alone, "mm", 1)));
+    QCOMPARE(alone.duration(uint32_t(span(alone, "mm", 2))), warm);
+    // Its first run finds its buffers evicted.
+    QVERIFY(std::abs(double(first) / double(warm) - 1.5) < 0.01);
+
+    const auto after = [&](const Op& other, double factor) {
+        const auto t =
+            simulateWith(Builder().stream("s").thread("main", 0, 3).op(mm).op(other).build(), profile(factor));
+        return t.duration(uint32_t(span(t, "mm", 2)));
+    };
+    QCOMPARE(after(memset(16 << 20), 1.5), warm); // less than 30 % of the L2: warm
+    QVERIFY(std::abs(double(after(memset(128 << 20), 1.5)) / double(warm) - 1.5) < 0.01); // all evicted
+    const double partial = double(after(memset(30 << 20), 1.5)) / double(warm);           // half the L2: in between
+    QVERIFY(partial > 1.05 && partial < 1.45);
+    Op h2d;
+    h2d.kind = OpKind::Memcpy;
+    h2d.name = "h2d";
+    h2d.stream = "s";
+    h2d.copy = CopyKind::H2D;
+    h2d.bytes = 128 << 20;
+    h2d.pinned = true;
+    QCOMPARE(after(h2d, 1.5), warm);               // copies do not evict
+    QCOMPARE(after(memset(128 << 20), 1.0), warm); // no rule without the factor
+
+    // A kernel larger than the L2 runs its modelled time whatever ran before it.
+    const auto bigAfter = [&](int64_t bytes) {
+        const auto t =
+            simulateWith(Builder().stream("s").thread("main", 0, 2).op(big).op(memset(bytes)).build(), profile(1.5));
+        return t.duration(uint32_t(span(t, "big", 1)));
+    };
+    QCOMPARE(bigAfter(128 << 20), bigAfter(4096));
+}
+
 QTEST_GUILESS_MAIN(TestSimulator)

@@ -241,8 +241,9 @@ private slots:
     void graphLaunchPerNodeAndMemsetBandwidth();
     void hostFunctionWakeUpAndSpacing();
     void kernelDurations();
-    void mallocSynchronizesImplicitly_data();
-    void mallocSynchronizesImplicitly();
+    void freeSynchronizesImplicitly();
+    void mallocDoesNotWait();
+    void l2Residency();
     void syncBlocksHost();
     void graphLaunchCost();
     void workerPoolSharesTasks();
