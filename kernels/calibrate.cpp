@@ -185,6 +185,30 @@ void Calibrator::deriveFields(DeviceProfile& p)
            derived("host_func_after_kernel_ns", [&](double x) { return std::max(0.0, x - overhead); }),
            "= host_func_after_kernel_ns - kernel_overhead_ns (the simulator puts that gap before every stream op)");
     setNs(p.hostFuncLatencyNs, med("host_func_latency_ns"));
+    // After it sat idle long enough the driver's thread wakes up later: host_func_deep_latency_ns from the longest idle
+    // trial, host_func_doze_ns the shortest idle whose latency is past half way from host_func_latency_ns to it.
+    {
+        const int longest = kHostFuncIdleUs[std::size(kHostFuncIdleUs) - 1];
+        const std::string deepKey = "host_func_after_idle_" + std::to_string(longest) + "us_ns";
+        if (m_cal.figure(deepKey)) {
+            figure("host_func_deep_latency_ns", "  host_func_deep_latency_ns", "ns",
+                   derived(deepKey, [&](double x) { return std::max(0.0, x - overhead); }),
+                   "= " + deepKey + " - kernel_overhead_ns");
+            setNs(p.hostFuncDeepLatencyNs, med("host_func_deep_latency_ns"));
+            const double half = (double(p.hostFuncLatencyNs) + double(p.hostFuncDeepLatencyNs)) / 2;
+            double doze = 0;
+            if (double(p.hostFuncDeepLatencyNs) > 1.5 * double(p.hostFuncLatencyNs))
+                for (const int idleUs : kHostFuncIdleUs)
+                    if (med("host_func_after_idle_" + std::to_string(idleUs) + "us_ns") - overhead >= half) {
+                        doze = idleUs * 1000.0;
+                        break;
+                    }
+            figure("host_func_doze_ns", "  host_func_doze_ns", "ns", {doze},
+                   "the shortest idle of the host_func_after_idle trials whose latency is at least half way from "
+                   "host_func_latency_ns to host_func_deep_latency_ns (0: no such step, the rule is off)");
+            p.hostFuncDozeNs = int64_t(doze);
+        }
+    }
 
     // Bandwidths as the simulator uses them: a copy lasts copy_latency_ns + bytes / bandwidth, and consecutive
     // copies of a stream are kernel_overhead_ns apart.

@@ -385,6 +385,32 @@ void Calibrator::latencies()
            "(median of the "
                + std::to_string(funcs - 1) + " spacings per trial)");
 
+    // The driver's host-function thread after it sat idle: each trial sleeps the host `idle`, then a 20 µs kernel and
+    // one host function (on the H200 machines the first host function of a lesson iteration started 130 µs after
+    // its kernel, where these back-to-back trials give 33 µs).
+    for (const int idleUs : kHostFuncIdleUs) {
+        measured(
+            "host_func_after_idle_" + std::to_string(idleUs) + "us_ns",
+            "host function start after its kernel ends, driver thread idle " + std::to_string(idleUs) + " us", "ns",
+            [&] {
+                std::vector<double> first;
+                for (int i = 0; i < 10; ++i) {
+                    sync();
+                    std::this_thread::sleep_for(std::chrono::microseconds(idleUs));
+                    HostFuncStamp stamp{};
+                    const uint32_t value = ++m_flagValue;
+                    check(kernels::launchFlagKernel(m_flag, value, 20'000, m_s), "cudaLaunchKernel (flag)");
+                    check(cudaLaunchHostFunc(m_s, stampHostFunc, &stamp), "cudaLaunchHostFunc");
+                    const int64_t kernelEnd = waitFlag(value);
+                    sync();
+                    first.push_back(double(stamp.start - kernelEnd));
+                }
+                return median(first);
+            },
+            "as host_func_after_kernel_ns with one host function, 10 trials, each after the host slept "
+                + std::to_string(idleUs) + " us with the device idle (the driver's thread had nothing to run)");
+    }
+
     measured(
         "event_sync_wake_ns", "sync wake-up (work ends -> cudaStreamSynchronize returns)", "ns",
         [&] {

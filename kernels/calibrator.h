@@ -28,6 +28,9 @@
 
 namespace streamscope::calibrate {
 
+// How long the driver's host-function thread sits idle in calibrate's host_func_after_idle trials (µs).
+inline constexpr int kHostFuncIdleUs[] = {50, 100, 200, 500, 1000, 3000};
+
 using kernels::Kernel;
 
 inline int64_t nowNs()
@@ -188,7 +191,8 @@ private:
     // and the CUDA backend with no timing (calibrate_runner.cpp); runnerLaunchCost: one repeat per iteration.
     void runnerLaunchCosts();
     void runnerMallocCost();
-    std::vector<double> runnerCallCost(const std::string& scenario, const std::set<std::string>& calls, int count);
+    std::vector<double> runnerCallCost(const std::string& scenario, const std::set<std::string>& calls, int count,
+                                       bool spanDurations = false);
     std::vector<double> runnerLaunchCost(int threads, int streams);
     // The host figures [first, end) of m_cal.figures measured again in m_opt.hostProcesses fresh processes
     // (calibrate_processes.cpp); each becomes the median over them.

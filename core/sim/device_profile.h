@@ -109,7 +109,9 @@ struct DeviceProfile {
                                           // proportionally slower [1: in proportion to the blocks, as memory-bound
                                           // kernels do]
 
-    int64_t l2Bytes = 0;       // the L2 cache (cudaDeviceProp::l2CacheSize) [0: no L2 rule]
+    int64_t hostFuncDozeNs = 0;        // the driver's host-function thread, idle longer than this, wakes up
+    int64_t hostFuncDeepLatencyNs = 0; // host_func_deep_latency_ns after the stream reaches a host function [0: off]
+    int64_t l2Bytes = 0;               // the L2 cache (cudaDeviceProp::l2CacheSize) [0: no L2 rule]
     double l2ColdFactor = 1.0; // how much longer a kernel whose buffers fit in the L2 runs when other work evicted
                                // them since its last run (the simulator's L2 rule) [1: no L2 rule]
 

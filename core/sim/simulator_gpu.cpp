@@ -398,8 +398,11 @@ void Simulation::start(uint32_t g)
         // than host_func_spacing_ns ago, or is running), it starts the next one that spacing after the last.
         const DeviceProfile& p = *dev.profile;
         const int64_t last = dev.hostFuncBusyUntil;
+        // Idle longer than host_func_doze_ns (or never run), it wakes up host_func_deep_latency_ns after.
         const bool awake = dev.hostFuncLastOp != kNone && m_now <= last + p.hostFuncSpacingNs;
-        const int64_t s = awake ? std::max(m_now, last + p.hostFuncSpacingNs) : m_now + p.hostFuncLatencyNs;
+        const bool dozed = p.hostFuncDozeNs > 0 && (dev.hostFuncLastOp == kNone || m_now > last + p.hostFuncDozeNs);
+        const int64_t latency = dozed ? std::max(p.hostFuncLatencyNs, p.hostFuncDeepLatencyNs) : p.hostFuncLatencyNs;
+        const int64_t s = awake ? std::max(m_now, last + p.hostFuncSpacingNs) : m_now + latency;
         if (last > m_now)
             holdBy(op, WaitCause::HostFuncThread, dev.hostFuncLastOp);
         op.start = s;

@@ -241,6 +241,7 @@ private slots:
     void graphLaunchPerNodeAndMemsetBandwidth();
     void hostFunctionWakeUpAndSpacing();
     void kernelDurations();
+    void hostFunctionThreadDozes();
     void freeSynchronizesImplicitly();
     void mallocDoesNotWait();
     void l2Residency();

@@ -140,6 +140,36 @@ void TestSimulator::hostFunctionWakeUpAndSpacing()
     QCOMPARE(q(std::string(toString(t.spans.waitOf(size_t(g))))), "host-func-thread"_q);
 }
 
+// Idle longer than host_func_doze_ns (or never run), the driver's thread wakes up host_func_deep_latency_ns after its
+// stream reaches a host function; idle less, host_func_latency_ns.
+void TestSimulator::hostFunctionThreadDozes()
+{
+    const auto t = simulateWith(Builder()
+                                    .stream("s1")
+                                    .thread("main")
+                                    .spin("k1", "s1", 100)
+                                    .simple(OpKind::HostFunc, "s1", {}, 10, "f1")
+                                    .spin("k2", "s1", 60) // f1 ends, k2 runs 60 µs: idle less than the doze
+                                    .simple(OpKind::HostFunc, "s1", {}, 10, "f2")
+                                    .spin("k3", "s1", 300) // idle longer than the doze
+                                    .simple(OpKind::HostFunc, "s1", {}, 10, "f3")
+                                    .iterations(0, 1)
+                                    .build(),
+                                [](DeviceProfile& p) {
+                                    p.kernelOverheadNs = 1000;
+                                    p.hostFuncLatencyNs = 30'000;
+                                    p.hostFuncSpacingNs = 3000;
+                                    p.hostFuncDozeNs = 200'000;
+                                    p.hostFuncDeepLatencyNs = 130'000;
+                                });
+    const int k1 = span(t, "k1"), f1 = span(t, "f1"), k2 = span(t, "k2"), f2 = span(t, "f2"), k3 = span(t, "k3"),
+              f3 = span(t, "f3");
+    QVERIFY(k1 >= 0 && f1 >= 0 && k2 >= 0 && f2 >= 0 && k3 >= 0 && f3 >= 0);
+    QCOMPARE(startOf(t, f1) - endOf(t, k1), int64_t(1000 + 130'000)); // never ran: asleep
+    QCOMPARE(startOf(t, f2) - endOf(t, k2), int64_t(1000 + 30'000));  // idle about 90 µs
+    QCOMPARE(startOf(t, f3) - endOf(t, k3), int64_t(1000 + 130'000)); // idle about 330 µs
+}
+
 // cudaFree waits for the device; cudaMalloc does not (on the H200 it returned while a kernel ran in 30 of 30 tries
 // at every size from 4 KiB to 256 MiB, cudaFree never did: docs/ACCURACY.md).
 void TestSimulator::freeSynchronizesImplicitly()
