@@ -129,6 +129,7 @@ void TestSimulator::hostFunctionWakeUpAndSpacing()
                                     p.kernelOverheadNs = 1000;
                                     p.hostFuncLatencyNs = 50'000;
                                     p.hostFuncSpacingNs = 3000;
+                                    p.hostFuncDozeNs = 0; // no dozing (hostFunctionThreadDozes)
                                 });
     const int k = span(t, "k"), f1 = span(t, "f1"), f2 = span(t, "f2"), g = span(t, "g");
     QVERIFY(k >= 0 && f1 >= 0 && f2 >= 0 && g >= 0);
