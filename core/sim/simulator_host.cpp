@@ -89,6 +89,12 @@ void Simulation::startIteration(int iteration, int64_t t)
     if (iteration >= m_totalIterations)
         return;
     std::fill(m_nextTask.begin(), m_nextTask.end(), 0);
+    // Every iteration starts on idle devices, their host-function threads asleep (host_func_doze_ns): between two
+    // iterations StreamScope syncs and reads back for a millisecond or more.
+    for (auto& dev : m_devices) {
+        dev.hostFuncLastOp = kNone;
+        dev.hostFuncBusyUntil = 0;
+    }
     m_finishedThreads = 0;
     m_barrierPending = false;
     for (size_t h = 0; h < m_agents.size(); ++h) {

@@ -141,8 +141,8 @@ void TestSimulator::hostFunctionWakeUpAndSpacing()
     QCOMPARE(q(std::string(toString(t.spans.waitOf(size_t(g))))), "host-func-thread"_q);
 }
 
-// Idle longer than host_func_doze_ns (or never run), the driver's thread wakes up host_func_deep_latency_ns after its
-// stream reaches a host function; idle less, host_func_latency_ns.
+// Idle longer than host_func_doze_ns (or not yet run in this iteration), the driver's thread wakes up
+// host_func_deep_latency_ns after its stream reaches a host function; idle less, host_func_latency_ns.
 void TestSimulator::hostFunctionThreadDozes()
 {
     const auto t = simulateWith(Builder()
@@ -154,7 +154,7 @@ void TestSimulator::hostFunctionThreadDozes()
                                     .simple(OpKind::HostFunc, "s1", {}, 10, "f2")
                                     .spin("k3", "s1", 300) // idle longer than the doze
                                     .simple(OpKind::HostFunc, "s1", {}, 10, "f3")
-                                    .iterations(0, 1)
+                                    .iterations(1, 1) // each iteration starts with the thread asleep
                                     .build(),
                                 [](DeviceProfile& p) {
                                     p.kernelOverheadNs = 1000;
@@ -166,7 +166,7 @@ void TestSimulator::hostFunctionThreadDozes()
     const int k1 = span(t, "k1"), f1 = span(t, "f1"), k2 = span(t, "k2"), f2 = span(t, "f2"), k3 = span(t, "k3"),
               f3 = span(t, "f3");
     QVERIFY(k1 >= 0 && f1 >= 0 && k2 >= 0 && f2 >= 0 && k3 >= 0 && f3 >= 0);
-    QCOMPARE(startOf(t, f1) - endOf(t, k1), int64_t(1000 + 130'000)); // never ran: asleep
+    QCOMPARE(startOf(t, f1) - endOf(t, k1), int64_t(1000 + 130'000)); // the iteration's first: asleep
     QCOMPARE(startOf(t, f2) - endOf(t, k2), int64_t(1000 + 30'000));  // idle about 90 µs
     QCOMPARE(startOf(t, f3) - endOf(t, k3), int64_t(1000 + 130'000)); // idle about 330 µs
 }
