@@ -126,14 +126,9 @@ void Calibrator::deriveFields(DeviceProfile& p)
     const double spacing = med("kernel_spacing_ns");
     double minKernel = spacing / 2;
     if (m_cal.figure("cupti_empty_kernel_ns")) {
-        // No longer than the graph's empty nodes are apart: on the H200 CUPTI recorded empty kernels of 0.58-0.67 µs
-        // whose graph nodes started 0.53-0.56 µs apart.
-        const double nodes = m_cal.figure("graph_node_spacing_ns") ? med("graph_node_spacing_ns") : spacing;
-        minKernel = std::min({spacing, nodes, med("cupti_empty_kernel_ns")});
-        figure("min_kernel_ns", "  min_kernel_ns", "ns",
-               derived("cupti_empty_kernel_ns", [&](double x) { return std::min(x, nodes); }),
-               "= min(cupti_empty_kernel_ns, graph_node_spacing_ns): how long an empty kernel lasts in a trace, no "
-               "longer than a graph's empty nodes are apart");
+        minKernel = std::min(spacing, med("cupti_empty_kernel_ns"));
+        figure("min_kernel_ns", "  min_kernel_ns", "ns", derived("cupti_empty_kernel_ns", [](double x) { return x; }),
+               "= cupti_empty_kernel_ns: how long an empty kernel lasts in a trace");
     } else {
         m_cal.notes.push_back("CUPTI not usable (" + m_cuptiNote
                               + "): min_kernel_ns and kernel_overhead_ns are each half of kernel_spacing_ns, "
