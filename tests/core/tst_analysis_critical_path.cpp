@@ -161,14 +161,14 @@ void TestAnalysis::criticalPathFollowsResources_data()
                                                  << "connections-1"_q << QString() << "first 1"_q
                                                  << "first 0"_q
                                                  << "hardware-queue"_q;
-    // Pinned copies both ways share the link at duplex bandwidth; D2H is the slower direction then (50.6 against
-    // 51.0 GB/s in the H200 profile), so each D2H copy waits for the one before it on its engine, simulated and on
-    // the H200 alike, and the path runs through the D2H engine's queue.
-    QTest::newRow("sim 08: copy engine") << "08"_q << QString() << QString() << "d2h 1"_q
-                                         << "d2h 0"_q
+    // Pinned copies both ways share the link at duplex bandwidth; H2D is the slower direction then (47.5 against
+    // 51.3 GB/s in the H200 profile), so each H2D copy waits for the one before it on its engine, simulated and on
+    // the H200 alike, and the path runs through the H2D engine's queue.
+    QTest::newRow("sim 08: copy engine") << "08"_q << QString() << QString() << "h2d 1"_q
+                                         << "h2d 0"_q
                                          << "copy-engine"_q;
-    // On the H200 the slower direction is the one the path runs through: in this recording H2D (copies of 309-366
-    // us against 306-329 us D2H), so each H2D copy waits for the one before it on its engine.
+    // On the H200 the slower direction is the one the path runs through: in this recording H2D (copies of 324-413
+    // us against 304-358 us D2H), so each H2D copy waits for the one before it on its engine.
     QTest::newRow("h200 08: copy engine") << QString() << QString() << rec("08-copy-compute-pipeline.json") << "h2d 1"_q
                                           << "h2d 0"_q
                                           << "copy-engine"_q;
