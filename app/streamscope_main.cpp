@@ -14,12 +14,14 @@
 #include <QDockWidget>
 #include <QFileInfo>
 #include <QIcon>
+#include <QImage>
 #include <QTimer>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <tuple>
 
 #ifndef STREAMSCOPE_VERSION
 #define STREAMSCOPE_VERSION "0.1.0"
@@ -96,6 +98,26 @@ void addOptions(QCommandLineParser& parser)
         {QStringLiteral("theme"),
          QStringLiteral("light, dark or system, for this start (default: the View > Theme setting)"),
          QStringLiteral("theme")},
+        {QStringLiteral("fit"),
+         QStringLiteral("Export: fill (rows grow to fill the height, the default) or crop (the image only as high as "
+                        "its rows)"),
+         QStringLiteral("fill|crop")},
+        {QStringLiteral("scale"), QStringLiteral("Export: PNG device pixels per pixel (2: twice the pixels, 192 dpi)"),
+         QStringLiteral("n")},
+        {QStringLiteral("text-scale"),
+         QStringLiteral("Export: text size against the 1280x720 design (default: from "
+                        "the size)"),
+         QStringLiteral("f")},
+        {QStringLiteral("range"), QStringLiteral("Export: the time range, from the first span (0.2ms..1.5ms)"),
+         QStringLiteral("from..to")},
+        {QStringLiteral("arrows"),
+         QStringLiteral("Export: arrow kinds, all, none or a list (launch,event,sync,implicit,call)"),
+         QStringLiteral("kinds")},
+        {QStringLiteral("critical-path"), QStringLiteral("Export: outline the critical path")},
+        {QStringLiteral("no-legend"), QStringLiteral("Export: leave the legend out")},
+        {QStringLiteral("transparent"), QStringLiteral("Export: no background")},
+        {QStringLiteral("title"), QStringLiteral("Export: the title (default: the lesson and variant titles)"),
+         QStringLiteral("text")},
         screenshot,
         quit,
     });
@@ -137,8 +159,56 @@ std::optional<int> answerWithoutDisplay(int argc, char** argv)
     return kExitOk;
 }
 
-int exportHeadless(const QString& input, const QString& output, const QString& variant, const QString& profile,
-                   QSize size)
+// The image options of the command line; nullopt after printing what is wrong.
+std::optional<ss::ImageOptions> imageOptions(const QCommandLineParser& parser, const ss::Trace& trace, QString* error)
+{
+    ss::ImageOptions o;
+    if (parser.isSet(QStringLiteral("fit"))) {
+        const QString fit = parser.value(QStringLiteral("fit"));
+        if (fit != QLatin1String("fill") && fit != QLatin1String("crop")) {
+            *error = QStringLiteral("--fit must be fill or crop, got \"%1\"").arg(fit);
+            return std::nullopt;
+        }
+        o.crop = fit == QLatin1String("crop");
+    }
+    for (const auto& [name, target, lo, hi] : {std::tuple{QStringLiteral("scale"), &o.scale, 0.25, 8.0},
+                                               std::tuple{QStringLiteral("text-scale"), &o.textScale, 0.5, 8.0}}) {
+        if (!parser.isSet(name))
+            continue;
+        bool ok = false;
+        const double v = parser.value(name).toDouble(&ok);
+        if (!ok || v < lo || v > hi) {
+            *error = QStringLiteral("--%1 must be a number from %2 to %3, got \"%4\"")
+                         .arg(name)
+                         .arg(lo)
+                         .arg(hi)
+                         .arg(parser.value(name));
+            return std::nullopt;
+        }
+        *target = v;
+    }
+    if (parser.isSet(QStringLiteral("range"))) {
+        o.range = ss::parseImageTimeRange(parser.value(QStringLiteral("range")), trace, error);
+        if (!o.range) {
+            *error = QStringLiteral("--range: ") + *error;
+            return std::nullopt;
+        }
+    }
+    if (parser.isSet(QStringLiteral("arrows"))) {
+        o.arrows = ss::parseImageArrows(parser.value(QStringLiteral("arrows")), error);
+        if (!o.arrows) {
+            *error = QStringLiteral("--arrows: ") + *error;
+            return std::nullopt;
+        }
+    }
+    o.criticalPath = parser.isSet(QStringLiteral("critical-path"));
+    o.legend = !parser.isSet(QStringLiteral("no-legend"));
+    o.transparent = parser.isSet(QStringLiteral("transparent"));
+    return o;
+}
+
+int exportHeadless(const QCommandLineParser& parser, const QString& input, const QString& output,
+                   const QString& variant, const QString& profile, QSize size)
 {
     if (!ss::imageFormatForPath(output))
         return fail(QStringLiteral("%1: unknown image format: use a .png, .svg or .pdf file name").arg(output),
@@ -159,10 +229,18 @@ int exportHeadless(const QString& input, const QString& output, const QString& v
         trace = std::make_shared<const ss::Trace>(std::move(simulated).value());
     }
     QString error;
-    const QString title = ss::defaultImageTitle(*trace, doc->kind == ss::DocumentKind::Trace ? doc->path : QString());
-    if (!ss::exportTimelineImage(*trace, output, size, title, &error))
+    std::optional<ss::ImageOptions> options = imageOptions(parser, *trace, &error);
+    if (!options)
+        return fail(error, kExitBadInput);
+    options->size = size;
+    options->title = parser.isSet(QStringLiteral("title"))
+        ? parser.value(QStringLiteral("title"))
+        : ss::defaultImageTitle(*trace, doc->kind == ss::DocumentKind::Trace ? doc->path : QString());
+    if (!ss::exportTimelineImage(*trace, output, *options, &error))
         return fail(error.isEmpty() ? QStringLiteral("could not write %1").arg(output) : error, kExitRuntime);
-    std::printf("exported %s (%d x %d%s)\n", qPrintable(output), size.width(), size.height(),
+    const QImage written = ss::imageFormatForPath(output) == ss::ImageFormat::Png ? QImage(output) : QImage();
+    const QSize out = written.isNull() ? size : written.size();
+    std::printf("exported %s (%d x %d%s)\n", qPrintable(output), out.width(), out.height(),
                 doc->kind == ss::DocumentKind::Trace ? "" : ", simulated");
     return kExitOk;
 }
@@ -235,7 +313,7 @@ int main(int argc, char** argv)
     if (exportMode) {
         if (file.isEmpty())
             return fail(QStringLiteral("--export needs a scenario, trace or lesson to render"), kExitBadInput);
-        return exportHeadless(file, parser.value(exportOption), variant, profile, QSize(width, height));
+        return exportHeadless(parser, file, parser.value(exportOption), variant, profile, QSize(width, height));
     }
 
     // Before the window exists, so that it is built in the theme's palette. Images keep their own (light) theme.

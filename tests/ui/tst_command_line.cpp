@@ -85,6 +85,37 @@ private Q_SLOTS:
             QVERIFY2(QFileInfo(lines[1].section(QStringLiteral(": "), 1)).isDir(), qPrintable(run.out));
         }
     }
+
+    // Headless export with the image options: a cropped, doubled PNG of lesson 01's variant; bad options are bad
+    // input (exit 2) with a message naming the option.
+    void exportWithOptions()
+    {
+        QTemporaryDir dir;
+        const QString png = dir.filePath(QStringLiteral("crop.png"));
+        const Run run = runWithoutDisplay(
+            {QStringLiteral("01"), QStringLiteral("--variant"), QStringLiteral("one-stream"),
+             QStringLiteral("--export"), png, QStringLiteral("--width"), QStringLiteral("800"),
+             QStringLiteral("--height"), QStringLiteral("600"), QStringLiteral("--fit"), QStringLiteral("crop"),
+             QStringLiteral("--scale"), QStringLiteral("2"), QStringLiteral("--arrows"), QStringLiteral("none"),
+             QStringLiteral("--range"), QStringLiteral("0.5ms..2ms"), QStringLiteral("--transparent")});
+        QVERIFY2(run.exitCode == 0, qPrintable(QStringLiteral("exit %1: %2").arg(run.exitCode).arg(run.err)));
+        // 800 wide at scale 2; cropped to its rows, far less than 600 high.
+        QVERIFY2(run.out.contains(QStringLiteral("exported ")) && run.out.contains(QStringLiteral("(1600 x ")),
+                 qPrintable(run.out));
+        QVERIFY(QFileInfo::exists(png));
+        for (const QStringList& bad : {QStringList{QStringLiteral("--fit"), QStringLiteral("stretch")},
+                                       QStringList{QStringLiteral("--scale"), QStringLiteral("100")},
+                                       QStringList{QStringLiteral("--range"), QStringLiteral("2ms..1ms")},
+                                       QStringList{QStringLiteral("--arrows"), QStringLiteral("launch,bogus")}}) {
+            const Run r = runWithoutDisplay(
+                QStringList{QStringLiteral("01"), QStringLiteral("--export"), dir.filePath(QStringLiteral("bad.png"))}
+                + bad);
+            QVERIFY2(r.exitCode == 2,
+                     qPrintable(bad.join(QLatin1Char(' ')) + QStringLiteral(": exit ") + QString::number(r.exitCode)
+                                + QStringLiteral(" ") + r.err));
+            QVERIFY2(r.err.contains(bad.front()), qPrintable(r.err));
+        }
+    }
 };
 
 QTEST_GUILESS_MAIN(TestCommandLine)

@@ -1,6 +1,13 @@
 // Timeline images from the main window and from the built app without a display (streamscope FILE --export).
 #include "tst_mainwindow.h"
 
+#include "export_dialog.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QSpinBox>
+
 void TestMainWindow::exportFromTheWindow()
 {
     QTemporaryDir dir;
@@ -12,6 +19,34 @@ void TestMainWindow::exportFromTheWindow()
         QVERIFY(QFileInfo(path).size() > 0);
     }
     QCOMPARE(QImage(dir.filePath(QStringLiteral("t.png"))).size(), QSize(800, 450));
+
+    // The dialog's choices: it starts from the arrows the timeline shows, and what is chosen is what is exported
+    // (the whole trace, cropped, at scale 2), and remembered for the next time.
+    std::array<bool, kFlowKindCount> shown{};
+    shown[size_t(FlowKind::Launch)] = true;
+    {
+        ExportImageDialog dialog(shown, false, false);
+        auto* launch = dialog.findChild<QCheckBox*>(QStringLiteral("export-arrow-launch"));
+        auto* sync = dialog.findChild<QCheckBox*>(QStringLiteral("export-arrow-sync"));
+        QVERIFY(launch && sync && launch->isChecked() && !sync->isChecked());
+        sync->setChecked(true);
+        dialog.findChild<QComboBox*>(QStringLiteral("export-fit"))->setCurrentIndex(1);
+        dialog.findChild<QComboBox*>(QStringLiteral("export-range"))->setCurrentIndex(1);
+        dialog.findChild<QDoubleSpinBox*>(QStringLiteral("export-scale"))->setValue(2);
+        dialog.findChild<QSpinBox*>(QStringLiteral("export-width"))->setValue(900);
+        ImageOptions o = dialog.options();
+        QVERIFY(o.crop && o.scale == 2 && dialog.wholeTrace() && o.size == QSize(900, 1080));
+        QVERIFY(o.arrows && (*o.arrows)[size_t(FlowKind::Sync)] && !(*o.arrows)[size_t(FlowKind::Event)]);
+        dialog.remember();
+        o.range = wholeTraceRange(*w->timeline()->trace());
+        const QString path = dir.filePath(QStringLiteral("options.png"));
+        QVERIFY2(w->exportImage(path, o), qPrintable(w->errorMessage()));
+        const QImage img(path);
+        QCOMPARE(img.width(), 1800);
+        QVERIFY2(img.height() < 2160, qPrintable(QString::number(img.height())));
+    }
+    ExportImageDialog again(shown, false, false);
+    QVERIFY(again.options().crop && again.options().scale == 2 && again.wholeTrace());
 }
 
 void TestMainWindow::headlessExport_data()

@@ -1,5 +1,8 @@
 #include "image_export.h"
 
+#include "analysis.h"
+#include "resources.h"
+#include "scenario_json.h"
 #include "text_file.h"
 #include "timeline_plottable.h"
 #include "timeline_view.h"
@@ -60,11 +63,23 @@ QByteArray svgWithGenericFontFamilies(const QByteArray& svg)
     return out.toUtf8();
 }
 
+// A lesson variant's title ("One stream" for 01's `one-stream`), or the id where the lesson or variant is unknown.
+QString variantTitle(const Trace& trace)
+{
+    const std::string& id = trace.info.variant;
+    if (auto preset = findPreset(trace.info.scenarioId); preset.ok())
+        if (auto loaded = loadScenarioFile(preset->path); loaded.ok())
+            for (const Variant& v : loaded->scenario.variants)
+                if (v.id == id && !v.title.empty())
+                    return QString::fromStdString(v.title);
+    return QString::fromStdString(id);
+}
+
 QString defaultImageTitle(const Trace& trace, const QString& tracePath)
 {
     QString title = QString::fromStdString(trace.info.scenarioTitle);
     if (!title.isEmpty() && !trace.info.variant.empty())
-        title += QStringLiteral(" \u2014 ") + QString::fromStdString(trace.info.variant);
+        title += QStringLiteral(" \u2014 ") + variantTitle(trace);
     if (title.isEmpty() && !tracePath.isEmpty())
         title = QFileInfo(tracePath).fileName();
     if (title.isEmpty())
@@ -72,31 +87,77 @@ QString defaultImageTitle(const Trace& trace, const QString& tracePath)
     return title;
 }
 
-// Sets a view up for an image: every row fits the height, text sized for the image, a title, no scroll bar, the
-// light theme whatever the window's (images go on slides and into papers).
+// Sets a view up for an image: every row fits the height (growing to fill it, or at a comfortable height with the
+// image cropped to them), text sized for the image, a margin all round, a title, no scroll bar, the light theme
+// whatever the window's (images go on slides and into papers).
 struct TimelineImageRenderer {
-    static void prepare(TimelineView& view, QSize size, const QString& title)
+    static void prepare(TimelineView& view, QSize size, const ImageOptions& o)
     {
         view.setFixedTheme(&Theme::light());
         // 1280x720 is the size text is designed for; bigger images (slides at 1920x1080) get bigger text.
-        view.m_fontScale = std::clamp(std::min(size.width() / 1280.0, size.height() / 720.0), 0.75, 4.0);
+        view.m_fontScale = o.textScale > 0
+            ? std::clamp(o.textScale, 0.5, 8.0)
+            : std::clamp(std::min(size.width() / 1280.0, size.height() / 720.0), 0.75, 4.0);
         view.m_fitRows = true;
+        view.m_fillRows = !o.crop;
         QFont font = view.font(); // the same text size on every platform and screen
         font.setPixelSize(13);
         view.setFont(font);
         view.setViewport(QRect(QPoint(0, 0), size));
-        view.setTitle(title);
+        view.setTitle(o.title);
+        view.setLegendVisible(o.legend);
         view.applyFonts();
         view.updateMargins();
-        // Rows on top, the time axis right under them: spare height stays blank below instead of an empty chart.
         const int px = int(std::lround(QFontInfo(view.font()).pixelSize() * view.m_fontScale));
-        const int lanes = std::max(1, view.m_layout.totalLanes());
-        const int content = int(std::ceil(lanes * px * TimelineView::kImageMaxLaneHeight));
-        view.axisRect()->setMaximumSize(QWIDGETSIZE_MAX, content);
-        auto* spacer = new QCPLayoutElement(&view);
-        const int row = view.plotLayout()->rowCount();
-        view.plotLayout()->addElement(row, 0, spacer);
-        view.plotLayout()->setRowStretchFactor(row, 0.001);
+        // A margin all round: nothing touches the edge of a slide.
+        view.plotLayout()->setMargins(QMargins(px, px / 2, px, px / 2));
+        if (o.crop) {
+            // Rows on top at a comfortable height, the time axis right under them, spare height in a spacer that
+            // cropToContent takes off.
+            const int lanes = std::max(1, view.m_layout.totalLanes());
+            const int content = int(std::ceil(lanes * px * TimelineView::kImageMaxLaneHeight));
+            view.axisRect()->setMaximumSize(QWIDGETSIZE_MAX, content);
+            auto* spacer = new QCPLayoutElement(&view);
+            const int row = view.plotLayout()->rowCount();
+            view.plotLayout()->addElement(row, 0, spacer);
+            view.plotLayout()->setRowStretchFactor(row, 0.001);
+        }
+        if (o.transparent) {
+            view.setBackground(Qt::NoBrush);
+            view.axisRect()->setBackground(Qt::NoBrush);
+        }
+    }
+
+    // Crop: lays the image out at `size` and returns the size without the spare height under the rows.
+    static QSize cropToContent(TimelineView& view, QSize size)
+    {
+        QImage probe(size, QImage::Format_ARGB32_Premultiplied);
+        {
+            QCPPainter painter(&probe);
+            view.toPainter(&painter, size.width(), size.height());
+        }
+        QCPLayoutGrid* grid = view.plotLayout();
+        QCPLayoutElement* spacer = grid->element(grid->rowCount() - 1, 0);
+        const int spare = spacer ? spacer->outerRect().height() : 0;
+        return QSize(size.width(), std::max(16, size.height() - spare));
+    }
+
+    // The options the view does not carry: the time range, the arrows, the critical path.
+    static void applyContent(TimelineView& view, const ImageOptions& o)
+    {
+        if (o.range)
+            view.setVisibleTimeRange(o.range->first, o.range->second);
+        if (o.arrows)
+            for (int k = 0; k < kFlowKindCount; ++k)
+                view.setFlowKindVisible(FlowKind(k), (*o.arrows)[size_t(k)]);
+        if (o.criticalPath && view.trace()) {
+            std::vector<uint32_t> spans;
+            for (const auto& segment : criticalPath(*view.trace()).segments)
+                spans.push_back(segment.span);
+            const auto [a, b] = view.visibleTimeRange();
+            view.setHighlightedSpans(std::move(spans));
+            view.setVisibleTimeRange(a, b);
+        }
     }
 
     // The legend lists the arrow kinds the image shows (launch arrows, say, are left out at a wide view): draw once
@@ -113,9 +174,10 @@ struct TimelineImageRenderer {
         view.updateMargins();
     }
 
-    static bool validate(const QString& path, QSize size, QString* error)
+    static bool validate(const QString& path, const ImageOptions& o, QString* error)
     {
         QString message;
+        const QSize size = o.size;
         if (!imageFormatForPath(path))
             message = path + QStringLiteral(": unknown image format (use .png, .svg or .pdf)");
         else if (size.width() < 16 || size.height() < 16 || size.width() > 32768 || size.height() > 32768)
@@ -123,12 +185,19 @@ struct TimelineImageRenderer {
                           .arg(path)
                           .arg(size.width())
                           .arg(size.height());
+        else if (!(o.scale >= 0.25 && o.scale <= 8) || size.width() * o.scale > 32768
+                 || size.height() * o.scale > 32768)
+            message = QStringLiteral("%1: scale %2 is out of range (0.25 to 8, at most 32768 pixels a side)")
+                          .arg(path)
+                          .arg(o.scale);
+        else if (o.range && !(o.range->second > o.range->first))
+            message = QStringLiteral("%1: the time range is empty").arg(path);
         if (error && !message.isEmpty())
             *error = message;
         return message.isEmpty();
     }
 
-    static bool render(TimelineView& view, const QString& path, QSize size, QString* error)
+    static bool render(TimelineView& view, const QString& path, QSize size, const ImageOptions& o, QString* error)
     {
         auto fail = [error](const QString& message) {
             if (error)
@@ -143,10 +212,16 @@ struct TimelineImageRenderer {
         const int w = size.width(), h = size.height();
         switch (*format) {
         case ImageFormat::Png: {
-            QImage image(size, QImage::Format_ARGB32_Premultiplied);
-            image.fill(view.theme().plotBackground);
+            // `scale` device pixels per pixel: the same layout, sharper (and its dots per inch say so).
+            const QSize pixels(int(std::lround(w * o.scale)), int(std::lround(h * o.scale)));
+            QImage image(pixels, QImage::Format_ARGB32_Premultiplied);
+            image.fill(o.transparent ? QColor(Qt::transparent) : view.theme().plotBackground);
+            const int dotsPerMeter = int(std::lround(96.0 * o.scale / 0.0254));
+            image.setDotsPerMeterX(dotsPerMeter);
+            image.setDotsPerMeterY(dotsPerMeter);
             {
                 QCPPainter painter(&image);
+                painter.scale(o.scale, o.scale);
                 view.toPainter(&painter, w, h);
             }
             QImageWriter writer(&file, "png");
@@ -200,47 +275,148 @@ struct TimelineImageRenderer {
     }
 };
 
-bool exportTimelineImage(const Trace& trace, const QString& path, QSize size, const QString& title, QString* error)
+namespace {
+
+// Legend, crop and render, once the view shows what the image is to show.
+bool finish(TimelineView& view, const QString& path, const ImageOptions& o, QString* error)
 {
-    if (!TimelineImageRenderer::validate(path, size, error))
-        return false;
-    TimelineView view;
-    view.resize(size);
-    // The caller keeps the trace alive for the duration of the call: share it without owning it.
-    view.setTrace(std::shared_ptr<const Trace>(&trace, [](const Trace*) {}));
-    TimelineImageRenderer::prepare(view, size, title);
-    view.fitToView();
+    QSize size = o.size;
+    if (o.crop) {
+        size = TimelineImageRenderer::cropToContent(view, size);
+        view.resize(size);
+        view.setViewport(QRect(QPoint(0, 0), size));
+    }
     TimelineImageRenderer::fitLegendToDrawing(view, size);
-    return TimelineImageRenderer::render(view, path, size, error);
+    return TimelineImageRenderer::render(view, path, size, o, error);
 }
 
-bool exportTimelineImage(const TimelineView& source, const QString& path, QSize size, const QString& title,
-                         QString* error)
+} // namespace
+
+bool exportTimelineImage(const Trace& trace, const QString& path, const ImageOptions& o, QString* error)
 {
-    if (!TimelineImageRenderer::validate(path, size, error))
+    if (!TimelineImageRenderer::validate(path, o, error))
+        return false;
+    TimelineView view;
+    view.resize(o.size);
+    // The caller keeps the trace alive for the duration of the call: share it without owning it.
+    view.setTrace(std::shared_ptr<const Trace>(&trace, [](const Trace*) {}));
+    TimelineImageRenderer::prepare(view, o.size, o);
+    view.fitToView();
+    TimelineImageRenderer::applyContent(view, o);
+    return finish(view, path, o, error);
+}
+
+bool exportTimelineImage(const TimelineView& source, const QString& path, const ImageOptions& options, QString* error)
+{
+    if (!TimelineImageRenderer::validate(path, options, error))
         return false;
     if (!source.trace()) {
         if (error)
             *error = QStringLiteral("no trace to export");
         return false;
     }
+    // What the view shows, unless the options say otherwise: its time range, arrow kinds, measured range, selection.
+    ImageOptions o = options;
+    if (!o.range)
+        o.range = source.visibleTimeRange();
+    if (!o.arrows) {
+        std::array<bool, kFlowKindCount> shown{};
+        for (int k = 0; k < kFlowKindCount; ++k)
+            shown[size_t(k)] = source.isFlowKindVisible(FlowKind(k));
+        o.arrows = shown;
+    }
     TimelineView view;
-    view.resize(size);
+    view.resize(o.size);
     view.setTrace(source.trace());
-    TimelineImageRenderer::prepare(view, size, title);
-    const auto [a, b] = source.visibleTimeRange();
-    view.setVisibleTimeRange(a, b);
-    for (int k = 0; k < kFlowKindCount; ++k)
-        view.setFlowKindVisible(FlowKind(k), source.isFlowKindVisible(FlowKind(k)));
+    TimelineImageRenderer::prepare(view, o.size, o);
     if (source.measuredRange())
         view.setMeasuredRange(source.measuredRange()->first, source.measuredRange()->second);
-    if (source.selectedSpan() >= 0) {
-        // Select without moving: selectSpan scrolls, so restore the range after it.
-        view.selectSpan(source.selectedSpan());
-        view.setVisibleTimeRange(a, b);
+    if (source.selectedSpan() >= 0)
+        view.selectSpan(source.selectedSpan()); // it scrolls: the range is set after it
+    TimelineImageRenderer::applyContent(view, o);
+    return finish(view, path, o, error);
+}
+
+bool exportTimelineImage(const Trace& trace, const QString& path, QSize size, const QString& title, QString* error)
+{
+    ImageOptions o;
+    o.size = size;
+    o.title = title;
+    return exportTimelineImage(trace, path, o, error);
+}
+
+bool exportTimelineImage(const TimelineView& view, const QString& path, QSize size, const QString& title,
+                         QString* error)
+{
+    ImageOptions o;
+    o.size = size;
+    o.title = title;
+    return exportTimelineImage(view, path, o, error);
+}
+
+std::pair<double, double> wholeTraceRange(const Trace& trace)
+{
+    if (trace.spanCount() == 0)
+        return {0.0, 1.0};
+    const int64_t a = *std::min_element(trace.spans.start.begin(), trace.spans.start.end());
+    const int64_t b = *std::max_element(trace.spans.end.begin(), trace.spans.end.end());
+    return {double(a), double(std::max(b, a + 1))};
+}
+
+std::optional<std::pair<double, double>> parseImageTimeRange(const QString& text, const Trace& trace, QString* error)
+{
+    auto fail = [&](const QString& why) -> std::optional<std::pair<double, double>> {
+        if (error)
+            *error = QStringLiteral("time range \"%1\": %2").arg(text, why);
+        return std::nullopt;
+    };
+    const QStringList parts = text.split(QStringLiteral(".."));
+    if (parts.size() != 2)
+        return fail(QStringLiteral("expected FROM..TO, such as 0.2ms..1.5ms"));
+    static const QRegularExpression value(
+        QStringLiteral("^\\s*([0-9]*\\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\\s*(ns|us|µs|ms|s)?\\s*$"));
+    double ns[2] = {0, 0};
+    for (int k = 0; k < 2; ++k) {
+        const QRegularExpressionMatch m = value.match(parts[k]);
+        if (!m.hasMatch())
+            return fail(QStringLiteral("\"%1\" is not a time (a number and ns, us, ms or s)").arg(parts[k].trimmed()));
+        const QString unit = m.captured(2);
+        const double factor = unit == QLatin1String("ns")                      ? 1.0
+            : unit == QLatin1String("us") || unit == QStringLiteral("\u00b5s") ? 1e3
+            : unit == QLatin1String("s")                                       ? 1e9
+                                                                               : 1e6; // ms, or none
+        ns[k] = m.captured(1).toDouble() * factor;
     }
-    TimelineImageRenderer::fitLegendToDrawing(view, size);
-    return TimelineImageRenderer::render(view, path, size, error);
+    if (!(ns[1] > ns[0]))
+        return fail(QStringLiteral("its end must come after its start"));
+    int64_t origin = 0;
+    if (trace.spanCount() > 0)
+        origin = *std::min_element(trace.spans.start.begin(), trace.spans.start.end());
+    return std::make_pair(double(origin) + ns[0], double(origin) + ns[1]);
+}
+
+std::optional<std::array<bool, kFlowKindCount>> parseImageArrows(const QString& text, QString* error)
+{
+    std::array<bool, kFlowKindCount> on{};
+    const QString t = text.trimmed().toLower();
+    if (t == QLatin1String("all")) {
+        on.fill(true);
+        return on;
+    }
+    if (t == QLatin1String("none") || t.isEmpty())
+        return on;
+    for (const QString& name : t.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        const std::optional<FlowKind> kind = flowKindFromString(name.trimmed().toStdString());
+        if (!kind) {
+            if (error)
+                *error = QStringLiteral("unknown arrow kind \"%1\" (all, none, or launch, event, sync, implicit, call "
+                                        "separated by commas)")
+                             .arg(name.trimmed());
+            return std::nullopt;
+        }
+        on[size_t(*kind)] = true;
+    }
+    return on;
 }
 
 } // namespace streamscope

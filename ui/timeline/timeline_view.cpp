@@ -384,7 +384,9 @@ void TimelineView::onAfterLayout()
     if (m_fitRows) {
         // An image shows every row: lanes as high as the area allows, up to a comfortable maximum.
         const int px = int(std::lround(QFontInfo(font()).pixelSize() * m_fontScale));
-        const double lanes = std::max(double(std::max(total, 1)), area.height() / (px * kImageMaxLaneHeight));
+        const double lanes = m_fillRows
+            ? double(std::max(total, 1))
+            : std::max(double(std::max(total, 1)), area.height() / (px * kImageMaxLaneHeight));
         yAxis->setRange(0, lanes);
     } else {
         const double visible = double(area.height()) / std::max(1, m_laneHeight);

@@ -188,6 +188,7 @@ private:
     bool m_presentation = false;   // projector style
     bool m_highlightJoined = true; // the highlighted spans are a path
     bool m_fitRows = false;        // images: shrink/stretch lanes so that every row fits
+    bool m_fillRows = false;       // images with m_fitRows: lanes as high as the area allows (no maximum)
     int m_selected = -1;
     int m_hovered = -1;
     std::vector<Flow> m_selectedFlows;

@@ -367,7 +367,8 @@ protected:
         const TimelineView& v = *m_view;
         const Theme& theme = v.theme();
         const QRect area = v.plotArea();
-        const QRect clip = clipRect();
+        // Within the axis rect's outer rect: an image's margin all round stays blank.
+        const QRect clip = clipRect().intersected(v.axisRect()->outerRect());
         const auto& rows = v.m_layout.rows();
         const double laneTop = v.yAxis->pixelToCoord(area.top());
         const double laneBottom = v.yAxis->pixelToCoord(area.bottom() + 1);

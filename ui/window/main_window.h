@@ -7,6 +7,7 @@
 #pragma once
 
 #include "document_loader.h"
+#include "image_export.h"
 #include "run_controller.h"
 #include "trace_import.h"
 #include "whatif.h"
@@ -68,6 +69,7 @@ public:
     bool saveTraceAs(const QString& path, ExportFormat format = ExportFormat::Streamscope);
     // PNG, SVG or PDF of the trace shown, by the path's extension.
     bool exportImage(const QString& path, QSize size);
+    bool exportImage(const QString& path, ImageOptions options);
     QString documentPath() const { return m_path; }
     // The lesson open (its id, "01-two-streams") and its variant; empty when the document is not a lesson.
     QString lessonId() const { return m_lessonId; }

@@ -9,6 +9,7 @@
 #include "analysis_panel.h"
 #include "calibrate_dialog.h"
 #include "compare_view.h"
+#include "export_dialog.h"
 #include "format.h"
 #include "image_export.h"
 #include "lesson_gallery.h"
@@ -168,28 +169,19 @@ void MainWindow::createActions()
             chosen += filter.startsWith(QLatin1String("SVG")) ? QStringLiteral(".svg")
                 : filter.startsWith(QLatin1String("PDF"))     ? QStringLiteral(".pdf")
                                                               : QStringLiteral(".png");
-        // The size, remembered for next time (PDF: points).
-        QDialog dialog(this);
-        dialog.setWindowTitle(QStringLiteral("Image size"));
-        auto* width = new QSpinBox;
-        auto* height = new QSpinBox;
-        width->setRange(200, 16000);
-        height->setRange(150, 16000);
-        const QSize last = settings.value(QStringLiteral("exportSize"), QSize(1920, 1080)).toSize();
-        width->setValue(last.width());
-        height->setValue(last.height());
-        auto* form = new QFormLayout(&dialog);
-        form->addRow(QStringLiteral("Width"), width);
-        form->addRow(QStringLiteral("Height"), height);
-        auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
-        connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
-        connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
-        form->addRow(buttons);
+        // The size and what the image shows, remembered for next time (PDF: points).
+        std::array<bool, kFlowKindCount> shown{};
+        for (int k = 0; k < kFlowKindCount; ++k)
+            shown[size_t(k)] = m_timeline->isFlowKindVisible(FlowKind(k));
+        ExportImageDialog dialog(shown, imageFormatForPath(chosen) == ImageFormat::Pdf,
+                                 m_criticalPathAction && m_criticalPathAction->isChecked(), this);
         if (dialog.exec() != QDialog::Accepted)
             return;
-        const QSize size(width->value(), height->value());
-        settings.setValue(QStringLiteral("exportSize"), size);
-        if (exportImage(chosen, size))
+        dialog.remember();
+        ImageOptions options = dialog.options();
+        if (dialog.wholeTrace() && m_trace)
+            options.range = wholeTraceRange(*m_trace->trace);
+        if (exportImage(chosen, options))
             m_statusText->setText(QStringLiteral("Exported %1.").arg(chosen));
     });
     m_exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));

@@ -565,13 +565,22 @@ bool MainWindow::saveTraceAs(const QString& path, ExportFormat format)
 
 bool MainWindow::exportImage(const QString& path, QSize size)
 {
+    ImageOptions options;
+    options.size = size;
+    return exportImage(path, options);
+}
+
+bool MainWindow::exportImage(const QString& path, ImageOptions options)
+{
     if (!m_trace) {
         showError(QStringLiteral("There is no trace to export yet: run the scenario first."));
         return false;
     }
     QString error;
-    // What the view shows: its time range, the arrows turned on, the selection.
-    if (!exportTimelineImage(*m_timeline, path, size, defaultImageTitle(*m_trace->trace, m_traceFile), &error)) {
+    // What the view shows (its time range, the arrows turned on, the selection) unless the options say otherwise.
+    if (options.title.isEmpty())
+        options.title = defaultImageTitle(*m_trace->trace, m_traceFile);
+    if (!exportTimelineImage(*m_timeline, path, options, &error)) {
         showError(error.isEmpty() ? QStringLiteral("Could not export %1").arg(path) : error);
         return false;
     }
