@@ -2,6 +2,8 @@
 // selection follow it, quick controls and edits re-simulate; GPU runs go through streamscope-cli.
 #include "tst_mainwindow.h"
 
+#include <QDockWidget>
+
 void TestMainWindow::initTestCase()
 {
     QStandardPaths::setTestModeEnabled(true);
@@ -125,6 +127,53 @@ void TestMainWindow::theSpanFilterIsTheDocuments()
     filter->setText(QStringLiteral("transpose"));
     w->newScenario();
     QVERIFY(filter->text().isEmpty());
+}
+
+// W/A/S/D reach the timeline from the span table, but type into the Spans filter; Esc there hands the focus back.
+void TestMainWindow::navigationKeysReachTheTimeline()
+{
+    auto w = makeWindow();
+    w->show();
+    QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+    QVERIFY(openAndRun(*w, QStringLiteral("01")));
+    TimelineView* timeline = w->timeline();
+    const auto width = [&] {
+        const auto [a, b] = timeline->visibleTimeRange();
+        return b - a;
+    };
+    const double full = width();
+    w->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(w.get()));
+    for (QWidget* p = w->spanTable(); p; p = p->parentWidget())
+        if (auto* dock = qobject_cast<QDockWidget*>(p)) {
+            dock->show();
+            dock->raise();
+        }
+    QTRY_VERIFY(w->spanTable()->isVisible());
+    w->spanTable()->setFocus();
+    QTRY_VERIFY(w->spanTable()->hasFocus());
+    QTest::keyClick(w->spanTable(), Qt::Key_W);
+    QVERIFY2(width() < full * 0.95, qPrintable(QStringLiteral("%1 of %2").arg(width()).arg(full)));
+    const double zoomed = width();
+    QTest::keyClick(w->spanTable(), Qt::Key_S);
+    QVERIFY(width() > zoomed);
+    QTest::keyClick(w->spanTable(), Qt::Key_Home);
+    QCOMPARE(width(), full);
+    // Ctrl+A stays the table's (select all), not a pan.
+    QTest::keyClick(w->spanTable(), Qt::Key_A, Qt::ControlModifier);
+    QCOMPARE(width(), full);
+
+    auto* filter = w->findChild<QLineEdit*>(QStringLiteral("span-filter"));
+    QVERIFY(filter);
+    filter->setFocus();
+    QTRY_VERIFY(filter->hasFocus());
+    QTest::keyClicks(filter, QStringLiteral("wasd"));
+    QCOMPARE(filter->text(), QStringLiteral("wasd"));
+    QCOMPARE(width(), full);
+    QTest::keyClick(filter, Qt::Key_Escape);
+    QTRY_VERIFY(timeline->hasFocus());
+    QTest::keyClick(timeline, Qt::Key_W);
+    QVERIFY(width() < full * 0.95);
 }
 
 void TestMainWindow::concurrencyPlotFollowsTheTimeline()

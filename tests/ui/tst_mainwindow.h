@@ -128,6 +128,7 @@ private Q_SLOTS:
     void criticalPathHighlight();
     void arrowChoicesAreKept();
     void theSpanFilterIsTheDocuments();
+    void navigationKeysReachTheTimeline();
     void concurrencyPlotFollowsTheTimeline();
     void quickControlReSimulates();
     void anInvalidEditKeepsTheTraceAndSaysWhy();

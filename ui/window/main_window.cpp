@@ -29,6 +29,7 @@
 #include "sweep_view.h"
 #include "text_file.h"
 #include "theme.h"
+#include "timeline_keys.h"
 #include "timeline_plottable.h"
 #include "timeline_view.h"
 #include "timing_text.h"
@@ -107,6 +108,8 @@ MainWindow::MainWindow(QWidget* parent)
     createToolbars();
     arrangeDocks();
     keepShortcutsWithoutMenuBar();
+    // W/A/S/D and the other navigation keys reach the timeline unless a text field is being typed in.
+    new TimelineKeys(this, m_timeline);
 
     connectEditing();
     connectRuns();

@@ -285,6 +285,8 @@ void MainWindow::createActions()
                            "<tr><td>F</td><td>focus the selection</td></tr>"
                            "<tr><td>0, Home</td><td>fit to view</td></tr>"
                            "<tr><td>Esc</td><td>clear selection and range</td></tr></table>"
+                           "<p>W/A/S/D, + / −, F, 0 and Home work wherever the focus is, except while a text field "
+                           "is being typed in; Esc in the Spans filter goes back to the timeline.</p>"
                            "<p><b>Scenario</b>: Delete removes, Ctrl+↑/↓ moves, Ctrl+D duplicates, Ctrl+Z/Ctrl+Shift+Z "
                            "undo/redo. F5 runs.</p>"
                            "<p><b>Presentation mode</b> (F11): Space, → or Page Down steps forward (set up, run, "
