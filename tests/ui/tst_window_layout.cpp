@@ -2,11 +2,15 @@
 // the version and About Qt; Save As (Ctrl+Shift+S) and Quit (Ctrl+Q) on every key scheme and while presentation
 // mode hides the menu bar; a geometry saved on a bigger screen restored to fit this one; View ▸ Reset Layout puts
 // the docks back and the window at its default size; the compare window fits the screen with its table and Close
-// button on it. With STREAMSCOPE_LAYOUT_SHOTS=DIR the About box and the compare window are saved there as PNGs.
+// button on it; the timeline shows rows, in the default layout and maximized with the sweep (and, in
+// tst_window_layout_scale2, at Qt's scale 2 on a 1920×1080 screen). With STREAMSCOPE_LAYOUT_SHOTS=DIR the About box,
+// the compare window and the window of the rows check are saved there as PNGs.
 #include "compare_view.h"
+#include "concurrency_plot.h"
 #include "main_window.h"
 #include "presentation_mode.h"
 #include "screen_fit.h"
+#include "timeline_view.h"
 #include "window_fixture.h"
 
 #include <QAction>
@@ -104,7 +108,8 @@ private Q_SLOTS:
         QCoreApplication::setOrganizationName(QStringLiteral("StreamScopeTest"));
         QCoreApplication::setApplicationName(QStringLiteral("tst_window_layout"));
         QSettings().clear();
-        QCOMPARE(QGuiApplication::primaryScreen()->geometry().size(), kScreen);
+        if (qEnvironmentVariableIsEmpty("STREAMSCOPE_LAYOUT_SCREEN"))
+            QCOMPARE(QGuiApplication::primaryScreen()->geometry().size(), kScreen);
     }
 
     void cleanup() { QSettings().clear(); }
@@ -234,6 +239,42 @@ private Q_SLOTS:
                      qPrintable(QString::number(scenario->width())));
     }
 
+    // The timeline shows rows on this screen: in the default layout, and maximized with the Sweep dock and the
+    // concurrency histogram open (at 1280x720 the timeline once had 50 px and no row). Run again at Qt's scale 2
+    // on a 1920x1080 screen (ctest tst_window_layout_scale2: 960x540 logical pixels).
+    void timelineRowsVisible()
+    {
+        // At the size it opens at on this screen.
+        auto w = std::make_unique<MainWindow>();
+        w->setGpuProbeEnabled(false);
+        w->setUnsavedPrompt([] { return MainWindow::UnsavedChoice::Discard; });
+        w->show();
+        QVERIFY(testing::openAndRun(*w, QStringLiteral("11")));
+        QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+        TimelineView* timeline = w->timeline();
+        const auto rows = [&] {
+            return double(timeline->timeAxisRect().height()) / std::max(1, timeline->laneHeight());
+        };
+        const QString where = QStringLiteral("screen %1x%2, scale %3")
+                                  .arg(available().width())
+                                  .arg(available().height())
+                                  .arg(w->devicePixelRatioF());
+        QTRY_VERIFY2(available().contains(w->frameGeometry()), qPrintable(where));
+        QTRY_VERIFY2(rows() >= 6, qPrintable(QStringLiteral("%1 rows, %2").arg(rows()).arg(where)));
+        w->findChild<QDockWidget*>(QStringLiteral("sweepDock"))->show();
+        w->concurrencyPlot()->setMode(ConcurrencyPlot::Mode::Histogram);
+        w->showMaximized();
+        QTest::qWait(100);
+        shot(w.get(), QStringLiteral("rows-") + QString::number(available().width()));
+        QTRY_VERIFY2(rows() >= 4,
+                     qPrintable(QStringLiteral("%1 rows maximized with the sweep, %2").arg(rows()).arg(where)));
+        QTRY_VERIFY2(w->frameGeometry().width() <= available().width(),
+                     qPrintable(QStringLiteral("%1 wide (minimum %2) on %3")
+                                    .arg(w->frameGeometry().width())
+                                    .arg(w->minimumSizeHint().width())
+                                    .arg(where)));
+    }
+
     void compareWindowFitsTheScreen()
     {
         auto w = testing::makeTestWindow({1200, 680});
@@ -280,8 +321,18 @@ int main(int argc, char** argv)
     QTemporaryFile config(QDir::temp().filePath(QStringLiteral("tst_window_layout-XXXXXX.json")));
     if (!config.open())
         return 1;
-    config.write(R"({"screens": [{"name": "Projector", "x": 0, "y": 0, "width": 1280, "height": 720,
-                    "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]})");
+    // STREAMSCOPE_LAYOUT_SCREEN=WxH: another screen (with QT_SCALE_FACTOR, a projector at scale 2).
+    QSize screen = kScreen;
+    if (const QByteArray size = qgetenv("STREAMSCOPE_LAYOUT_SCREEN"); !size.isEmpty()) {
+        const QList<QByteArray> wh = size.split('x');
+        if (wh.size() == 2 && wh[0].toInt() > 0 && wh[1].toInt() > 0)
+            screen = QSize(wh[0].toInt(), wh[1].toInt());
+    }
+    config.write(QStringLiteral(R"({"screens": [{"name": "Projector", "x": 0, "y": 0, "width": %1, "height": %2,
+                    "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]})")
+                     .arg(screen.width())
+                     .arg(screen.height())
+                     .toUtf8());
     config.flush();
     qputenv("QT_QPA_PLATFORM", QByteArray("offscreen:configfile=") + config.fileName().toLocal8Bit());
     QApplication app(argc, argv);

@@ -347,11 +347,12 @@ void ConcurrencyPlot::updateHeight()
         setMaximumHeight(140);
         return;
     }
-    // A row per k, tall enough for its label, up to a height that leaves the timeline most of the room.
+    // A row per k, tall enough for its label, up to a height that leaves the timeline most of the room; on a small
+    // screen it gives way (down to 120 px, labels of thin rows skipped) before the timeline's rows do.
     const int fh = QFontMetrics(m_modeButton->font()).height();
     const int rows = std::max(2, m_max + 1);
     const int wanted = std::clamp(rows * (fh + 8) + 3 * fh + 16, 140, 300);
-    setMinimumHeight(wanted);
+    setMinimumHeight(std::min(wanted, 120));
     setMaximumHeight(wanted);
 }
 

@@ -347,7 +347,8 @@ void TimelineView::updateMargins()
     }
     const int px = int(std::lround(QFontInfo(font()).pixelSize() * m_fontScale));
     m_rowLabelWidth = std::max(std::clamp(widest + 16, px * 6, px * 24), m_minRowLabelWidth);
-    if (m_presentation) // big text: long device names are elided rather than squeeze the bars
+    // Long device names are elided rather than squeeze the bars (big text, a narrow centre at Qt's scale 2).
+    if (!m_fitRows)
         m_rowLabelWidth = std::min(m_rowLabelWidth, std::max(px * 6, width() * 3 / 10));
     const int right = m_fitRows ? int(std::lround(16 * m_fontScale)) : 14;
     axisRect()->setMargins(QMargins(m_rowLabelWidth, 0, right, 0));
@@ -369,6 +370,12 @@ void TimelineView::updateMargins()
         // Images lay rows out top-down with spare height at the bottom: keep the legend at its natural height.
         m_kindLegend->setSizeConstraintRect(QCPLayoutElement::scrOuterRect);
         m_kindLegend->setMaximumSize(QWIDGETSIZE_MAX, m_kindLegend->minimumOuterSizeHint().height());
+    } else if (m_minimumLanes > 0) {
+        // Room for the lanes asked for under the legend (which wraps to more lines in a narrow centre), and for the
+        // time axis below them.
+        const int legend = m_kindLegend->visible() ? m_kindLegend->minimumOuterSizeHint().height() : 0;
+        const int fh = QFontMetrics(font()).height();
+        setMinimumHeight(legend + m_minimumLanes * std::max(1, m_laneHeight) + 3 * fh + 8);
     }
 }
 
@@ -651,6 +658,12 @@ void TimelineView::changeEvent(QEvent* event)
         applyFonts();
         requestReplot();
     }
+}
+
+void TimelineView::setMinimumVisibleLanes(int lanes)
+{
+    m_minimumLanes = std::max(0, lanes);
+    updateMargins();
 }
 
 } // namespace streamscope

@@ -74,6 +74,8 @@ public:
     // Height of one lane in pixels (default from the font); rows with n lanes are n times this high.
     int laneHeight() const { return m_laneHeight; }
     void setLaneHeight(int pixels);
+    // The widget's minimum height keeps this many lanes visible under the legend and above the time axis (0: none).
+    void setMinimumVisibleLanes(int lanes);
 
     // The measured range (Shift+drag or right-button drag), in absolute ns; empty when none.
     std::optional<std::pair<int64_t, int64_t>> measuredRange() const { return m_measured; }
@@ -188,7 +190,8 @@ private:
     bool m_presentation = false;   // projector style
     bool m_highlightJoined = true; // the highlighted spans are a path
     bool m_fitRows = false;        // images: shrink/stretch lanes so that every row fits
-    bool m_fillRows = false;       // images with m_fitRows: lanes as high as the area allows (no maximum)
+    int m_minimumLanes = 0;
+    bool m_fillRows = false; // images with m_fitRows: lanes as high as the area allows (no maximum)
     int m_selected = -1;
     int m_hovered = -1;
     std::vector<Flow> m_selectedFlows;

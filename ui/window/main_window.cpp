@@ -193,6 +193,9 @@ void MainWindow::createCentre()
     centreLayout->setSpacing(0);
     centreLayout->addWidget(m_messageBar);
     centreLayout->addWidget(m_timeline, 1);
+    // Rows first: the timeline keeps room for its legend, axis and six lanes (TimelineView::updateMargins) before
+    // the strip below gets more.
+    m_timeline->setMinimumVisibleLanes(6);
     m_concurrency = new ConcurrencyPlot;
     m_concurrency->followTimeline(m_timeline);
     centreLayout->addWidget(m_concurrency);

@@ -66,6 +66,7 @@
 #include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
@@ -572,7 +573,13 @@ void MainWindow::createSweepActions()
     connect(m_model, &ScenarioModel::scenarioChanged, view,
             [this, view] { view->setScenario(m_model->validatedScenario()); });
     // Placed, beside the span table and hidden, by arrangeDocks.
-    QDockWidget* dock = makeDock(QStringLiteral("Sweep"), QStringLiteral("sweepDock"), view, this);
+    // In a scroll area: its row of controls (606 px) made the window wider than a 1280x720 screen at scale 2.
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(view);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setMinimumWidth(200);
+    QDockWidget* dock = makeDock(QStringLiteral("Sweep"), QStringLiteral("sweepDock"), scroll, this);
     auto* scenarioDock = findChild<QDockWidget*>(QStringLiteral("scenarioDock"));
     auto* analysisDock = findChild<QDockWidget*>(QStringLiteral("analysisDock"));
     // A double-clicked point: its rewritten scenario simulated onto the timeline; the editor keeps the scenario.
