@@ -1,5 +1,5 @@
-// Launch, cudaMalloc and cudaFree costs as StreamScope's runs issue them (Calibrator::runnerLaunchCosts,
-// runnerMallocCost; calibrator.h). The bare loops of
+// Launch and cudaMalloc costs as StreamScope's runs issue them (Calibrator::runnerLaunchCosts, runnerMallocCost;
+// calibrator.h). The bare loops of
 // hostCosts time cudaLaunchKernel alone; a scenario run issues each launch through the Runner and the CUDA backend,
 // which look the op up, take its stream's lock, stamp the host clock and keep a record around every call. On the
 // H200 machines a bare loop issued empty launches at 3.7 µs each where StreamScope's untimed runs of 1000 of them took
@@ -89,13 +89,12 @@ std::vector<double> Calibrator::runnerLaunchCost(int threads, int streams)
                           {"cudaLaunchKernel"}, perRepeat * repeat);
 }
 
-// Runs `scenario` untimed through the Runner and the CUDA backend; per iteration and thread, the host clock from the
-// start of its first call named in `calls` to the end of its last, divided by `count`; per iteration the median
-// thread.
+// Runs `scenario` through the Runner and the CUDA backend; per iteration and thread, the host clock from the start
+// of its first call named in `calls` to the end of its last (or, with `spanDurations`, the sum of those calls' own
+// durations), divided by `count`; per iteration the median thread.
 std::vector<double> Calibrator::runnerCallCost(const std::string& scenario, const std::set<std::string>& calls,
                                                int count, bool spanDurations)
 {
-    const int launches = count;
     auto parsed = parseScenario(scenario, "<calibration scenario>");
     if (!parsed)
         throw CudaFailure{"calibration scenario: " + parsed.error().toString()};
@@ -131,7 +130,7 @@ std::vector<double> Calibrator::runnerCallCost(const std::string& scenario, cons
     }
     std::map<int, std::vector<double>> perIteration;
     for (const auto& [key, w] : window)
-        perIteration[key.first].push_back(double(w.second - w.first) / launches);
+        perIteration[key.first].push_back(double(w.second - w.first) / count);
     std::vector<double> values;
     for (auto& [iteration, perThread] : perIteration)
         values.push_back(median(perThread));

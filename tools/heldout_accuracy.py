@@ -17,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 
+from untimed_runs import read_untimed_runs
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 args = [a for a in sys.argv[1:]]
 profile = []
@@ -28,21 +30,9 @@ CLI = args[0] if args else os.path.join(ROOT, "build", "app", "streamscope-cli")
 DIR = os.path.join(ROOT, "tests", "data", "h200", "heldout")
 
 
-def process_runs():
-    """NAME -> the untimed makespans of its runs in untimed_runs.txt (empty when there is no such file)."""
-    runs = {}
-    path = os.path.join(DIR, "untimed_runs.txt")
-    if os.path.exists(path):
-        for line in open(path):
-            parts = line.split()
-            if len(parts) >= 3 and parts[2] != "None":
-                runs.setdefault(parts[0], []).append(float(parts[2]))
-    return runs
-
-
 def main():
     rows, errors = [], []
-    runs = process_runs()
+    runs = read_untimed_runs(DIR)
     with tempfile.TemporaryDirectory() as tmp:
         for scenario in sorted(glob.glob(os.path.join(DIR, "scenarios", "*.json"))):
             name = os.path.basename(scenario)[:-5]

@@ -17,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 
+from untimed_runs import read_untimed_runs
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ARGS = sys.argv[1:]
 
@@ -44,22 +46,10 @@ def check_status(path):
     return rc if rc in (0, 1) else None
 
 
-def process_runs():
-    """NAME -> the untimed makespans of its runs in DATA/untimed_runs.txt (empty when there is no such file)."""
-    runs = {}
-    path = os.path.join(DATA, "untimed_runs.txt")
-    if os.path.exists(path):
-        for line in open(path):
-            parts = line.split()
-            if len(parts) >= 3 and parts[2] not in ("None", "-"):
-                runs.setdefault(parts[0], []).append(float(parts[2]))
-    return runs
-
-
 def main():
     files = sorted(glob.glob(os.path.join(DATA, "*.json")))
     files += sorted(glob.glob(os.path.join(DATA, "variants", "*.json")))
-    runs = process_runs()
+    runs = read_untimed_runs(DATA)
     errors, rows = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for f in files:

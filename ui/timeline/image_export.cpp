@@ -389,10 +389,8 @@ std::optional<std::pair<double, double>> parseImageTimeRange(const QString& text
     }
     if (!(ns[1] > ns[0]))
         return fail(QStringLiteral("its end must come after its start"));
-    int64_t origin = 0;
-    if (trace.spanCount() > 0)
-        origin = *std::min_element(trace.spans.start.begin(), trace.spans.start.end());
-    return std::make_pair(double(origin) + ns[0], double(origin) + ns[1]);
+    const double origin = trace.spanCount() > 0 ? wholeTraceRange(trace).first : 0.0;
+    return std::make_pair(origin + ns[0], origin + ns[1]);
 }
 
 std::optional<std::array<bool, kFlowKindCount>> parseImageArrows(const QString& text, QString* error)
