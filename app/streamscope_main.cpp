@@ -114,6 +114,8 @@ void addOptions(QCommandLineParser& parser)
          QStringLiteral("Export: arrow kinds, all, none or a list (launch,event,sync,implicit,call)"),
          QStringLiteral("kinds")},
         {QStringLiteral("critical-path"), QStringLiteral("Export: outline the critical path")},
+        {QStringLiteral("concurrency"),
+         QStringLiteral("Export: the concurrency strip (operations running) under the time axis")},
         {QStringLiteral("no-legend"), QStringLiteral("Export: leave the legend out")},
         {QStringLiteral("transparent"), QStringLiteral("Export: no background")},
         {QStringLiteral("title"), QStringLiteral("Export: the title (default: the lesson and variant titles)"),
@@ -202,6 +204,7 @@ std::optional<ss::ImageOptions> imageOptions(const QCommandLineParser& parser, c
         }
     }
     o.criticalPath = parser.isSet(QStringLiteral("critical-path"));
+    o.concurrency = parser.isSet(QStringLiteral("concurrency"));
     o.legend = !parser.isSet(QStringLiteral("no-legend"));
     o.transparent = parser.isSet(QStringLiteral("transparent"));
     return o;

@@ -15,6 +15,7 @@
 #include "simulator.h"
 
 #include "bench_process.h"
+#include "bench_workload.h"
 
 #include <nlohmann/json.hpp>
 
@@ -42,94 +43,6 @@ struct Config {
     bool json = false;
     int64_t one = 0; // child mode: run this size only and print one JSON line
 };
-
-ss::Op gpuOp(ss::OpKind kind, const std::string& stream)
-{
-    ss::Op op;
-    op.kind = kind;
-    op.stream = stream;
-    return op;
-}
-
-ss::Op eventOp(ss::OpKind kind, const std::string& stream, const std::string& event)
-{
-    ss::Op op = gpuOp(kind, stream);
-    op.event = event;
-    return op;
-}
-
-// One task of a host thread: a small copy/compute pipeline over two of its streams, with a cross-thread event
-// dependency, and a stream and an event synchronization at the end. 10 ops.
-std::vector<ss::Op> taskOps(int thread, int threads, const std::string& a, const std::string& b)
-{
-    std::vector<ss::Op> ops;
-    ss::Op h2d = gpuOp(ss::OpKind::Memcpy, a);
-    h2d.copy = ss::CopyKind::H2D;
-    h2d.bytes = 256 << 10;
-    ops.push_back(h2d);
-
-    ss::Op spin = gpuOp(ss::OpKind::Kernel, a);
-    spin.kernel = ss::KernelKind::Spin;
-    spin.grid = ss::Dim3{8, 1, 1};
-    spin.gridGiven = true;
-    spin.durationUs = 10;
-    ops.push_back(spin);
-
-    ops.push_back(eventOp(ss::OpKind::Record, a, "produced" + std::to_string(thread)));
-    // Waits on the neighbour thread's event: a dependency between host threads, like a producer/consumer pair.
-    ops.push_back(eventOp(ss::OpKind::Wait, b, "produced" + std::to_string((thread + 1) % threads)));
-
-    ss::Op triad = gpuOp(ss::OpKind::Kernel, b);
-    triad.kernel = ss::KernelKind::Triad;
-    triad.size = 1 << 20;
-    ops.push_back(triad);
-
-    ss::Op d2h = gpuOp(ss::OpKind::Memcpy, b);
-    d2h.copy = ss::CopyKind::D2H;
-    d2h.bytes = 256 << 10;
-    ops.push_back(d2h);
-
-    ops.push_back(eventOp(ss::OpKind::Record, b, "done" + std::to_string(thread)));
-
-    ss::Op empty = gpuOp(ss::OpKind::Kernel, a);
-    empty.kernel = ss::KernelKind::Empty;
-    empty.grid = ss::Dim3{1, 1, 1};
-    empty.gridGiven = true;
-    ops.push_back(empty);
-
-    ops.push_back(gpuOp(ss::OpKind::StreamSync, a));
-    ss::Op eventSync;
-    eventSync.kind = ss::OpKind::EventSync;
-    eventSync.event = "done" + std::to_string(thread);
-    ops.push_back(eventSync);
-    return ops;
-}
-
-ss::Scenario generate(int64_t targetOps, int threads, int streams)
-{
-    ss::Scenario s;
-    s.id = "bench-" + std::to_string(targetOps);
-    s.title = "simulator benchmark";
-    s.devices.push_back(ss::DeviceSpec{0, "h200"});
-    for (int i = 0; i < streams; ++i) {
-        // Half blocking, half non-blocking; no legacy default stream, which would serialize everything.
-        const auto kind = i % 2 == 0 ? ss::StreamKind::NonBlocking : ss::StreamKind::Blocking;
-        s.streams.push_back(ss::StreamSpec{"s" + std::to_string(i), 0, kind, 0});
-    }
-    const int64_t opsPerTask = int64_t(taskOps(0, threads, "a", "b").size());
-    const auto repeat = int((targetOps + threads * opsPerTask - 1) / (threads * opsPerTask));
-    for (int t = 0; t < threads; ++t) {
-        ss::ThreadSpec th;
-        th.name = "host" + std::to_string(t);
-        th.device = 0;
-        th.repeat = std::max(1, repeat);
-        const std::string a = "s" + std::to_string((2 * t) % streams);
-        const std::string b = "s" + std::to_string((2 * t + 1) % streams);
-        th.ops = taskOps(t, threads, a, b);
-        s.threads.push_back(std::move(th));
-    }
-    return s;
-}
 
 // Child mode: one size, one JSON line on stdout.
 int runOne(const Config& cfg)

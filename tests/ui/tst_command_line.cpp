@@ -97,7 +97,8 @@ private Q_SLOTS:
              QStringLiteral("--export"), png, QStringLiteral("--width"), QStringLiteral("800"),
              QStringLiteral("--height"), QStringLiteral("600"), QStringLiteral("--fit"), QStringLiteral("crop"),
              QStringLiteral("--scale"), QStringLiteral("2"), QStringLiteral("--arrows"), QStringLiteral("none"),
-             QStringLiteral("--range"), QStringLiteral("0.5ms..2ms"), QStringLiteral("--transparent")});
+             QStringLiteral("--range"), QStringLiteral("0.5ms..2ms"), QStringLiteral("--transparent"),
+             QStringLiteral("--concurrency")});
         QVERIFY2(run.exitCode == 0, qPrintable(QStringLiteral("exit %1: %2").arg(run.exitCode).arg(run.err)));
         // 800 wide at scale 2; cropped to its rows, far less than 600 high.
         QVERIFY2(run.out.contains(QStringLiteral("exported ")) && run.out.contains(QStringLiteral("(1600 x ")),

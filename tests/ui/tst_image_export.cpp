@@ -1,6 +1,7 @@
 // Timeline images for slides: an SVG names only font families that browsers and slide tools resolve alike
 // (sans-serif, not Qt's "Sans Serif", which no browser knows and which fell back to a serif font), and still
-// parses and renders.
+// parses and renders; the concurrency strip goes into images and keeps every burst at a wide view.
+#include "concurrency_plot.h"
 #include "image_export.h"
 #include "theme.h"
 #include "timeline_plottable.h"
@@ -176,6 +177,119 @@ private Q_SLOTS:
         o.scale = 100;
         QVERIFY(!exportTimelineImage(*trace, path, o, &error));
         QVERIFY2(error.contains(QStringLiteral("scale")), qPrintable(error));
+    }
+
+    // The concurrency strip: under the time axis, within the requested size (fill) or added to the cropped rows, its
+    // step rising where the first kernel starts (its plot area aligned under the timeline's).
+    void concurrencyStrip()
+    {
+        const auto trace = hostAndStream(); // kernels at 1, 3 and 5 ms: one operation running at a time
+        QTemporaryDir dir;
+        QString error;
+        ImageOptions o;
+        o.size = QSize(1200, 900);
+        o.arrows = std::array<bool, kFlowKindCount>{};
+        const QString plain = dir.filePath(QStringLiteral("plain.png")),
+                      strip = dir.filePath(QStringLiteral("strip.png"));
+        QVERIFY2(exportTimelineImage(*trace, plain, o, &error), qPrintable(error));
+        o.concurrency = true;
+        QVERIFY2(exportTimelineImage(*trace, strip, o, &error), qPrintable(error));
+        const QImage a = QImage(plain).convertToFormat(QImage::Format_RGB32);
+        const QImage b = QImage(strip).convertToFormat(QImage::Format_RGB32);
+        QCOMPARE(b.size(), QSize(1200, 900));
+        const QColor blue = Theme::light().seriesBlue;
+        auto isBlue = [&](QRgb p) {
+            return std::abs(qRed(p) - blue.red()) < 12 && std::abs(qGreen(p) - blue.green()) < 12
+                && std::abs(qBlue(p) - blue.blue()) < 12;
+        };
+        // The strip's colour from row `from` down (kernels may be drawn in a blue too): count, top row, first column.
+        auto bluePixels = [&](const QImage& img, int from, int* top, int* left) {
+            int n = 0;
+            *top = img.height();
+            *left = img.width();
+            for (int y = from; y < img.height(); ++y) {
+                const auto* line = reinterpret_cast<const QRgb*>(img.constScanLine(y));
+                for (int x = 0; x < img.width(); ++x)
+                    if (isBlue(line[x])) {
+                        ++n;
+                        *top = std::min(*top, y);
+                        *left = std::min(*left, x);
+                    }
+            }
+            return n;
+        };
+        // The strip takes the bottom of the image (about six lines of text); without it, no such colour there.
+        const int bottom = 900 - 50;
+        int top = 0, left = 0;
+        QCOMPARE(bluePixels(a, bottom, &top, &left), 0);
+        QVERIFY(bluePixels(b, bottom, &top, &left) > 100);
+        // The first kernel's left edge in the rows above (below the title and the legend, whose swatch is a kernel's).
+        const QRgb kernel = spanKindColor(SpanKind::Kernel, Theme::light()).rgb() & 0xFFFFFF;
+        int kernelLeft = b.width();
+        for (int y = b.height() / 4; y < top; ++y) {
+            const auto* line = reinterpret_cast<const QRgb*>(b.constScanLine(y));
+            for (int x = 0; x < b.width(); ++x)
+                if ((line[x] & 0xFFFFFF) == kernel)
+                    kernelLeft = std::min(kernelLeft, x);
+        }
+        QVERIFY2(std::abs(left - kernelLeft) <= 3, qPrintable(QStringLiteral("%1 %2").arg(left).arg(kernelLeft)));
+
+        // Crop: the strip comes on top of the rows' height.
+        o.crop = true;
+        const QString cropped = dir.filePath(QStringLiteral("crop.png"));
+        QVERIFY2(exportTimelineImage(*trace, cropped, o, &error), qPrintable(error));
+        o.concurrency = false;
+        QVERIFY2(exportTimelineImage(*trace, plain, o, &error), qPrintable(error));
+        const int withStrip = QImage(cropped).height(), without = QImage(plain).height();
+        QVERIFY2(withStrip >= without + 48 && withStrip <= without + 300,
+                 qPrintable(QStringLiteral("%1 %2").arg(withStrip).arg(without)));
+    }
+
+    // The concurrency strip at a wide view: one point per pixel column, each the most operations running within it,
+    // so that a 50 ns burst of three in a 5.5 ms trace still shows; zoomed in, the exact steps.
+    void concurrencyAtAWideView()
+    {
+        auto t = std::make_shared<Trace>();
+        for (const char* name : {"s0", "s1", "s2"}) {
+            Track stream;
+            stream.kind = TrackKind::Stream;
+            stream.name = name;
+            t->addTrack(stream);
+        }
+        auto kernel = [&](uint32_t track, int64_t start, int64_t end) {
+            SpanInit init;
+            init.track = track;
+            init.kind = SpanKind::Kernel;
+            init.name = "k";
+            init.start = start;
+            init.end = end;
+            t->addSpan(init);
+        };
+        for (int64_t i = 0; i < 5000; ++i)
+            kernel(0, i * 1100, i * 1100 + 1000);
+        kernel(1, 2'500'100, 2'500'150);
+        kernel(2, 2'500'100, 2'500'150);
+        t->finalize();
+        ConcurrencyPlot plot;
+        plot.resize(500, 100);
+        plot.setTrace(t);
+        QCOMPARE(plot.maxConcurrency(), 3);
+        const auto [first, last] = t->timeRange();
+        plot.setVisibleTimeRange(double(first), double(last));
+        const QCPGraph* g = plot.graph0();
+        QVERIFY2(g->dataCount() <= 501, qPrintable(QString::number(g->dataCount())));
+        double most = 0;
+        for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it)
+            most = std::max(most, it->value);
+        QCOMPARE(most, 3.0);
+        QCOMPARE(plot.runningAt(2'500'120.0), 3);
+        QCOMPARE(plot.runningAt(1'050.0), 0);
+        QCOMPARE(plot.runningAt(500.0), 1);
+        // Zoomed to 10 kernels: the steps themselves.
+        plot.setVisibleTimeRange(1'100'000.0, 1'111'000.0);
+        QVERIFY2(g->dataCount() >= 20 && g->dataCount() <= 24, qPrintable(QString::number(g->dataCount())));
+        for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it)
+            QCOMPARE(int(it->value), plot.runningAt(it->key));
     }
 
     // Ranges as the time axis reads them (from the first span) and arrow kinds by name.

@@ -85,6 +85,9 @@ ConcurrencyPlot::ConcurrencyPlot(QWidget* parent) : QCustomPlot(parent)
     setNoAntialiasingOnDrag(true);
     m_graph = addGraph();
     m_graph->setLineStyle(QCPGraph::lsStepLeft);
+    // Steps are horizontal and vertical lines: nothing to smooth, and antialiasing a dense outline is slow.
+    m_graph->setAntialiased(false);
+    m_graph->setAntialiasedFill(false);
 
     // Horizontal bars: keyed by k on the vertical axis, time on the horizontal one.
     m_bars = new QCPBars(yAxis, xAxis);
@@ -136,27 +139,99 @@ void ConcurrencyPlot::setTrace(std::shared_ptr<const Trace> trace)
 {
     m_trace = std::move(trace);
     m_histograms.reset();
-    QVector<double> keys, values;
+    m_stepKeys.clear();
+    m_stepCounts.clear();
+    m_blockMax.clear();
     m_max = 0;
     m_origin = 0;
     if (m_trace && m_trace->spanCount() > 0) {
         m_origin = double(m_trace->timeRange().first);
         const auto steps = concurrencySteps(*m_trace);
-        keys.reserve(qsizetype(steps.size()));
-        values.reserve(qsizetype(steps.size()));
+        m_stepKeys.reserve(steps.size() + 1);
+        m_stepCounts.reserve(steps.size() + 1);
         for (const auto& s : steps) {
-            keys.push_back(double(s.time) - m_origin);
-            values.push_back(double(s.count));
+            m_stepKeys.push_back(double(s.time) - m_origin);
+            m_stepCounts.push_back(s.count);
             m_max = std::max(m_max, s.count);
         }
-        if (!keys.isEmpty()) {
+        if (!m_stepKeys.empty()) {
             // Close the last step at the end of the trace.
-            keys.push_back(double(m_trace->timeRange().second) - m_origin);
+            m_stepKeys.push_back(double(m_trace->timeRange().second) - m_origin);
+            m_stepCounts.push_back(m_stepCounts.back());
+        }
+        m_blockMax.reserve(m_stepCounts.size() / kStepBlock + 1);
+        for (size_t i = 0; i < m_stepCounts.size(); i += kStepBlock)
+            m_blockMax.push_back(
+                *std::max_element(m_stepCounts.begin() + qsizetype(i),
+                                  m_stepCounts.begin() + qsizetype(std::min(m_stepCounts.size(), i + kStepBlock))));
+    }
+    updateShownSteps();
+    applyMode();
+}
+
+int ConcurrencyPlot::maxOfSteps(size_t from, size_t to) const
+{
+    int best = 0;
+    while (from < to && from % kStepBlock != 0)
+        best = std::max(best, m_stepCounts[from++]);
+    while (from + kStepBlock <= to) {
+        best = std::max(best, m_blockMax[from / kStepBlock]);
+        from += kStepBlock;
+    }
+    while (from < to)
+        best = std::max(best, m_stepCounts[from++]);
+    return best;
+}
+
+void ConcurrencyPlot::updateShownSteps()
+{
+    QVector<double> keys, values;
+    const size_t n = m_stepKeys.size();
+    if (n > 0) {
+        const double a = m_timeRange.first, b = m_timeRange.second;
+        const int columns = std::max(1, axisRect()->width() > 1 ? axisRect()->width() : width());
+        // The steps that reach into [a, b]: the one in effect at a, through the first at or after b.
+        auto inEffectAt = [&](double t) {
+            const auto it = std::upper_bound(m_stepKeys.begin(), m_stepKeys.end(), t);
+            return it == m_stepKeys.begin() ? size_t(0) : size_t(it - m_stepKeys.begin()) - 1;
+        };
+        const size_t lo = inEffectAt(a);
+        const size_t hi =
+            std::min(n, size_t(std::lower_bound(m_stepKeys.begin(), m_stepKeys.end(), b) - m_stepKeys.begin()) + 1);
+        if (hi - lo <= size_t(2 * columns) || !(b > a)) {
+            for (size_t i = lo; i < hi; ++i) {
+                keys.push_back(m_stepKeys[i]);
+                values.push_back(m_stepCounts[i]);
+            }
+        } else {
+            // More steps than pixels: each pixel column shows the most operations that ran at any time within it,
+            // so that no burst of concurrency disappears at a wide view, and the graph has two points per column.
+            const double dt = (b - a) / columns;
+            keys.reserve(columns + 1);
+            values.reserve(columns + 1);
+            for (int c = 0; c < columns; ++c) {
+                const double t0 = a + c * dt, t1 = t0 + dt;
+                const size_t from = inEffectAt(t0);
+                const size_t to =
+                    std::max(from + 1,
+                             size_t(std::lower_bound(m_stepKeys.begin() + qsizetype(from), m_stepKeys.end(), t1)
+                                    - m_stepKeys.begin()));
+                keys.push_back(t0);
+                values.push_back(maxOfSteps(from, std::min(n, to)));
+            }
+            keys.push_back(b);
             values.push_back(values.back());
         }
     }
     m_graph->setData(keys, values, true);
-    applyMode();
+}
+
+int ConcurrencyPlot::runningAt(double t) const
+{
+    const auto it = std::upper_bound(m_stepKeys.begin(), m_stepKeys.end(), t);
+    if (it == m_stepKeys.begin() || it == m_stepKeys.end())
+        return -1;
+    return m_stepCounts[size_t(it - m_stepKeys.begin()) - 1];
 }
 
 std::pair<double, double> ConcurrencyPlot::visibleTimeRange() const
@@ -168,6 +243,7 @@ void ConcurrencyPlot::setVisibleTimeRange(double startNs, double endNs)
 {
     m_timeRange = {startNs - m_origin, endNs - m_origin};
     if (m_mode == Mode::OverTime) {
+        updateShownSteps();
         xAxis->setRange(m_timeRange.first, m_timeRange.second);
         replot(rpQueuedReplot);
     }
@@ -330,6 +406,7 @@ void ConcurrencyPlot::applyMode()
         xAxis->setLabel(QString());
         yAxis->setLabel(QStringLiteral("running"));
         yAxis->setRange(0, std::max(1, m_max) + 0.5);
+        updateShownSteps();
         xAxis->setRange(m_timeRange.first, m_timeRange.second);
         setToolTip(QString());
         updateCountTicks();
@@ -378,10 +455,12 @@ void ConcurrencyPlot::placeControls()
 
 void ConcurrencyPlot::applyTheme()
 {
-    m_theme = &Theme::of(this);
+    m_theme = m_fixedTheme ? m_fixedTheme : &Theme::of(this);
     const Theme& t = *m_theme;
     applyPlotTheme(*this, t);
-    m_graph->setPen(QPen(t.seriesBlue, 1.5));
+    QPen line(t.seriesBlue, 1);
+    line.setCosmetic(true);
+    m_graph->setPen(line);
     QColor fill = t.seriesBlue;
     fill.setAlpha(t.isDark ? 80 : 60);
     m_graph->setBrush(fill);
@@ -395,7 +474,7 @@ void ConcurrencyPlot::applyTheme()
 void ConcurrencyPlot::changeEvent(QEvent* event)
 {
     QCustomPlot::changeEvent(event);
-    if (isThemeChange(event) && &Theme::of(this) != m_theme) {
+    if (isThemeChange(event) && !m_fixedTheme && &Theme::of(this) != m_theme) {
         applyTheme();
         replot(rpQueuedReplot);
     }
@@ -404,6 +483,8 @@ void ConcurrencyPlot::changeEvent(QEvent* event)
 void ConcurrencyPlot::resizeEvent(QResizeEvent* event)
 {
     QCustomPlot::resizeEvent(event);
+    if (m_mode == Mode::OverTime)
+        updateShownSteps(); // the columns changed
     placeControls();
     updateCountTicks();
     if (m_mode == Mode::Histogram) {
@@ -430,16 +511,13 @@ bool ConcurrencyPlot::event(QEvent* event)
                         .arg(m_shown.device < 0 ? QString() : QStringLiteral(" on GPU %1").arg(m_shown.device))
                         .arg(formatNs(double(ns)), formatNs(double(m_shown.totalNs)), percentText(ns, m_shown.totalNs));
             }
-        } else if (m_graph->dataCount() > 0) {
+        } else {
             const double t = xAxis->pixelToCoord(help->pos().x());
-            auto it = m_graph->data()->findBegin(t, false);
-            if (it != m_graph->data()->constEnd() && it->key > t && it != m_graph->data()->constBegin())
-                --it;
-            if (it != m_graph->data()->constEnd() && it->key <= t)
+            if (const int running = runningAt(t); running >= 0)
                 text = QStringLiteral("At %1: %2 GPU operation%3 running")
                            .arg(formatNs(t))
-                           .arg(int(it->value))
-                           .arg(int(it->value) == 1 ? QString() : QStringLiteral("s"));
+                           .arg(running)
+                           .arg(running == 1 ? QString() : QStringLiteral("s"));
         }
     }
     if (text.isEmpty())
@@ -447,6 +525,29 @@ bool ConcurrencyPlot::event(QEvent* event)
     else
         QToolTip::showText(help->globalPos(), text, this);
     return true;
+}
+
+void ConcurrencyPlot::prepareForImage(const Theme& theme, int px, const QMargins& plotMargins)
+{
+    m_fixedTheme = &theme;
+    m_mode = Mode::OverTime; // not setMode: the window's remembered choice is not the image's
+    applyMode();
+    applyTheme();
+    m_modeButton->hide();
+    m_deviceBox->hide();
+    setMinimumHeight(0);
+    setMaximumHeight(QWIDGETSIZE_MAX);
+    QFont f = font();
+    f.setPixelSize(std::max(6, px));
+    yAxis->setTickLabelFont(f);
+    yAxis->setLabelFont(f);
+    yAxis->setTickLengthIn(0);
+    yAxis->setTickLengthOut(std::max(3, px / 3));
+    axisRect()->setAutoMargins(QCP::msNone);
+    axisRect()->setMargins(plotMargins);
+    // As updateCountTicks, for the size the image gives it (a widget never shown has no layout yet).
+    const int plotHeight = height() - plotMargins.top() - plotMargins.bottom();
+    m_countTicker->setTickCount(std::clamp(plotHeight / std::max(1, 2 * QFontMetrics(f).height()), 1, 5));
 }
 
 void ConcurrencyPlot::alignWith(const TimelineView* timeline)

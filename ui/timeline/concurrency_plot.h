@@ -60,8 +60,12 @@ public:
     void setTrace(std::shared_ptr<const Trace> trace);
     // Follows the timeline: the same visible time range, the plot area aligned under the timeline's.
     void followTimeline(TimelineView* timeline);
-    // The step function shown: points (time ns relative to the trace's first span, operations running).
+    // The step function shown: points (time ns relative to the trace's first span, operations running). Where the
+    // view holds more steps than pixel columns, one point per column: the most operations running within it.
     const QCPGraph* graph0() const { return m_graph; }
+    // Operations running at `t` (ns relative to the trace's first span), from the whole step function; -1 outside
+    // the trace.
+    int runningAt(double t) const;
     int maxConcurrency() const { return m_max; }
     // The visible range in absolute ns, as on the timeline (kept while the histogram is shown).
     std::pair<double, double> visibleTimeRange() const;
@@ -80,6 +84,10 @@ public:
     // The bars drawn in histogram mode (key: k, value: ns) and their labels, bottom (k = 0) first.
     const QCPBars* histogramBars() const { return m_bars; }
     QStringList histogramBarLabels() const;
+
+    // For an image (image_export.cpp): over time whatever the window's choice (the choice stays as it is), in
+    // `theme`, text of `px` pixels, the plot area at `plotMargins` (aligned under the timeline's), no controls.
+    void prepareForImage(const Theme& theme, int px, const QMargins& plotMargins);
 
 public Q_SLOTS:
     void setVisibleTimeRange(double startNs, double endNs);
@@ -102,6 +110,8 @@ private:
     void placeControls();
     void updateHeight();
     void updateCountTicks();
+    void updateShownSteps();                      // the graph's points for the visible range and width
+    int maxOfSteps(size_t from, size_t to) const; // the most of m_stepCounts[from, to)
 
     std::shared_ptr<const Trace> m_trace;
     QCPGraph* m_graph = nullptr;
@@ -112,10 +122,17 @@ private:
     QToolButton* m_modeButton = nullptr;
     QComboBox* m_deviceBox = nullptr;
     const Theme* m_theme = nullptr;
+    const Theme* m_fixedTheme = nullptr; // images: the light theme whatever the window's
     Mode m_mode = Mode::OverTime;
     double m_origin = 0;
     std::pair<double, double> m_timeRange{0, 1}; // relative to m_origin
     int m_max = 0;
+    // The whole step function (time relative to m_origin, operations running from then on), and the most of each
+    // block of kStepBlock steps, so that a column's maximum costs O(its blocks), not O(its steps).
+    static constexpr size_t kStepBlock = 64;
+    std::vector<double> m_stepKeys;
+    std::vector<int> m_stepCounts;
+    std::vector<int> m_blockMax;
     std::optional<std::vector<ConcurrencyHistogram>> m_histograms; // computed when the histogram is first shown
     int m_histogramDevice = -1;
     ConcurrencyHistogram m_shown;

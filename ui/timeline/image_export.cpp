@@ -1,6 +1,7 @@
 #include "image_export.h"
 
 #include "analysis.h"
+#include "concurrency_plot.h"
 #include "resources.h"
 #include "scenario_json.h"
 #include "text_file.h"
@@ -19,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 namespace streamscope {
 
@@ -91,17 +93,39 @@ QString defaultImageTitle(const Trace& trace, const QString& tracePath)
 // image cropped to them), text sized for the image, a margin all round, a title, no scroll bar, the light theme
 // whatever the window's (images go on slides and into papers).
 struct TimelineImageRenderer {
-    static void prepare(TimelineView& view, QSize size, const ImageOptions& o)
+    static constexpr int kTextPx = 13; // the text size of the 1280x720 design
+
+    // 1280x720 is the size text is designed for; bigger images (slides at 1920x1080) get bigger text.
+    static double fontScale(const ImageOptions& o)
     {
+        return o.textScale > 0 ? std::clamp(o.textScale, 0.5, 8.0)
+                               : std::clamp(std::min(o.size.width() / 1280.0, o.size.height() / 720.0), 0.75, 4.0);
+    }
+
+    // The concurrency strip under the time axis: about six lines of text high, at most a third of the image.
+    static int stripHeight(const ImageOptions& o)
+    {
+        if (!o.concurrency)
+            return 0;
+        const int px = int(std::lround(kTextPx * fontScale(o)));
+        return std::clamp(6 * px, 48, std::max(48, o.size.height() / 3));
+    }
+
+    // The part of the image the timeline gets (all of it, less the concurrency strip).
+    static QSize timelineArea(const ImageOptions& o)
+    {
+        return QSize(o.size.width(), std::max(16, o.size.height() - stripHeight(o)));
+    }
+
+    static void prepare(TimelineView& view, const ImageOptions& o)
+    {
+        const QSize size = timelineArea(o);
         view.setFixedTheme(&Theme::light());
-        // 1280x720 is the size text is designed for; bigger images (slides at 1920x1080) get bigger text.
-        view.m_fontScale = o.textScale > 0
-            ? std::clamp(o.textScale, 0.5, 8.0)
-            : std::clamp(std::min(size.width() / 1280.0, size.height() / 720.0), 0.75, 4.0);
+        view.m_fontScale = fontScale(o);
         view.m_fitRows = true;
         view.m_fillRows = !o.crop;
         QFont font = view.font(); // the same text size on every platform and screen
-        font.setPixelSize(13);
+        font.setPixelSize(kTextPx);
         view.setFont(font);
         view.setViewport(QRect(QPoint(0, 0), size));
         view.setTitle(o.title);
@@ -197,7 +221,48 @@ struct TimelineImageRenderer {
         return message.isEmpty();
     }
 
-    static bool render(TimelineView& view, const QString& path, QSize size, const ImageOptions& o, QString* error)
+    // The concurrency strip of the window (over time, operations running), for the image's width and the range the
+    // view shows; aligned under the timeline's plot area when drawn (drawAll).
+    static std::unique_ptr<ConcurrencyPlot> makeStrip(const TimelineView& view, QSize size, const ImageOptions& o)
+    {
+        auto strip = std::make_unique<ConcurrencyPlot>();
+        strip->resize(size);
+        strip->setTrace(view.trace());
+        const int px = int(std::lround(kTextPx * view.m_fontScale));
+        strip->prepareForImage(Theme::light(), px, stripMargins(view, size.width()));
+        const auto [from, to] = view.visibleTimeRange();
+        strip->setVisibleTimeRange(from, to);
+        if (o.transparent) {
+            strip->setBackground(Qt::NoBrush);
+            strip->axisRect()->setBackground(Qt::NoBrush);
+        }
+        return strip;
+    }
+
+    // The strip's plot area under the timeline's: the same left and right edges, a little room above and below.
+    static QMargins stripMargins(const TimelineView& view, int width)
+    {
+        const QRect plot = view.timeAxisRect();
+        const int px = int(std::lround(kTextPx * view.m_fontScale));
+        return QMargins(plot.left(), px / 2, std::max(0, width - plot.right() - 1), px / 2);
+    }
+
+    // The timeline in the top `timelineHeight` pixels of a `width`-wide image, the strip (if any) under it.
+    static void drawAll(QCPPainter* painter, TimelineView& view, ConcurrencyPlot* strip, int width, int timelineHeight,
+                        int stripHeight)
+    {
+        view.toPainter(painter, width, timelineHeight);
+        if (!strip)
+            return;
+        strip->axisRect()->setMargins(stripMargins(view, width)); // the timeline's layout as just drawn
+        painter->save();
+        painter->translate(0, timelineHeight);
+        strip->toPainter(painter, width, stripHeight);
+        painter->restore();
+    }
+
+    static bool render(TimelineView& view, ConcurrencyPlot* strip, const QString& path, QSize size, int timelineHeight,
+                       const ImageOptions& o, QString* error)
     {
         auto fail = [error](const QString& message) {
             if (error)
@@ -205,6 +270,10 @@ struct TimelineImageRenderer {
             return false;
         };
         const auto format = imageFormatForPath(path);
+        const int stripHeight = size.height() - timelineHeight;
+        auto draw = [&](QCPPainter* painter) {
+            drawAll(painter, view, strip, size.width(), timelineHeight, stripHeight);
+        };
 
         // Drawn into memory, then saved as every StreamScope file is (saveTextFileAtomic: renamed over the old one).
         QBuffer file;
@@ -222,7 +291,7 @@ struct TimelineImageRenderer {
             {
                 QCPPainter painter(&image);
                 painter.scale(o.scale, o.scale);
-                view.toPainter(&painter, w, h);
+                draw(&painter);
             }
             QImageWriter writer(&file, "png");
             if (!writer.write(image))
@@ -242,7 +311,7 @@ struct TimelineImageRenderer {
                 return fail(path + QStringLiteral(": cannot start the SVG painter"));
             painter.setMode(QCPPainter::pmVectorized);
             painter.setMode(QCPPainter::pmNoCaching);
-            view.toPainter(&painter, w, h);
+            draw(&painter);
             painter.end();
             const QByteArray generic = svgWithGenericFontFamilies(file.data());
             file.close();
@@ -261,7 +330,7 @@ struct TimelineImageRenderer {
                 return fail(path + QStringLiteral(": cannot start the PDF painter"));
             painter.setMode(QCPPainter::pmVectorized);
             painter.setMode(QCPPainter::pmNoCaching);
-            view.toPainter(&painter, w, h);
+            draw(&painter);
             painter.end();
             break;
         }
@@ -280,14 +349,20 @@ namespace {
 // Legend, crop and render, once the view shows what the image is to show.
 bool finish(TimelineView& view, const QString& path, const ImageOptions& o, QString* error)
 {
-    QSize size = o.size;
+    using R = TimelineImageRenderer;
+    QSize area = R::timelineArea(o);
     if (o.crop) {
-        size = TimelineImageRenderer::cropToContent(view, size);
-        view.resize(size);
-        view.setViewport(QRect(QPoint(0, 0), size));
+        area = R::cropToContent(view, area);
+        view.resize(area);
+        view.setViewport(QRect(QPoint(0, 0), area));
     }
-    TimelineImageRenderer::fitLegendToDrawing(view, size);
-    return TimelineImageRenderer::render(view, path, size, o, error);
+    R::fitLegendToDrawing(view, area);
+    const int stripHeight = R::stripHeight(o);
+    std::unique_ptr<ConcurrencyPlot> strip;
+    if (stripHeight > 0)
+        strip = R::makeStrip(view, QSize(area.width(), stripHeight), o);
+    return R::render(view, strip.get(), path, QSize(area.width(), area.height() + stripHeight), area.height(), o,
+                     error);
 }
 
 } // namespace
@@ -297,10 +372,10 @@ bool exportTimelineImage(const Trace& trace, const QString& path, const ImageOpt
     if (!TimelineImageRenderer::validate(path, o, error))
         return false;
     TimelineView view;
-    view.resize(o.size);
+    view.resize(TimelineImageRenderer::timelineArea(o));
     // The caller keeps the trace alive for the duration of the call: share it without owning it.
     view.setTrace(std::shared_ptr<const Trace>(&trace, [](const Trace*) {}));
-    TimelineImageRenderer::prepare(view, o.size, o);
+    TimelineImageRenderer::prepare(view, o);
     view.fitToView();
     TimelineImageRenderer::applyContent(view, o);
     return finish(view, path, o, error);
@@ -326,9 +401,9 @@ bool exportTimelineImage(const TimelineView& source, const QString& path, const 
         o.arrows = shown;
     }
     TimelineView view;
-    view.resize(o.size);
+    view.resize(TimelineImageRenderer::timelineArea(o));
     view.setTrace(source.trace());
-    TimelineImageRenderer::prepare(view, o.size, o);
+    TimelineImageRenderer::prepare(view, o);
     if (source.measuredRange())
         view.setMeasuredRange(source.measuredRange()->first, source.measuredRange()->second);
     if (source.selectedSpan() >= 0)

@@ -1,7 +1,7 @@
 // Timeline images for slides and papers: PNG, SVG (QSvgGenerator) and PDF (QPdfWriter) of a given size, rendered
 // without a display (works on the offscreen platform): a title, the legend of span kinds, row labels and the time
-// axis with units, in the light theme whatever the window's (theme.h). The format comes from the file extension
-// (.png, .svg, .pdf).
+// axis with units, optionally the concurrency strip under it, in the light theme whatever the window's (theme.h).
+// The format comes from the file extension (.png, .svg, .pdf).
 #pragma once
 
 #include "trace.h"
@@ -36,6 +36,7 @@ struct ImageOptions {
     std::optional<std::pair<double, double>> range;         // absolute trace ns; none: the view's (or the whole trace)
     std::optional<std::array<bool, kFlowKindCount>> arrows; // arrow kinds drawn; none: the view's (or all)
     bool criticalPath = false; // the critical path outlined and joined, as Analysis shows it
+    bool concurrency = false;  // the concurrency strip (GPU operations running over time) under the time axis
     bool legend = true;        // the legend of span and arrow kinds
     bool transparent = false;  // no background (PNG alpha, SVG and PDF without a filled page)
     QString title;

@@ -97,6 +97,9 @@ ExportImageDialog::ExportImageDialog(const std::array<bool, kFlowKindCount>& arr
     m_critical = new QCheckBox(QStringLiteral("Outline the critical path"));
     m_critical->setObjectName(QStringLiteral("export-critical-path"));
     m_critical->setChecked(hasCriticalPath);
+    m_concurrency = new QCheckBox(QStringLiteral("Concurrency strip (operations running over time)"));
+    m_concurrency->setObjectName(QStringLiteral("export-concurrency"));
+    m_concurrency->setChecked(settings.value(QStringLiteral("export/concurrency"), false).toBool());
     m_legend = new QCheckBox(QStringLiteral("Legend"));
     m_legend->setObjectName(QStringLiteral("export-legend"));
     m_legend->setChecked(settings.value(QStringLiteral("export/legend"), true).toBool());
@@ -104,6 +107,7 @@ ExportImageDialog::ExportImageDialog(const std::array<bool, kFlowKindCount>& arr
     m_transparent->setObjectName(QStringLiteral("export-transparent"));
     m_transparent->setChecked(settings.value(QStringLiteral("export/transparent"), false).toBool());
     form->addRow(QString(), m_critical);
+    form->addRow(QString(), m_concurrency);
     form->addRow(QString(), m_legend);
     form->addRow(QString(), m_transparent);
 
@@ -125,6 +129,7 @@ ImageOptions ExportImageDialog::options() const
         on[size_t(k)] = m_arrows[size_t(k)]->isChecked();
     o.arrows = on;
     o.criticalPath = m_critical->isChecked();
+    o.concurrency = m_concurrency->isChecked();
     o.legend = m_legend->isChecked();
     o.transparent = m_transparent->isChecked();
     return o;
@@ -144,6 +149,7 @@ void ExportImageDialog::remember() const
     settings.setValue(QStringLiteral("export/textPercent"), m_text->value());
     settings.setValue(QStringLiteral("export/wholeTrace"), wholeTrace());
     settings.setValue(QStringLiteral("export/legend"), m_legend->isChecked());
+    settings.setValue(QStringLiteral("export/concurrency"), m_concurrency->isChecked());
     settings.setValue(QStringLiteral("export/transparent"), m_transparent->isChecked());
 }
 

@@ -1,5 +1,6 @@
 // The Export Image dialog: the size and how the image shows the timeline (fill or crop, scale, text size, the range,
-// arrows by kind, the critical path, the legend, a transparent background), each choice remembered for next time.
+// arrows by kind, the critical path, the concurrency strip, the legend, a transparent background), each choice
+// remembered for next time.
 #pragma once
 
 #include "image_export.h"
@@ -38,6 +39,7 @@ private:
     QComboBox* m_range = nullptr;
     std::array<QCheckBox*, kFlowKindCount> m_arrows{};
     QCheckBox* m_critical = nullptr;
+    QCheckBox* m_concurrency = nullptr;
     QCheckBox* m_legend = nullptr;
     QCheckBox* m_transparent = nullptr;
 };

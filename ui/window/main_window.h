@@ -171,6 +171,8 @@ public:
     AnalysisPanel* analysisPanel() const { return m_analysis; }
     RunInfoPanel* runInfoPanel() const { return m_runInfo; }
     std::shared_ptr<const AnalyzedTrace> currentTrace() const { return m_trace; }
+    // Whether the analysis of the trace shown (metrics, checks, diagnostics, critical path) is in the panels.
+    bool isAnalysisShown() const { return m_trace != nullptr; }
     // The message shown above the timeline (run and file errors); empty when none.
     QString errorMessage() const;
     // The banners above the timeline: timing changed the run (warning), CUPTI was not used (info).

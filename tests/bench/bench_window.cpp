@@ -1,0 +1,329 @@
+// Window benchmark: the whole main window (timeline, concurrency strip, span table, inspector, analysis and run
+// panels) at 1920x1080 on a big trace. It simulates bench_workload.h's scenario at the size asked for (1 M spans by
+// default), saves it as a StreamScope trace, opens that file in the window as a user does (File ▸ Open), and then
+// times what the user waits for:
+//   - open: from openPath to the first frame with the trace on the timeline, and to the analysis shown;
+//   - zoom (one wheel notch, in and out in turn), pan (the D and A keys) and hover (the mouse moved across the
+//     rows), each at the full view, at 1 % and at 0.01 % of the trace: from the input event until every repaint it
+//     caused is done (the event queue drained), wall and CPU time.
+// A frame is within budget at 16 ms.
+//
+//   bench_window [--json] [--spans N] [--reps R] [--file TRACE]   (offscreen unless QT_QPA_PLATFORM says otherwise)
+#include "bench_process.h"
+#include "bench_workload.h"
+
+#include "concurrency_plot.h"
+#include "document_loader.h"
+#include "main_window.h"
+#include "runner.h"
+#include "scenario_json.h"
+#include "simulator.h"
+#include "text_file.h"
+#include "timeline_view.h"
+#include "trace_formats.h"
+#include "trace_json.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QWheelEvent>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace streamscope;
+using namespace streamscope::bench;
+
+namespace {
+
+struct Config {
+    bool json = false;
+    int64_t spans = 1'000'000;
+    int reps = 15;
+    QString file;
+};
+
+// Counts the paint events of one widget: a measured step must have repainted the timeline.
+class PaintCounter : public QObject {
+public:
+    int paints = 0;
+
+protected:
+    bool eventFilter(QObject*, QEvent* event) override
+    {
+        if (event->type() == QEvent::Paint)
+            ++paints;
+        return false;
+    }
+};
+
+// Everything the last input caused: posted events (queued replots, the panels following the timeline) and the
+// repaints, until a pass finds nothing more to do.
+void drain()
+{
+    for (int i = 0; i < 4; ++i) {
+        QCoreApplication::sendPostedEvents();
+        QCoreApplication::processEvents(QEventLoop::AllEvents);
+    }
+}
+
+struct Sample {
+    double wallMs = 0, cpuMs = 0;
+};
+
+struct Summary {
+    double medianMs = 0, p90Ms = 0, maxMs = 0, medianCpuMs = 0;
+    int paints = 0;
+};
+
+Summary summarize(std::vector<Sample> samples, int paints)
+{
+    Summary s;
+    s.paints = paints;
+    if (samples.empty())
+        return s;
+    auto at = [&](double q, auto member) {
+        std::vector<double> v;
+        for (const Sample& x : samples)
+            v.push_back(x.*member);
+        std::sort(v.begin(), v.end());
+        return v[std::min(v.size() - 1, size_t(q * double(v.size() - 1) + 0.5))];
+    };
+    s.medianMs = at(0.5, &Sample::wallMs);
+    s.p90Ms = at(0.9, &Sample::wallMs);
+    s.maxMs = at(1.0, &Sample::wallMs);
+    s.medianCpuMs = at(0.5, &Sample::cpuMs);
+    return s;
+}
+
+template <class Step>
+Sample timed(Step step)
+{
+    const double cpu0 = cpuSeconds();
+    QElapsedTimer timer;
+    timer.start();
+    step();
+    drain();
+    return {double(timer.nsecsElapsed()) / 1e6, (cpuSeconds() - cpu0) * 1e3};
+}
+
+bool parseArgs(int argc, char** argv, Config& cfg)
+{
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+        if (arg == "--json") {
+            cfg.json = true;
+        } else if (arg == "--spans" || arg == "--reps" || arg == "--file") {
+            const char* v = next();
+            if (!v)
+                return false;
+            if (arg == "--spans")
+                cfg.spans = std::atoll(v);
+            else if (arg == "--reps")
+                cfg.reps = std::max(3, std::atoi(v));
+            else
+                cfg.file = QString::fromLocal8Bit(v);
+        } else {
+            return false;
+        }
+    }
+    return cfg.spans > 0;
+}
+
+// The workload simulated at about `spans` spans, saved where `path` says. Returns the span count, or -1.
+int64_t writeTrace(int64_t spans, const std::string& path)
+{
+    ScenarioLimits limits;
+    const int64_t ops = spans * 2 / 3; // 1.5 spans per operation
+    limits.maxIssued = std::max<int64_t>(limits.maxIssued, ops * 2);
+    auto validated = validateScenario(generate(ops, 16, 32), "bench", limits);
+    if (!validated) {
+        std::fprintf(stderr, "bench_window: generated scenario is invalid: %s\n", validated.error().toString().c_str());
+        return -1;
+    }
+    SimulatorBackend backend;
+    RunOutcome outcome = runScenario(validated->scenario, backend);
+    if (!outcome.status) {
+        std::fprintf(stderr, "bench_window: simulation failed: %s\n", outcome.status.error().toString().c_str());
+        return -1;
+    }
+    if (Status saved = saveTextFileAtomic(path, traceToJson(outcome.trace)); !saved) {
+        std::fprintf(stderr, "bench_window: %s\n", saved.error().toString().c_str());
+        return -1;
+    }
+    return int64_t(outcome.trace.spanCount());
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    if (!std::getenv("QT_QPA_PLATFORM"))
+        setenv("QT_QPA_PLATFORM", "offscreen", 1);
+    Config cfg;
+    if (!parseArgs(argc, argv, cfg)) {
+        std::fprintf(stderr, "usage: bench_window [--json] [--spans N] [--reps R] [--file TRACE]\n");
+        return 2;
+    }
+    QStandardPaths::setTestModeEnabled(true); // the user's settings and recent files are left alone
+    QApplication app(argc, argv);
+    QCoreApplication::setOrganizationName(QStringLiteral("StreamScopeBench"));
+    QSettings().clear();
+
+    QTemporaryDir dir;
+    QString file = cfg.file;
+    nlohmann::ordered_json out;
+    if (file.isEmpty()) {
+        file = dir.filePath(QStringLiteral("bench-window.json"));
+        QElapsedTimer t;
+        t.start();
+        const int64_t spans = writeTrace(cfg.spans, file.toStdString());
+        if (spans < 0)
+            return 1;
+        out["generate_s"] = double(t.nsecsElapsed()) / 1e9;
+    }
+    out["file"] = file.toStdString();
+    out["file_mb"] = double(QFileInfo(file).size()) / (1024.0 * 1024.0);
+
+    // The stages of an open, each alone on this thread: reading the file, the analysis.
+    {
+        QElapsedTimer t;
+        t.start();
+        auto trace = importTraceFile(file.toStdString());
+        if (!trace) {
+            std::fprintf(stderr, "bench_window: %s\n", trace.error().toString().c_str());
+            return 1;
+        }
+        out["stage_import_ms"] = double(t.nsecsElapsed()) / 1e6;
+        t.restart();
+        const auto analyzed = makeAnalyzedTrace(std::move(trace).value());
+        out["stage_analysis_ms"] = double(t.nsecsElapsed()) / 1e6;
+    }
+
+    MainWindow window;
+    window.setGpuProbeEnabled(false);
+    window.setLiveSimulation(false);
+    window.resize(1920, 1080);
+    window.show();
+    drain();
+    TimelineView* timeline = window.timeline();
+    PaintCounter counter;
+    timeline->installEventFilter(&counter);
+
+    // ---- open
+    bool shown = false;
+    QObject::connect(&window, &MainWindow::traceShown, &window, [&] { shown = true; });
+    bool failed = false;
+    QObject::connect(&window, &MainWindow::errorShown, &window, [&](const QString& message) {
+        std::fprintf(stderr, "bench_window: %s\n", qPrintable(message));
+        failed = true;
+    });
+    const double openCpu0 = cpuSeconds();
+    QElapsedTimer open;
+    open.start();
+    window.openPath(file);
+    const int paintsBefore = counter.paints;
+    double firstFrameMs = -1;
+    while (!failed && open.elapsed() < 600'000) {
+        QCoreApplication::processEvents(QEventLoop::AllEvents | QEventLoop::WaitForMoreEvents, 20);
+        if (shown && firstFrameMs < 0) {
+            drain();
+            if (counter.paints > paintsBefore)
+                firstFrameMs = double(open.nsecsElapsed()) / 1e6;
+        }
+        if (firstFrameMs >= 0 && window.isAnalysisShown())
+            break;
+    }
+    if (failed || firstFrameMs < 0) {
+        std::fprintf(stderr, "bench_window: the trace did not open\n");
+        return 1;
+    }
+    drain();
+    out["spans"] = window.currentTrace()->trace->spanCount();
+    out["open_first_frame_ms"] = firstFrameMs;
+    out["open_analysis_ms"] = double(open.nsecsElapsed()) / 1e6;
+    out["open_cpu_ms"] = (cpuSeconds() - openCpu0) * 1e3;
+
+    // ---- zoom, pan and hover at three zoom levels
+    const auto [t0, t1] = timeline->visibleTimeRange();
+    const QRect area = timeline->timeAxisRect();
+    const QPoint centre = area.center();
+    struct Level {
+        const char* name;
+        double fraction;
+    };
+    for (const Level level : {Level{"full", 1.0}, Level{"zoom1", 0.01}, Level{"zoom0.01", 0.0001}}) {
+        const double mid = (t0 + t1) / 2, half = (t1 - t0) * level.fraction / 2;
+        timeline->setVisibleTimeRange(mid - half, mid + half);
+        drain();
+        nlohmann::ordered_json j;
+        auto run = [&](const char* name, auto step) {
+            std::vector<Sample> samples;
+            const int paints0 = counter.paints;
+            for (int r = 0; r < cfg.reps; ++r)
+                samples.push_back(timed([&] { step(r); }));
+            const Summary s = summarize(samples, counter.paints - paints0);
+            j[name] = {{"median_ms", s.medianMs},
+                       {"p90_ms", s.p90Ms},
+                       {"max_ms", s.maxMs},
+                       {"median_cpu_ms", s.medianCpuMs},
+                       {"timeline_paints", s.paints}};
+        };
+        // Each plot's replot alone, for where the time goes.
+        run("timeline_replot", [&](int) { timeline->replot(QCustomPlot::rpImmediateRefresh); });
+        run("concurrency_replot", [&](int) { window.concurrencyPlot()->replot(QCustomPlot::rpImmediateRefresh); });
+        run("zoom", [&](int r) {
+            QWheelEvent wheel(centre, timeline->mapToGlobal(centre), QPoint(), QPoint(0, r % 2 ? -120 : 120),
+                              Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+            QCoreApplication::sendEvent(timeline, &wheel);
+        });
+        run("pan", [&](int r) {
+            const int key = r % 2 ? Qt::Key_A : Qt::Key_D;
+            QKeyEvent press(QEvent::KeyPress, key, Qt::NoModifier, QString(QLatin1Char(r % 2 ? 'a' : 'd')));
+            QCoreApplication::sendEvent(timeline, &press);
+            QKeyEvent release(QEvent::KeyRelease, key, Qt::NoModifier, QString(QLatin1Char(r % 2 ? 'a' : 'd')));
+            QCoreApplication::sendEvent(timeline, &release);
+        });
+        run("hover", [&](int r) {
+            const QPoint p(area.left() + (r * 97) % std::max(1, area.width()),
+                           area.top() + (r * 53) % std::max(1, area.height()));
+            QMouseEvent move(QEvent::MouseMove, p, timeline->mapToGlobal(p), Qt::NoButton, Qt::NoButton,
+                             Qt::NoModifier);
+            QCoreApplication::sendEvent(timeline, &move);
+        });
+        out["levels"][level.name] = j;
+    }
+    out["peak_rss_mb"] = peakRssMb();
+
+    if (cfg.json) {
+        std::printf("%s\n", out.dump().c_str());
+        return 0;
+    }
+    std::printf("window 1920x1080, %lld spans, %.1f MB trace file\n",
+                static_cast<long long>(out["spans"].get<int64_t>()), out["file_mb"].get<double>());
+    std::printf("stages alone: import %.0f ms, analysis %.0f ms\n", out["stage_import_ms"].get<double>(),
+                out["stage_analysis_ms"].get<double>());
+    std::printf("open: first frame %.0f ms, analysis shown %.0f ms (CPU %.0f ms)\n", firstFrameMs,
+                out["open_analysis_ms"].get<double>(), out["open_cpu_ms"].get<double>());
+    std::printf("%-9s %-18s %10s %8s %8s %12s %7s\n", "view", "input", "median ms", "p90 ms", "max ms", "median CPU ms",
+                "paints");
+    for (const auto& [levelName, level] : out["levels"].items())
+        for (const auto& [input, s] : level.items())
+            std::printf("%-9s %-18s %10.2f %8.2f %8.2f %12.2f %7d\n", levelName.c_str(), input.c_str(),
+                        s["median_ms"].get<double>(), s["p90_ms"].get<double>(), s["max_ms"].get<double>(),
+                        s["median_cpu_ms"].get<double>(), s["timeline_paints"].get<int>());
+    std::printf("peak RSS %.0f MB\n", out["peak_rss_mb"].get<double>());
+    return 0;
+}
