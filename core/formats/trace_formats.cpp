@@ -389,6 +389,16 @@ Result<Trace> importTraceFile(const std::string& path)
     return unknownFormat(path, *prefix);
 }
 
+Result<Trace> importTraceFile(const std::string& path, const ImportProgress& progress)
+{
+    const import_detail::ProgressScope scope(&progress);
+    auto trace = importTraceFile(path);
+    if (import_detail::cancelled())
+        return Error{path, {}, kImportCancelled};
+    import_detail::step(1, 1);
+    return trace;
+}
+
 Result<Trace> importTraceText(std::string_view text, const std::string& file)
 {
     bool undecided = false;

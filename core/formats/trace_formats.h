@@ -9,6 +9,7 @@
 // docs/FORMATS.md lists what each format carries and how it maps onto the trace model.
 #pragma once
 
+#include "import_progress.h"
 #include "result.h"
 #include "trace.h"
 
@@ -46,6 +47,9 @@ TraceFormat detectTraceFormatFromContent(std::string_view prefix);
 constexpr size_t kMaxUnpackedTraceBytes = size_t(2) << 30;
 
 Result<Trace> importTraceFile(const std::string& path);
+// The same, reporting how far it is and stopping when asked (import_progress.h): a cancelled import returns the
+// error kImportCancelled ("cancelled").
+Result<Trace> importTraceFile(const std::string& path, const ImportProgress& progress);
 // Whether importTraceFile unpacks gzip-compressed files (*.json.gz): this build has zlib.
 bool canReadGzip();
 // Text already in memory (not for SQLite databases); `file` names it in errors.

@@ -3,7 +3,11 @@
 // tst_nsys_sqlite (fixtures shared in import_export_fixtures.h).
 #include "import_export_fixtures.h"
 
+#include <QTemporaryDir>
 #include <QTest>
+
+#include <algorithm>
+#include <atomic>
 
 #ifdef STREAMSCOPE_TEST_ZLIB
 #include <zlib.h>
@@ -13,6 +17,49 @@ class TestImportExport : public QObject {
     Q_OBJECT
 
 private slots:
+    // ---- progress and Cancel (the window's status bar while a big trace opens)
+
+    void progressAndCancel()
+    {
+        Trace t;
+        const uint32_t host = t.addTrack({TrackKind::HostThread, "main"});
+        const uint32_t s = t.addTrack({TrackKind::Stream, "s1", 0});
+        for (int64_t i = 0; i < 100'000; ++i) {
+            const uint32_t api = t.addSpan({host, SpanKind::ApiCall, "cudaLaunchKernel", i * 1000, i * 1000 + 300});
+            const uint32_t k = t.addSpan({s, SpanKind::Kernel, "kernel", i * 1000 + 400, i * 1000 + 900});
+            t.addFlow(api, k, FlowKind::Launch);
+        }
+        t.finalize();
+        QTemporaryDir dir;
+        for (const ExportFormat format : {ExportFormat::Streamscope, ExportFormat::Chrome}) {
+            const std::string path = dir.filePath(QStringLiteral("big.json")).toStdString();
+            QVERIFY(exportTrace(t, path, format).ok());
+            QVERIFY(fs::file_size(path) > (size_t(8) << 20)); // several steps of 4 MiB
+            std::vector<double> seen;
+            ImportProgress progress;
+            progress.report = [&](double f) { seen.push_back(f); };
+            auto back = importTraceFile(path, progress);
+            QVERIFY2(back.ok(), back.error().toString().c_str());
+            QCOMPARE(back->spanCount(), t.spanCount());
+            QVERIFY2(seen.size() >= 3, qPrintable(QString::number(seen.size())));
+            QVERIFY(std::is_sorted(seen.begin(), seen.end()));
+            QVERIFY(seen.front() >= 0 && seen.front() < 1);
+            QCOMPARE(seen.back(), 1.0);
+            // Cancel at the first report: the import stops with "cancelled".
+            std::atomic<bool> cancel{false};
+            int reports = 0;
+            progress.cancel = &cancel;
+            progress.report = [&](double) {
+                ++reports;
+                cancel = true;
+            };
+            auto stopped = importTraceFile(path, progress);
+            QVERIFY(!stopped.ok());
+            QCOMPARE(q(stopped.error().message), QStringLiteral("cancelled"));
+            QCOMPARE(reports, 1);
+        }
+    }
+
     // ---- CSV
 
     void csvExport()

@@ -37,6 +37,7 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QProcess>
+#include <QProgressBar>
 #include <QSet>
 #include <QSettings>
 #include <QSignalSpy>
@@ -137,6 +138,8 @@ private Q_SLOTS:
     void saveIsAtomicAndRoundTrips();
     void unsavedEditsPrompt();
     void opensTracesByContent();
+    void aBigTraceIsDrawnBeforeItsAnalysis();
+    void openingABigTraceCanBeCancelled();
     void anImportedTraceIsATrace();
     void aTraceShowsTheScenarioItEmbedsReadOnly();
     void runningAnEmbeddedScenarioRunsACopy();

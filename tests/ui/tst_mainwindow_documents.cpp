@@ -168,6 +168,82 @@ void TestMainWindow::opensTracesByContent()
     }
 }
 
+namespace {
+// A trace file of `spans` spans (API calls launching kernels, an arrow each), StreamScope's format.
+QString writeBigTrace(const QTemporaryDir& dir, int64_t spans)
+{
+    Trace t;
+    const uint32_t host = t.addTrack({TrackKind::HostThread, "main"});
+    const uint32_t s = t.addTrack({TrackKind::Stream, "s1", 0});
+    for (int64_t i = 0; i < spans / 2; ++i) {
+        const uint32_t api = t.addSpan({host, SpanKind::ApiCall, "cudaLaunchKernel", i * 1000, i * 1000 + 300});
+        const uint32_t k = t.addSpan({s, SpanKind::Kernel, "kernel", i * 1000 + 400, i * 1000 + 900});
+        t.addFlow(api, k, FlowKind::Launch);
+    }
+    t.finalize();
+    const QString path = dir.filePath(QStringLiteral("big.json"));
+    return exportTrace(t, path.toStdString(), ExportFormat::Streamscope).ok() ? path : QString();
+}
+} // namespace
+
+// A trace file of kAnalyzeLaterBytes and more is on the timeline as soon as it is read; the Analysis panel says its
+// analysis is coming, and then shows it.
+void TestMainWindow::aBigTraceIsDrawnBeforeItsAnalysis()
+{
+    QTemporaryDir dir;
+    const QString path = writeBigTrace(dir, 400'000);
+    QVERIFY(!path.isEmpty());
+    QVERIFY(QFileInfo(path).size() >= MainWindow::kAnalyzeLaterBytes);
+    auto w = makeWindow();
+    bool analysedAtFirstFrame = true;
+    QString panelAtFirstFrame;
+    connect(w.get(), &MainWindow::traceShown, w.get(), [&] {
+        analysedAtFirstFrame = w->isAnalysisShown();
+        panelAtFirstFrame = w->analysisPanel()->html();
+    });
+    QSignalSpy shown(w.get(), &MainWindow::traceShown);
+    QSignalSpy analysed(w.get(), &MainWindow::analysisShown);
+    QVERIFY(w->openPath(path));
+    QVERIFY(shown.wait(60000));
+    QVERIFY(!analysedAtFirstFrame);
+    QVERIFY2(panelAtFirstFrame.contains(QStringLiteral("Analysing the trace")), qPrintable(panelAtFirstFrame));
+    QCOMPARE(w->timeline()->trace()->spanCount(), size_t(400'000));
+    QVERIFY(analysed.count() > 0 || analysed.wait(60000));
+    QVERIFY(w->isAnalysisShown());
+    QCOMPARE(w->currentTrace()->report.metrics.gpuSpanCount, int64_t(200'000));
+    QVERIFY(!w->analysisPanel()->html().contains(QStringLiteral("Analysing the trace")));
+}
+
+// While a big file is read the status bar shows how far it is; Cancel stops it, and the window keeps what it showed.
+void TestMainWindow::openingABigTraceCanBeCancelled()
+{
+    QTemporaryDir dir;
+    const QString path = writeBigTrace(dir, 1'000'000);
+    QVERIFY(!path.isEmpty());
+    auto w = makeWindow();
+    QVERIFY(openAndRun(*w, QStringLiteral("02")));
+    const auto before = w->currentTrace();
+    const QString lesson = w->lessonId();
+    QVERIFY(w->openPath(path));
+    QVERIFY(w->isOpening());
+    QProgressBar* bar = nullptr;
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+            for (QProgressBar* b : w->findChildren<QProgressBar*>())
+                if (b->isVisible() && b->maximum() == 100 && b->value() < 100)
+                    return (bar = b) != nullptr;
+            return false;
+        }(),
+        30000);
+    w->cancelOpening();
+    QVERIFY(!w->isOpening());
+    QVERIFY(!bar->isVisible());
+    QTest::qWait(1500); // what was read is dropped when it arrives
+    QCOMPARE(w->currentTrace(), before);
+    QCOMPARE(w->lessonId(), lesson);
+    QVERIFY(w->errorMessage().isEmpty());
+}
+
 // A trace opened is a trace: its file and what made it in the title, no empty scenario with a validation error,
 // nothing to run.
 void TestMainWindow::anImportedTraceIsATrace()

@@ -55,6 +55,12 @@ QString analysisHtml(const AnalyzedTrace* at, const QString& lessonTitle, const 
         h += QStringLiteral("<p class='faint'>Run the scenario to see its checks and metrics.</p>");
         return h;
     }
+    if (!at->analysed) {
+        addLessonText();
+        h += QStringLiteral("<p class='faint'>Analysing the trace: its checks, metrics and diagnostics follow in a "
+                            "moment.</p>");
+        return h;
+    }
 
     // The checks first: they are the lesson's verdict on this run.
     h += QStringLiteral("<h4 style='margin-bottom:4px'>Checks</h4>");

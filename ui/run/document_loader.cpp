@@ -45,6 +45,14 @@ std::shared_ptr<const AnalyzedTrace> makeAnalyzedTrace(Trace trace)
     return out;
 }
 
+std::shared_ptr<const AnalyzedTrace> makeAnalyzedTrace(std::shared_ptr<const Trace> trace)
+{
+    auto out = std::make_shared<AnalyzedTrace>();
+    out->report = reportOnTrace(*trace);
+    out->trace = std::move(trace);
+    return out;
+}
+
 QString detectFormat(const std::string& text)
 {
     // The first "format" key of the text: the writers put it first, and an embedded scenario's is escaped (\").
@@ -54,7 +62,8 @@ QString detectFormat(const std::string& text)
     return m.hasMatch() ? m.captured(1) : QString();
 }
 
-Result<LoadedDocument> loadDocument(const QString& pathOrLesson, const QString& variant)
+Result<LoadedDocument> loadDocument(const QString& pathOrLesson, const QString& variant, const ImportProgress* progress,
+                                    bool analyze)
 {
     LoadedDocument doc;
     doc.variant = variant;
@@ -94,7 +103,7 @@ Result<LoadedDocument> loadDocument(const QString& pathOrLesson, const QString& 
         doc.warnings = std::move(scenario->warnings);
         return doc;
     }
-    auto trace = importTraceFile(file);
+    auto trace = progress ? importTraceFile(file, *progress) : importTraceFile(file);
     if (!trace)
         return Result<LoadedDocument>(trace.error(), trace.errorClass());
     doc.kind = DocumentKind::Trace;
@@ -107,7 +116,14 @@ Result<LoadedDocument> loadDocument(const QString& pathOrLesson, const QString& 
         }
     }
     doc.variant = qs(trace->info.variant);
-    doc.trace = makeAnalyzedTrace(std::move(trace).value());
+    if (analyze) {
+        doc.trace = makeAnalyzedTrace(std::move(trace).value());
+    } else {
+        auto shown = std::make_shared<AnalyzedTrace>();
+        shown->trace = std::make_shared<const Trace>(std::move(trace).value());
+        shown->analysed = false;
+        doc.trace = std::move(shown);
+    }
     return doc;
 }
 

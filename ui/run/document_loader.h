@@ -10,6 +10,7 @@
 #include "result.h"
 #include "scenario.h"
 #include "trace.h"
+#include "trace_formats.h"
 
 #include <QString>
 
@@ -36,9 +37,12 @@ TraceReport reportOnTrace(const Trace& trace);
 struct AnalyzedTrace {
     std::shared_ptr<const Trace> trace;
     TraceReport report;
+    bool analysed = true; // false: the report is still to come (a big trace is drawn before it is analysed)
 };
 
 std::shared_ptr<const AnalyzedTrace> makeAnalyzedTrace(Trace trace);
+// The same trace with its report, computed now (the second step of opening a file with `analyze` false).
+std::shared_ptr<const AnalyzedTrace> makeAnalyzedTrace(std::shared_ptr<const Trace> trace);
 
 enum class DocumentKind { Scenario, Trace };
 
@@ -58,6 +62,9 @@ QString detectFormat(const std::string& text);
 
 // Opens `pathOrLesson`: a file (scenario or trace by content) or, when no such file exists, a lesson id or number
 // ("01", "two-streams"). `variant` applies to scenarios and lessons. Errors name the file and JSON path.
-Result<LoadedDocument> loadDocument(const QString& pathOrLesson, const QString& variant = {});
+// `progress` (optional): how far reading a trace is, and its Cancel. `analyze` false: a trace comes without its
+// report (AnalyzedTrace::analysed false), for a window that draws it first and analyses it on another worker.
+Result<LoadedDocument> loadDocument(const QString& pathOrLesson, const QString& variant = {},
+                                    const ImportProgress* progress = nullptr, bool analyze = true);
 
 } // namespace streamscope

@@ -272,12 +272,13 @@ void MainWindow::connectRuns()
             [this] { m_statusText->setText(QStringLiteral("Run cancelled.")); });
     connect(m_runner, &RunController::progressMessage, m_statusText, &QLabel::setText);
     connect(m_runner, &RunController::runningChanged, this, [this](bool running) {
-        m_cancelAction->setEnabled(running);
+        m_cancelAction->setEnabled(running || isOpening());
         if (running) {
             m_progressDelay->start();
         } else {
             m_progressDelay->stop();
-            m_progress->hide();
+            if (!isOpening())
+                m_progress->hide();
         }
     });
     connect(m_runner, &RunController::started, this, [this](RunBackend b) {

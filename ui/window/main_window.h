@@ -16,6 +16,7 @@
 #include <QRect>
 #include <QSize>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -171,8 +172,13 @@ public:
     AnalysisPanel* analysisPanel() const { return m_analysis; }
     RunInfoPanel* runInfoPanel() const { return m_runInfo; }
     std::shared_ptr<const AnalyzedTrace> currentTrace() const { return m_trace; }
-    // Whether the analysis of the trace shown (metrics, checks, diagnostics, critical path) is in the panels.
-    bool isAnalysisShown() const { return m_trace != nullptr; }
+    // Whether the analysis of the trace shown (metrics, checks, diagnostics, critical path) is in the panels: a big
+    // trace file (kAnalyzeLaterBytes and more) is drawn as soon as it is read, and its analysis follows.
+    bool isAnalysisShown() const { return m_trace && m_trace->analysed; }
+    static constexpr qint64 kAnalyzeLaterBytes = qint64(16) << 20;
+    // A file being opened: Run ▸ Cancel (Ctrl+.) stops reading it, and the window stays as it was.
+    bool isOpening() const { return m_openCancel != nullptr; }
+    void cancelOpening();
     // The message shown above the timeline (run and file errors); empty when none.
     QString errorMessage() const;
     // The banners above the timeline: timing changed the run (warning), CUPTI was not used (info).
@@ -185,6 +191,8 @@ Q_SIGNALS:
     void documentOpened(const QString& path);
     // A new trace is on the timeline.
     void traceShown();
+    // Its analysis is in the panels (with traceShown, or after it for a big trace file).
+    void analysisShown();
     void errorShown(const QString& message);
 
 protected:
@@ -216,6 +224,10 @@ private:
     void showTrace(std::shared_ptr<const AnalyzedTrace> trace, const QString& file, double wallMs,
                    bool preview = false);
     void updateCriticalPath();
+    // A big trace's second step: its analysis on a worker, then in the panels.
+    void analyzeShownTrace();
+    void showOpenProgress(double fraction);
+    void endOpening();
     void showError(const QString& message);
     void clearError();
     bool maybeSave();
@@ -310,6 +322,8 @@ private:
     double m_traceWallMs = -1; // how long the run shown took (-1: not known, an opened trace)
     std::function<UnsavedChoice()> m_unsavedPrompt;
     quint64 m_openGeneration = 0;
+    quint64 m_analysisGeneration = 0;
+    std::shared_ptr<std::atomic<bool>> m_openCancel; // set while a file is being opened
     bool m_syncingSelection = false;
     bool m_previewRun = false;   // the run in progress is a live preview
     bool m_partialShown = false; // a failed GPU run's partial trace was just shown (its error follows)

@@ -213,7 +213,12 @@ void MainWindow::createActions()
     m_runAction = run->addAction(QStringLiteral("&Run"), this, &MainWindow::runScenario);
     m_runAction->setShortcuts({QKeySequence(Qt::Key_F5), QKeySequence(Qt::CTRL | Qt::Key_R)});
     m_runAction->setToolTip(QStringLiteral("Run the scenario on the chosen backend (F5)"));
-    m_cancelAction = run->addAction(QStringLiteral("&Cancel"), m_runner, &RunController::cancel);
+    m_cancelAction = run->addAction(QStringLiteral("&Cancel"), this, [this] {
+        if (isOpening())
+            cancelOpening(); // a file being read
+        else
+            m_runner->cancel();
+    });
     m_cancelAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period));
     m_cancelAction->setEnabled(false);
     run->addSeparator();

@@ -133,7 +133,9 @@ QString noScenarioText(const AnalyzedTrace& trace)
 {
     const RunInfo& info = trace.trace->info;
     if (!info.scenarioJson.empty()) // it has one, but it could not be read
-        return trace.report.note + QStringLiteral(" The trace is shown as recorded.");
+        return (trace.report.note.isEmpty() ? QStringLiteral("The scenario in the trace could not be read.")
+                                            : trace.report.note)
+            + QStringLiteral(" The trace is shown as recorded.");
     static const std::pair<const char*, const char*> kFrom[] = {{"pytorch", "a PyTorch profiler trace"},
                                                                 {"chrome", "a Chrome JSON trace"},
                                                                 {"nsys", "an Nsight Systems report"},
@@ -321,11 +323,33 @@ bool MainWindow::openPath(const QString& pathOrLesson, const QString& variant)
     if (!maybeSave())
         return false;
     ++m_openGeneration;
+    if (m_openCancel)
+        *m_openCancel = true; // the file opening before stops: the newest request wins
+    auto cancel = std::make_shared<std::atomic<bool>>(false);
+    m_openCancel = cancel;
+    m_cancelAction->setEnabled(true);
     m_statusText->setText(QStringLiteral("Opening %1…").arg(pathOrLesson));
-    // Files are read and parsed off the GUI thread (traces can be large); the newest request wins.
+    // Progress reaches the status bar from the worker; a newer opening makes it stale.
+    auto progress = std::make_shared<ImportProgress>();
+    progress->cancel = cancel.get();
+    const QPointer<MainWindow> self(this);
+    const quint64 asked = m_openGeneration;
+    progress->report = [self, asked](double fraction) {
+        postToGuiThread(self, [asked, fraction](MainWindow& w) {
+            if (w.m_openGeneration == asked)
+                w.showOpenProgress(fraction);
+        });
+    };
+    // Files are read and parsed off the GUI thread (traces can be large); the newest request wins. A big trace
+    // file is drawn first and analysed after (analyzeShownTrace).
+    const bool analyzeNow = QFileInfo(pathOrLesson).size() < kAnalyzeLaterBytes;
     runOffGuiThread(
-        this, &MainWindow::m_openGeneration, [pathOrLesson, variant] { return loadDocument(pathOrLesson, variant); },
+        this, &MainWindow::m_openGeneration,
+        [pathOrLesson, variant, progress, analyzeNow, cancel] {
+            return loadDocument(pathOrLesson, variant, progress.get(), analyzeNow);
+        },
         [](MainWindow& w, Result<LoadedDocument> loaded) {
+            w.endOpening();
             if (!loaded) {
                 w.showError(qs(loaded.error().toString()));
                 w.m_statusText->setText(QStringLiteral("Could not open the file."));
@@ -334,6 +358,63 @@ bool MainWindow::openPath(const QString& pathOrLesson, const QString& variant)
             w.applyDocument(std::move(loaded.value()));
         });
     return true;
+}
+
+void MainWindow::cancelOpening()
+{
+    if (!m_openCancel)
+        return;
+    *m_openCancel = true;
+    ++m_openGeneration; // what it read is dropped when it arrives: the window stays as it was
+    endOpening();
+    m_statusText->setText(QStringLiteral("Opening cancelled."));
+}
+
+void MainWindow::showOpenProgress(double fraction)
+{
+    if (!m_openCancel || fraction >= 1.0)
+        return;
+    m_progress->setRange(0, 100);
+    m_progress->setValue(int(fraction * 100));
+    m_progress->setFormat(QStringLiteral("%p %"));
+    m_progress->setTextVisible(true);
+    m_progress->setToolTip(QStringLiteral("Reading the file: Run ▸ Cancel (Ctrl+.) stops"));
+    m_progress->show();
+}
+
+void MainWindow::endOpening()
+{
+    m_openCancel.reset();
+    m_progress->setRange(0, 0); // busy, as runs show it
+    m_progress->setTextVisible(false);
+    m_progress->setToolTip(QString());
+    if (!m_runner->isRunning())
+        m_progress->hide();
+    m_cancelAction->setEnabled(m_runner->isRunning());
+}
+
+void MainWindow::analyzeShownTrace()
+{
+    ++m_analysisGeneration;
+    if (!m_trace || m_trace->analysed)
+        return;
+    const std::shared_ptr<const Trace> trace = m_trace->trace;
+    m_statusText->setText(m_statusText->text() + QStringLiteral(" Analysing…"));
+    runOffGuiThread(
+        this, &MainWindow::m_analysisGeneration, [trace] { return makeAnalyzedTrace(trace); },
+        [](MainWindow& w, std::shared_ptr<const AnalyzedTrace> analyzed) {
+            if (!w.m_trace || w.m_trace->trace != analyzed->trace)
+                return; // another trace is shown by now
+            w.m_trace = std::move(analyzed);
+            w.m_analysis->setTrace(w.m_trace);
+            w.updateCriticalPath();
+            w.updateTimingNotice();
+            w.updateWhatIfAction();
+            QString status = w.m_statusText->text();
+            status.replace(QStringLiteral(" Analysing…"), QString());
+            w.m_statusText->setText(status);
+            Q_EMIT w.analysisShown();
+        });
 }
 
 void MainWindow::applyDocument(LoadedDocument doc)
@@ -367,6 +448,7 @@ void MainWindow::applyDocument(LoadedDocument doc)
         m_liveTimer->stop(); // the trace is what the user opened: no preview replaces it
         showTrace(doc.trace, doc.path, -1);
         m_statusText->setText(QStringLiteral("Opened the trace %1.").arg(doc.path));
+        analyzeShownTrace(); // a big trace: drawn now, analysed next
     } else {
         m_path = isFile ? doc.path : QString();
         m_model->setScenario(std::move(doc.scenario));

@@ -263,6 +263,8 @@ void MainWindow::showTrace(std::shared_ptr<const AnalyzedTrace> trace, const QSt
         QTimer::singleShot(400, this, &MainWindow::takeScreenshot);
     }
     Q_EMIT traceShown();
+    if (m_trace && m_trace->analysed)
+        Q_EMIT analysisShown();
 }
 
 void MainWindow::updateTimingNotice()
@@ -294,8 +296,10 @@ void MainWindow::updateCriticalPath()
 {
     std::vector<uint32_t> spans;
     const std::shared_ptr<const Trace> t = m_timeline->trace();
-    if (t && m_criticalPathAction && m_criticalPathAction->isChecked()) {
-        const CriticalPath path = criticalPath(*t);
+    // The report's path (computed off the GUI thread with the analysis); none until a big trace is analysed.
+    if (t && m_trace && m_trace->trace == t && m_trace->analysed && m_criticalPathAction
+        && m_criticalPathAction->isChecked()) {
+        const CriticalPath& path = m_trace->report.criticalPath;
         spans.reserve(path.segments.size());
         for (const auto& segment : path.segments)
             spans.push_back(segment.span);

@@ -6,6 +6,7 @@
 #include "chrome_trace.h"
 #include "chrome_trace_format.h"
 #include "file_io.h"
+#include "import_progress.h"
 
 #include <cerrno>
 #include <charconv>
@@ -41,6 +42,9 @@ public:
     explicit Input(std::string_view text) : m_begin(text.data()), m_end(text.data() + text.size()), m_eof(true) {}
     explicit Input(int fd) : m_fd(fd), m_eof(false)
     {
+        struct stat st {};
+        if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+            m_size = uint64_t(st.st_size);
         m_storage.resize(size_t(4) << 20);
         m_begin = m_end = m_storage.data();
     }
@@ -74,11 +78,14 @@ public:
         m_begin = m_storage.data();
         m_end = m_begin + filled;
         keep = m_begin;
+        if (!import_detail::step(m_base, m_size)) // a window's Cancel, once per buffer
+            return kImportCancelled;
         return {};
     }
 
 private:
     int m_fd = -1;
+    uint64_t m_size = 0; // of a regular file, for progress
     std::vector<char> m_storage;
     const char* m_begin = nullptr;
     const char* m_end = nullptr;

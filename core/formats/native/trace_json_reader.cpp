@@ -4,6 +4,7 @@
 
 #include "file_io.h"
 #include "import_limits.h"
+#include "import_progress.h"
 #include "json_strict.h"
 
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <set>
@@ -547,6 +549,44 @@ std::string cleanParseMessage(const std::string& what)
 }
 } // namespace
 
+namespace {
+// The text as nlohmann's parser reads it, a byte at a time, reporting the import's progress every 4 MiB. On Cancel
+// the input ends there: the parse fails, and importTraceFile returns "cancelled" instead of its message.
+class ProgressIterator {
+public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = char;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const char*;
+    using reference = const char&;
+
+    ProgressIterator(const char* p, const char* begin, const char* end) : m_p(p), m_begin(begin), m_end(end) {}
+    reference operator*() const { return *m_p; }
+    ProgressIterator& operator++()
+    {
+        ++m_p;
+        if (((m_p - m_begin) & kStepMask) == 0
+            && !import_detail::step(uint64_t(m_p - m_begin), uint64_t(m_end - m_begin)))
+            m_p = m_end;
+        return *this;
+    }
+    ProgressIterator operator++(int)
+    {
+        ProgressIterator before = *this;
+        ++*this;
+        return before;
+    }
+    bool operator==(const ProgressIterator& other) const { return m_p == other.m_p; }
+    bool operator!=(const ProgressIterator& other) const { return m_p != other.m_p; }
+
+private:
+    static constexpr std::ptrdiff_t kStepMask = (std::ptrdiff_t(4) << 20) - 1;
+    const char* m_p;
+    const char* m_begin;
+    const char* m_end;
+};
+} // namespace
+
 Result<Trace> parseTrace(const std::string& text, const std::string& file)
 {
     if (const auto at = nestingTooDeepAt(text, kMaxDepth))
@@ -554,7 +594,12 @@ Result<Trace> parseTrace(const std::string& text, const std::string& file)
                      "JSON nested deeper than " + std::to_string(kMaxDepth) + " levels"};
     TraceSax sax;
     try {
-        if (!Json::sax_parse(text, &sax)) {
+        const char* begin = text.data();
+        const char* end = begin + text.size();
+        const bool parsed = import_detail::active()
+            ? Json::sax_parse(ProgressIterator(begin, begin, end), ProgressIterator(end, begin, end), &sax)
+            : Json::sax_parse(text, &sax);
+        if (!parsed) {
             if (!sax.duplicateKey.empty())
                 return Error{file, sax.duplicatePath,
                              "duplicate key \"" + sax.duplicateKey + "\": an object names each key once"};
