@@ -31,6 +31,32 @@ QString percentText(int64_t part, int64_t total)
     return QString::number(p, 'f', p >= 9.95 || p == 0 ? 0 : 1) + QStringLiteral(" %");
 }
 
+// The step function, filled as one rectangle per step: QCPGraph's polygon fill of thousands of vertical edges (a
+// wide view of a big trace) cost milliseconds a frame.
+class StepGraph : public QCPGraph {
+public:
+    using QCPGraph::QCPGraph;
+
+protected:
+    void drawFill(QCPPainter* painter, QVector<QPointF>* lines) const override
+    {
+        if (brush().style() == Qt::NoBrush || brush().color().alpha() == 0 || lines->size() < 2)
+            return;
+        const double base = valueAxis()->coordToPixel(0);
+        painter->setPen(Qt::NoPen);
+        painter->setBrush(brush());
+        applyFillAntialiasingHint(painter);
+        // lsStepLeft lines: (x0, y0) (x1, y0) (x1, y1) (x2, y1) ...: the horizontal pieces are the steps.
+        for (qsizetype i = 0; i + 1 < lines->size(); ++i) {
+            const QPointF& a = (*lines)[i];
+            const QPointF& b = (*lines)[i + 1];
+            if (a.y() != b.y() || !(b.x() > a.x()))
+                continue;
+            painter->drawRect(QRectF(a.x(), std::min(a.y(), base), b.x() - a.x(), std::abs(base - a.y())));
+        }
+    }
+};
+
 } // namespace
 
 double DurationTicker::getTickStep(const QCPRange& range)
@@ -83,7 +109,7 @@ ConcurrencyPlot::ConcurrencyPlot(QWidget* parent) : QCustomPlot(parent)
 {
     setObjectName(QStringLiteral("concurrencyPlot"));
     setNoAntialiasingOnDrag(true);
-    m_graph = addGraph();
+    m_graph = new StepGraph(xAxis, yAxis);
     m_graph->setLineStyle(QCPGraph::lsStepLeft);
     // Steps are horizontal and vertical lines: nothing to smooth, and antialiasing a dense outline is slow.
     m_graph->setAntialiased(false);

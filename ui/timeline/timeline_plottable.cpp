@@ -385,12 +385,16 @@ void TimelinePlottable::draw(QCPPainter* painter)
     if (!m_drawList.arrows.empty()) {
         painter->setRenderHint(QPainter::Antialiasing, true);
         const double head = std::clamp(m.by * 0.35, 4.0, m_highContrast ? 14.0 : 9.0);
+        // Many arrows in view (a big trace zoomed in): every arrow a pixel wide, which the raster engine draws
+        // with its line drawer; wider pens are outlined and filled, about 0.1 ms a curve. A few arrows (a lesson)
+        // draw dependencies wider.
+        const bool many = m_drawList.arrows.size() > kManyArrows;
         const double weight = m_highContrast ? 2.0 : 1.0;
         for (const auto& a : m_drawList.arrows) {
             QColor c = m_theme->flowKind(a.kind);
             const bool launch = a.kind == FlowKind::Launch || a.kind == FlowKind::Call;
-            c.setAlpha(launch ? 150 : 230); // launches are many and mostly obvious; dependencies are the story
-            painter->setPen(QPen(c, (launch ? 1.0 : 1.6) * weight, flowKindPenStyle(a.kind)));
+            c.setAlpha(launch ? 150 : many ? 255 : 230); // launches are many and obvious; dependencies the story
+            painter->setPen(QPen(c, (launch || many ? 1.0 : 1.6) * weight, flowKindPenStyle(a.kind)));
             drawArrow(painter, a.from, a.to, head, flowIsCurved(a.kind));
         }
         painter->setRenderHint(QPainter::Antialiasing, false);

@@ -162,6 +162,8 @@ public:
 
     // Computes what draw() would draw for the current axes (culling, merging, labels, arrows).
     void computeDrawList(TimelineDrawList& out) const;
+    // Above this many arrows in view every arrow is drawn a pixel wide (fast); dependencies are wider below it.
+    static constexpr size_t kManyArrows = 64;
     const TimelineDrawStats& lastDrawStats() const { return m_lastStats; }
     // Memory held by the plottable's own index (the arrow index), for benchmarks.
     size_t memoryBytes() const
