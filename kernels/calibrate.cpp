@@ -177,6 +177,18 @@ void Calibrator::deriveFields(DeviceProfile& p)
            derived("graph_node_spacing_ns", [&](double x) { return std::max(0.0, x - double(p.minKernelNs)); }),
            "= graph_node_spacing_ns - min_kernel_ns: the GPU-side gap between nodes of a graph");
     setNs(p.graphNodeOverheadNs, med("graph_node_overhead_ns"));
+    figure("graph_min_kernel_ns", "  graph_min_kernel_ns", "ns",
+           derived("graph_node_spacing_ns", [&](double x) { return std::min(x, double(p.minKernelNs)); }),
+           "= min(graph_node_spacing_ns, min_kernel_ns): what an empty kernel node of a graph takes");
+    setNs(p.graphMinKernelNs, med("graph_min_kernel_ns"));
+    if (m_cal.figure("graph_spin_node_spacing_ns")) {
+        const double emptyNode = med("graph_node_spacing_ns");
+        figure("spin_overhead_ns", "  spin_overhead_ns", "ns",
+               derived("graph_spin_node_spacing_ns", [&](double x) { return std::max(0.0, x - 1000.0 - emptyNode); }),
+               "= graph_spin_node_spacing_ns - 1000 - graph_node_spacing_ns: what a spin kernel takes beyond its "
+               "spin and an empty kernel");
+        setNs(p.spinOverheadNs, med("spin_overhead_ns"));
+    }
     figure("copy_latency_ns", "  copy_latency_ns", "ns",
            derived("copy_spacing_ns", [&](double x) { return std::max(0.0, x - overhead); }),
            "= copy_spacing_ns - kernel_overhead_ns: the fixed cost of a copy on its engine");
@@ -223,8 +235,9 @@ void Calibrator::deriveFields(DeviceProfile& p)
     const std::string copyMethod = ": bytes / (time per copy - copy_latency_ns - kernel_overhead_ns)";
     p.h2dPinnedBps = bandwidth("h2d_pinned_gbps", "h2d_pinned_copy_ns", bytes, fixedCopy, copyMethod);
     p.d2hPinnedBps = bandwidth("d2h_pinned_gbps", "d2h_pinned_copy_ns", bytes, fixedCopy, copyMethod);
-    p.h2dPageableBps = bandwidth("h2d_pageable_gbps", "h2d_pageable_copy_ns", bytes, fixedCopy, copyMethod);
-    p.d2hPageableBps = bandwidth("d2h_pageable_gbps", "d2h_pageable_copy_ns", bytes, fixedCopy, copyMethod);
+    const double pageable = double(pageableBytes(m_opt.quick));
+    p.h2dPageableBps = bandwidth("h2d_pageable_gbps", "h2d_pageable_copy_ns", pageable, fixedCopy, copyMethod);
+    p.d2hPageableBps = bandwidth("d2h_pageable_gbps", "d2h_pageable_copy_ns", pageable, fixedCopy, copyMethod);
     p.h2dPinnedDuplexBps = bandwidth("h2d_pinned_duplex_gbps", "h2d_duplex_copy_ns", bytes, fixedCopy, copyMethod);
     p.d2hPinnedDuplexBps = bandwidth("d2h_pinned_duplex_gbps", "d2h_duplex_copy_ns", bytes, fixedCopy, copyMethod);
     p.d2dBps = bandwidth("d2d_gbps", "d2d_copy_ns", bytes * 4, fixedCopy, copyMethod);
@@ -321,6 +334,7 @@ DeviceProfile Calibrator::run()
 
     const size_t firstHostFigure = m_cal.figures.size();
     hostCosts();
+    runnerPageableCopies();
     if (m_opt.hostCostsOnly)
         return finish(p, flag);
     hostCostsInFreshProcesses(firstHostFigure, m_cal.figures.size());
@@ -347,7 +361,8 @@ DeviceProfile Calibrator::finish(DeviceProfile& p, void* flag)
         + m_cal.cudaRuntime + " runtime) on " + m_cal.host + ", " + m_cal.date + "; every figure is " + "the median of "
         + std::to_string(m_repeats) + " repeats"
         + (m_opt.hostProcesses > 0 && !m_opt.executable.empty() && !m_opt.hostCostsOnly
-               ? ", the host API costs the median over " + std::to_string(m_opt.hostProcesses) + " fresh processes"
+               ? ", the host API costs and pageable copies the median over " + std::to_string(m_opt.hostProcesses)
+                   + " fresh processes"
                : std::string())
         + " (see \"calibration\").";
     p.calibration = m_cal;

@@ -238,11 +238,16 @@ void Calibrator::hostCosts()
 
 void Calibrator::graphs()
 {
-    auto build = [&](int nodes) {
+    // A chain of `nodes` empty kernels, or of spin kernels of `spinNs`.
+    auto build = [&](int nodes, uint64_t spinNs = 0) {
         cudaGraph_t g = nullptr;
         check(cudaStreamBeginCapture(m_s, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
-        for (int i = 0; i < nodes; ++i)
-            launchEmpty(m_s);
+        for (int i = 0; i < nodes; ++i) {
+            if (spinNs > 0)
+                launchSpin(m_s, spinNs);
+            else
+                launchEmpty(m_s);
+        }
         check(cudaStreamEndCapture(m_s, &g), "cudaStreamEndCapture");
         cudaGraphExec_t exec = nullptr;
         check(cudaGraphInstantiate(&exec, g, 0), "cudaGraphInstantiate");
@@ -286,8 +291,15 @@ void Calibrator::graphs()
         [&] { return (behindBlocker(big) - behindBlocker(one)) / (kBig - 1); },
         "host clock from device sync to device sync of a 3 ms kernel followed by the 1000-node graph, minus the "
         "same with the 1-node graph, divided by 999: start-to-start spacing of empty kernel nodes on the GPU");
-    check(cudaGraphExecDestroy(one), "cudaGraphExecDestroy");
-    check(cudaGraphExecDestroy(big), "cudaGraphExecDestroy");
+    // The same with 1 µs spin kernels: what a spin kernel costs beyond its spin and an empty node.
+    cudaGraphExec_t oneSpin = build(1, 1000);
+    cudaGraphExec_t bigSpin = build(kBig, 1000);
+    measured(
+        "graph_spin_node_spacing_ns", "graph node spacing of 1 us spins (GPU)", "ns",
+        [&] { return (behindBlocker(bigSpin) - behindBlocker(oneSpin)) / (kBig - 1); },
+        "as graph_node_spacing_ns, for graphs of 1000 and of 1 spin kernels of 1 us <<<1, 32>>>");
+    for (cudaGraphExec_t g : {one, big, oneSpin, bigSpin})
+        check(cudaGraphExecDestroy(g), "cudaGraphExecDestroy");
 }
 
 void Calibrator::gpuSpacing()
@@ -453,8 +465,6 @@ void Calibrator::copies(DeviceProfile& p)
     check(cudaMalloc(&dev2, big), "cudaMalloc");
     check(cudaMallocHost(&pinned, bytes), "cudaMallocHost");
     check(cudaMallocHost(&pinned2, bytes), "cudaMallocHost");
-    std::vector<char> pageable(bytes, 1);
-    std::vector<char> pageable2(bytes, 2);
     std::memset(pinned, 1, bytes);
     std::memset(pinned2, 2, bytes);
 
@@ -475,14 +485,6 @@ void Calibrator::copies(DeviceProfile& p)
     measured(
         "d2h_pinned_copy_ns", "D2H pinned " + size + " copy", "ns",
         [&] { return perCopy(pinned, dev, bytes, cudaMemcpyDeviceToHost); }, how + ", device to pinned host");
-    measured(
-        "h2d_pageable_copy_ns", "H2D pageable " + size + " copy", "ns",
-        [&] { return perCopy(dev, pageable.data(), bytes, cudaMemcpyHostToDevice); },
-        how + ", pageable host to device");
-    measured(
-        "d2h_pageable_copy_ns", "D2H pageable " + size + " copy", "ns",
-        [&] { return perCopy(pageable.data(), dev, bytes, cudaMemcpyDeviceToHost); },
-        how + ", device to pageable host");
     measured(
         "d2d_copy_ns", "D2D " + std::to_string(big >> 20) + " MiB copy", "ns",
         [&] { return perCopy(dev2, dev, big, cudaMemcpyDeviceToDevice); },

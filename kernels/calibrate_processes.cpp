@@ -80,12 +80,13 @@ void Calibrator::hostCostsInFreshProcesses(size_t firstHostFigure, size_t endHos
     if (processes <= 0)
         return;
     if (m_opt.executable.empty()) {
-        m_cal.notes.push_back("host API costs measured in the calibrating process only (no executable to run fresh "
-                              "processes of)");
+        m_cal.notes.push_back(
+            "host API costs and pageable copies measured in the calibrating process only (no executable to run fresh "
+            "processes of)");
         return;
     }
     if (m_opt.progress)
-        m_opt.progress("host API costs again in " + std::to_string(processes)
+        m_opt.progress("host API costs and pageable copies again in " + std::to_string(processes)
                        + " fresh processes (each scenario run is one):");
     std::map<std::string, std::vector<double>> perProcess; // key -> each child's median
     for (int k = 0; k < processes; ++k) {

@@ -1,5 +1,5 @@
-// Launch and cudaMalloc costs as StreamScope's runs issue them (Calibrator::runnerLaunchCosts, runnerMallocCost;
-// calibrator.h). The bare loops of
+// Launch, cudaMalloc and pageable copy costs as StreamScope's runs issue them (Calibrator::runnerLaunchCosts,
+// runnerMallocCost, runnerPageableCopies; calibrator.h). The bare loops of
 // hostCosts time cudaLaunchKernel alone; a scenario run issues each launch through the Runner and the CUDA backend,
 // which look the op up, take its stream's lock, stamp the host clock and keep a record around every call. On the
 // H200 machines a bare loop issued empty launches at 3.7 µs each where StreamScope's untimed runs of 1000 of them took
@@ -75,6 +75,31 @@ std::string mallocScenario(int device, int64_t bytes, int repeat, int iterations
     ops.push_back({{"op", "malloc"}, {"bytes", bytes}});
     ops.push_back({{"op", "free"}, {"bytes", bytes}});
     s["threads"] = nlohmann::ordered_json::array({{{"name", "t"}, {"repeat", repeat}, {"ops", ops}}});
+    s["run"] = {{"warmup", 1}, {"iterations", iterations}};
+    return s.dump();
+}
+
+// One host thread copying `copies` buffers of `bytes` of pageable host memory (each op its own buffer, touched before
+// the run) in one direction, a stream sync after each; one warm-up and `iterations` measured iterations.
+std::string pageableScenario(int device, const char* kind, int64_t bytes, int copies, int iterations)
+{
+    nlohmann::ordered_json s;
+    s["format"] = "streamscope-scenario";
+    s["version"] = 1;
+    s["id"] = "calibrate-pageable";
+    s["devices"] = nlohmann::ordered_json::array({{{"index", device}}});
+    s["streams"] = nlohmann::ordered_json::array({{{"name", "s"}, {"device", device}, {"kind", "non-blocking"}}});
+    nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+    for (int k = 0; k < copies; ++k) {
+        ops.push_back({{"op", "memcpy"},
+                       {"name", std::string(kind) + " " + std::to_string(k)},
+                       {"stream", "s"},
+                       {"kind", kind},
+                       {"bytes", bytes},
+                       {"host", "pageable"}});
+        ops.push_back({{"op", "stream-sync"}, {"stream", "s"}});
+    }
+    s["threads"] = nlohmann::ordered_json::array({{{"name", "t"}, {"ops", ops}}});
     s["run"] = {{"warmup", 1}, {"iterations", iterations}};
     return s.dump();
 }
@@ -175,6 +200,33 @@ void Calibrator::runnerMallocCost()
                + " times, through StreamScope's Runner and CUDA backend with no timing: the mean cudaMalloc call "
                  "(the simulator charges it for cudaMalloc and for cudaFree after its wait; on an idle device a "
                  "pair costs cuda_malloc_free_ns each)");
+}
+
+// Pageable copies go through the driver's staging buffers, copied by the CPU: their speed is the host's, and it
+// differs from process to process, so they are measured with the host costs, again in fresh processes
+// (calibrate_processes.cpp). And it depends on how they are issued: on an H200 machine 64 MiB host-to-device copies
+// of one buffer issued back to back ran at 13.9-14.5 GB/s in some processes (the CPU staging the next copy while the
+// last one's DMA ran), where each of a pipeline's copies, from its own buffer between other work, ran at 8.5 GB/s.
+// So they are measured as scenarios issue them: each op its own buffer, a stream sync after each copy, through the
+// Runner and the backend with no timing.
+void Calibrator::runnerPageableCopies()
+{
+    if (m_opt.cancel && m_opt.cancel->load())
+        throw Cancelled{};
+    const auto bytes = int64_t(pageableBytes(m_opt.quick));
+    const int copies = m_opt.quick ? 2 : 4;
+    const std::string size = std::to_string(bytes >> 20) + " MiB";
+    const std::string how = std::to_string(copies) + " copies of " + size
+        + ", each from its own buffer and followed by a stream sync, through StreamScope's Runner and CUDA backend "
+          "with no timing: host clock from the start of the first cudaMemcpyAsync to the end of the last "
+          "cudaStreamSynchronize, per copy";
+    const std::set<std::string> calls{"cudaMemcpyAsync", "cudaStreamSynchronize"};
+    figure("h2d_pageable_copy_ns", "H2D pageable " + size + " copy, as runs issue it", "ns",
+           runnerCallCost(pageableScenario(m_opt.device, "h2d", bytes, copies, m_repeats), calls, copies),
+           how + ", pageable host to device");
+    figure("d2h_pageable_copy_ns", "D2H pageable " + size + " copy, as runs issue it", "ns",
+           runnerCallCost(pageableScenario(m_opt.device, "d2h", bytes, copies, m_repeats), calls, copies),
+           how + ", device to pageable host");
 }
 
 } // namespace streamscope::calibrate

@@ -7,7 +7,8 @@
 //   calibrate_benchmarks.cpp  the microbenchmarks: hostCosts, graphs, gpuSpacing, latencies, copies,
 //                             kernelThroughput, cuptiSplit
 //   calibrate_processes.cpp   hostCostsInFreshProcesses: the host costs again in fresh processes
-//   calibrate_runner.cpp      runnerLaunchCosts: the launch costs as scenario runs issue them
+//   calibrate_runner.cpp      runnerLaunchCosts, runnerMallocCost, runnerPageableCopies: those costs as scenario
+//                             runs issue them
 #pragma once
 
 #include "calibrate.h"
@@ -187,6 +188,10 @@ private:
 
     void deviceProperties(DeviceProfile& p);
     void hostCosts();
+    // h2d_pageable_copy_ns and d2h_pageable_copy_ns: host-side figures, measured with the host costs, through the
+    // Runner (calibrate_runner.cpp), with copies of pageableBytes.
+    void runnerPageableCopies();
+    static size_t pageableBytes(bool quick) { return quick ? (16u << 20) : (64u << 20); }
     // launch_api_ns, launch_api_round_robin_ns and launch_api_concurrent_ns from scenarios run through the Runner
     // and the CUDA backend with no timing (calibrate_runner.cpp); runnerLaunchCost: one repeat per iteration.
     void runnerLaunchCosts();
@@ -194,8 +199,8 @@ private:
     std::vector<double> runnerCallCost(const std::string& scenario, const std::set<std::string>& calls, int count,
                                        bool spanDurations = false);
     std::vector<double> runnerLaunchCost(int threads, int streams);
-    // The host figures [first, end) of m_cal.figures measured again in m_opt.hostProcesses fresh processes
-    // (calibrate_processes.cpp); each becomes the median over them.
+    // The host figures [first, end) of m_cal.figures (the host costs and the pageable copies) measured again in
+    // m_opt.hostProcesses fresh processes (calibrate_processes.cpp); each becomes the median over them.
     void hostCostsInFreshProcesses(size_t firstHostFigure, size_t endHostFigure);
     void graphs();
     void gpuSpacing();

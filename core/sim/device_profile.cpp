@@ -83,6 +83,8 @@ const std::vector<std::pair<std::string, Field>>& fields()
         {"host_func_latency_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.hostFuncLatencyNs; }}},
         {"host_func_spacing_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.hostFuncSpacingNs; }}},
         {"min_kernel_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.minKernelNs; }}},
+        {"graph_min_kernel_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.graphMinKernelNs; }}},
+        {"spin_overhead_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.spinOverheadNs; }}},
         {"event_sync_wake_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.eventSyncWakeNs; }}},
     };
     return f;
@@ -101,6 +103,8 @@ void defaultNewFields(DeviceProfile& p, const json& doc)
 {
     if (!doc.contains("launch_api_round_robin_ns"))
         p.launchApiRoundRobinNs = p.launchApiNs;
+    if (!doc.contains("graph_min_kernel_ns"))
+        p.graphMinKernelNs = p.minKernelNs;
     if (!doc.contains("launch_api_concurrent_ns"))
         p.launchApiConcurrentNs = p.launchApiNs;
     if (!doc.contains("h2d_pinned_duplex_gbps"))

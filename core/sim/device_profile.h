@@ -114,6 +114,9 @@ struct DeviceProfile {
     int64_t l2Bytes = 0;               // the L2 cache (cudaDeviceProp::l2CacheSize) [0: no L2 rule]
     double l2ColdFactor = 1.0; // how much longer a kernel whose buffers fit in the L2 runs when other work evicted
                                // them since its last run (the simulator's L2 rule) [1: no L2 rule]
+    int64_t graphMinKernelNs = 1500; // the shortest a kernel node of a graph takes: the spacing of a graph's empty
+                                     // kernel nodes where it is below min_kernel_ns [min_kernel_ns]
+    int64_t spinOverheadNs = 0;      // what a spin kernel takes beyond its duration and an empty kernel [0]
 
     DeviceCalibration calibration; // empty unless measured by streamscope-cli calibrate
 };

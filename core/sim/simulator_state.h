@@ -238,7 +238,8 @@ private:
     int64_t streamGap(uint32_t g, RecordRef rec, int64_t modelled) const;
     int64_t measuredHost(const MeasuredOpKey& key, int64_t modelled) const;
     static int64_t l2Footprint(const Op& op);
-    static int64_t blockDuration(const Op& op, const DeviceProfile& p, int occ, uint32_t blocks, uint32_t threads);
+    static int64_t blockDuration(const Op& op, const DeviceProfile& p, int occ, uint32_t blocks, uint32_t threads,
+                                 bool graphNode);
     void addDep(uint32_t src, uint32_t dst, int64_t gap);
     int64_t gapBefore(const GpuOp& dst, uint32_t src) const;
     void issue(uint32_t g, int stream, int64_t launchTime, RecordRef rec);

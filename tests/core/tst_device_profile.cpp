@@ -90,6 +90,8 @@ private Q_SLOTS:
         QCOMPARE(p->d2hPinnedDuplexBps, 21e9);
         QCOMPARE(p->memsetBps, 900e9);
         QCOMPARE(p->graphLaunchApiPerNodeNs, int64_t(0));
+        QCOMPARE(p->graphMinKernelNs, p->minKernelNs);
+        QCOMPARE(p->spinOverheadNs, int64_t(0));
         QCOMPARE(p->hostFuncSpacingNs, int64_t(6700));
         QCOMPARE(p->workQueues, std::string("connections"));
         QVERIFY(!p->batchedKernelCompletion);
@@ -113,6 +115,8 @@ private Q_SLOTS:
         QCOMPARE(b->graphLaunchApiPerNodeNs, a.graphLaunchApiPerNodeNs);
         QCOMPARE(b->hostFuncSpacingNs, a.hostFuncSpacingNs);
         QCOMPARE(b->minKernelNs, a.minKernelNs);
+        QCOMPARE(b->graphMinKernelNs, a.graphMinKernelNs);
+        QCOMPARE(b->spinOverheadNs, a.spinOverheadNs);
         QCOMPARE(b->workQueues, a.workQueues);
         QCOMPARE(b->batchedKernelCompletion, a.batchedKernelCompletion);
         for (auto [x, y] : {std::pair{b->h2dPinnedBps, a.h2dPinnedBps},

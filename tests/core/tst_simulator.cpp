@@ -260,8 +260,8 @@ void TestSimulator::recordsWhatHeldEachOp()
     QVERIFY(t.spans.wait.empty());
 }
 
-// A spin kernel runs its spin plus an empty kernel's cost; a compute-bound kernel of fewer blocks than the
-// device holds reaches the full rate at compute_saturation of them, a memory-bound one runs in proportion.
+// A spin kernel runs its spin, spin_overhead_ns and an empty kernel's cost; a compute-bound kernel of fewer blocks than
+// the device holds reaches the full rate at compute_saturation of them, a memory-bound one runs in proportion.
 void TestSimulator::kernelDurations()
 {
     const auto kernel = [](KernelKind kind, int64_t size, uint32_t grid, Dim3 block) {
@@ -279,11 +279,12 @@ void TestSimulator::kernelDurations()
     const auto duration = [](const Op& op, double saturation) {
         const auto t = simulateWith(Builder().stream("s").thread("main").op(op).build(), [&](DeviceProfile& p) {
             p.minKernelNs = 500;
+            p.spinOverheadNs = 100;
             p.computeSaturation = saturation;
         });
         return t.duration(uint32_t(span(t, "k")));
     };
-    QCOMPARE(duration(Builder::spinOp("k", "s", 10), 1.0), int64_t(10'500));
+    QCOMPARE(duration(Builder::spinOp("k", "s", 10), 1.0), int64_t(10'600));
     // 264 blocks of 256 threads: a quarter of the 1056 an H200 holds.
     const Op mm = kernel(KernelKind::Matmul, 768, 264, {16, 16, 1});
     const int64_t linear = duration(mm, 1.0), saturating = duration(mm, 0.5);

@@ -247,6 +247,7 @@ private slots:
     void l2Residency();
     void syncBlocksHost();
     void graphLaunchCost();
+    void graphNodesAndSpinCost();
     void workerPoolSharesTasks();
     void iterationsAndWarmup();
     void deterministic();

@@ -254,6 +254,52 @@ void TestSimulator::graphLaunchCost()
     QVERIFY(rg.second - rg.first < rp.second - rp.first);
 }
 
+// An empty kernel lasts min_kernel_ns in a stream and graph_min_kernel_ns as a graph's node (the graph executor
+// starts the next node while the last one retires: on an H200 empty nodes ran 520 ns apart, an empty kernel lasted
+// 640 ns); a spin kernel adds its spin and spin_overhead_ns. Profiles without the figures keep min_kernel_ns.
+void TestSimulator::graphNodesAndSpinCost()
+{
+    Op empty;
+    empty.kind = OpKind::Kernel;
+    empty.kernel = KernelKind::Empty;
+    empty.name = "e";
+    empty.grid = {1, 1, 1};
+    empty.gridGiven = true;
+    empty.block = {32, 1, 1};
+    Op graph;
+    graph.kind = OpKind::Graph;
+    graph.stream = "s";
+    for (int i = 0; i < 10; ++i)
+        graph.ops.push_back(empty);
+    graph.ops.push_back(Builder::spinOp("spin", {}, 1, 1, 32));
+    Op streamEmpty = empty;
+    streamEmpty.name = "stream e";
+    streamEmpty.stream = "s";
+    Op streamSpin = Builder::spinOp("stream spin", "s", 1, 1, 32);
+    const Scenario s = Builder().stream("s").thread("main").op(graph).op(streamEmpty).op(streamSpin).build();
+    const auto t = simulateWith(s, [](DeviceProfile& p) {
+        p.minKernelNs = 640;
+        p.graphMinKernelNs = 520;
+        p.graphNodeOverheadNs = 0;
+        p.spinOverheadNs = 116;
+    });
+    for (int i = 0; i < 10; ++i)
+        QCOMPARE(t.duration(uint32_t(span(t, "e", i))), int64_t(520));
+    QCOMPARE(startOf(t, span(t, "e", 9)) - startOf(t, span(t, "e", 0)), int64_t(9 * 520));
+    QCOMPARE(t.duration(uint32_t(span(t, "spin"))), int64_t(1000 + 116 + 520));
+    QCOMPARE(t.duration(uint32_t(span(t, "stream e"))), int64_t(640));
+    QCOMPARE(t.duration(uint32_t(span(t, "stream spin"))), int64_t(1000 + 116 + 640));
+    // Without the figures: every empty kernel min_kernel_ns, a spin its spin plus that.
+    const auto plain = simulateWith(s, [](DeviceProfile& p) {
+        p.minKernelNs = 640;
+        p.graphMinKernelNs = 640;
+        p.graphNodeOverheadNs = 0;
+        p.spinOverheadNs = 0;
+    });
+    QCOMPARE(plain.duration(uint32_t(span(plain, "e", 3))), int64_t(640));
+    QCOMPARE(plain.duration(uint32_t(span(plain, "spin"))), int64_t(1640));
+}
+
 void TestSimulator::workerPoolSharesTasks()
 {
     // 4 workers take 8 tasks: each worker issues about two of them, on its own per-thread default stream.

@@ -76,8 +76,9 @@ TEST(Calibrate, ProvenanceRoundTrips)
         EXPECT_GE(f->spread, 0) << key;
         EXPECT_FALSE(f->method.empty()) << key;
     }
-    // The host costs come from fresh processes of streamscope-cli, one repeat each.
-    for (const char* key : {"launch_api_ns", "launch_api_concurrent_ns", "event_record_api_ns", "malloc_api_ns"}) {
+    // The host costs and the pageable copies come from fresh processes of streamscope-cli, one repeat each.
+    for (const char* key : {"launch_api_ns", "launch_api_concurrent_ns", "event_record_api_ns", "malloc_api_ns",
+                            "h2d_pageable_copy_ns", "d2h_pageable_copy_ns"}) {
         const CalibrationFigure* f = c.figure(key);
         ASSERT_NE(f, nullptr) << key;
         EXPECT_NE(f->method.find("over 3 fresh processes"), std::string::npos) << key << ": " << f->method;
@@ -89,7 +90,7 @@ TEST(Calibrate, ProvenanceRoundTrips)
     EXPECT_EQ(back->calibration.figures.size(), c.figures.size());
 }
 
-// What each of those processes does: the host costs and nothing after them.
+// What each of those processes does: the host costs and the pageable copies, nothing after them.
 TEST(Calibrate, HostCostsOnlyMeasuresTheHostCosts)
 {
     STREAMSCOPE_REQUIRE_GPU();
@@ -101,6 +102,9 @@ TEST(Calibrate, HostCostsOnlyMeasuresTheHostCosts)
     ASSERT_TRUE(r.ok()) << r.error().toString();
     ASSERT_NE(r->calibration.figure("launch_api_ns"), nullptr);
     EXPECT_EQ(r->calibration.figure("launch_api_ns")->repeats.size(), 2u);
+    ASSERT_NE(r->calibration.figure("h2d_pageable_copy_ns"), nullptr);
+    ASSERT_NE(r->calibration.figure("d2h_pageable_copy_ns"), nullptr);
+    EXPECT_EQ(r->calibration.figure("d2h_pageable_copy_ns")->repeats.size(), 2u);
     EXPECT_EQ(r->calibration.figure("kernel_spacing_ns"), nullptr);
     EXPECT_EQ(r->calibration.figure("h2d_pinned_gbps"), nullptr);
 }

@@ -69,7 +69,7 @@ void appendDuration(std::string& out, uint64_t start, uint64_t end, uint64_t row
             // The difference and the doubles next to it, nearest first.
             std::vector<double> candidates{until - ts};
             double down = until - ts, up = until - ts;
-            for (int k = 0; k < 4; ++k) {
+            for (int k = 0; k < 64; ++k) {
                 down = std::nextafter(down, 0.0);
                 up = std::nextafter(up, until);
                 candidates.push_back(down);

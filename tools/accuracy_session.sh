@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# The simulator's truth, recorded in one session on one GPU machine (docs/ACCURACY.md): calibrate the GPU, then
+# record every lesson and variant (the first run with its checks, then more runs, one process each, for their
+# untimed makespans), then every held-out case in rounds, then the experiments given on the command line. What it
+# writes is laid out as tests/data/h200 is, so that it can replace those files as it is:
+#
+#   tools/accuracy_session.sh CLI OUTDIR [--lesson-runs N] [--heldout-runs N] [--host-processes N]
+#                             [--deadline SECONDS] [EXPERIMENT...]
+#
+#   OUTDIR/h200.json                      the profile (`streamscope-cli calibrate --device 0 --host-processes N`,
+#                                         default 5), calibrate.log
+#   OUTDIR/lessons/ID.json, variants/     run 1 of each lesson and variant; untimed_runs.txt (NAME RUN UNTIMED TIMED)
+#   OUTDIR/heldout/NAME.json              run 1 of each held-out case; untimed_runs.txt
+#   OUTDIR/experiments/NAME/              what tests/data/h200/experiments/NAME/run.sh wrote
+#   OUTDIR/session.log                    everything printed, with the time of each step
+#
+# A lesson that needs more GPUs than the machine has is skipped. Past the deadline (seconds from the start, default
+# 560) no new step starts, so that a caller with a time limit still gets what was recorded.
+set -u
+CLI="$(realpath "$1")"
+OUTDIR="$2"
+shift 2
+LESSON_RUNS=3
+HELDOUT_RUNS=5
+HOST_PROCESSES=5
+DEADLINE=560
+EXPERIMENTS=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --lesson-runs) LESSON_RUNS="$2"; shift 2 ;;
+    --heldout-runs) HELDOUT_RUNS="$2"; shift 2 ;;
+    --host-processes) HOST_PROCESSES="$2"; shift 2 ;;
+    --deadline) DEADLINE="$2"; shift 2 ;;
+    *) EXPERIMENTS+=("$1"); shift ;;
+    esac
+done
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export NCCL_NVLS_ENABLE=0 # the lent GPU machines require it in every run
+mkdir -p "$OUTDIR/lessons/variants" "$OUTDIR/heldout" "$OUTDIR/experiments"
+OUTDIR="$(cd "$OUTDIR" && pwd)"
+exec > >(tee -a "$OUTDIR/session.log") 2>&1
+note() { echo "[$(date -u +%H:%M:%S)] $*"; }
+late() { [ "$SECONDS" -ge "$DEADLINE" ] && { note "deadline reached: $*"; return 0; }; return 1; }
+
+# NAME RUN UNTIMED_NS TIMED_NS of a trace, from its settings as they were written.
+makespans() {
+    python3 - "$@" <<'PY'
+import json, sys
+path, name, run = sys.argv[1:4]
+try:
+    s = json.load(open(path))["info"].get("settings", {})
+    print(name, run, s.get("untimed_makespan_ns", "-"), s.get("timed_makespan_ns", "-"))
+except Exception as e:
+    print(name, run, "-", "-", "#", e)
+PY
+}
+
+note "accuracy session: $CLI, output $OUTDIR, $LESSON_RUNS lesson runs, $HELDOUT_RUNS held-out rounds"
+nvidia-smi -L 2>&1 | sed 's/^/  /'
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+
+# ---- experiments: first, so that what the model rules need is there even when time runs out ----------------
+for e in "${EXPERIMENTS[@]}"; do
+    late "experiment $e" && break
+    note "== experiment $e"
+    "$REPO/tests/data/h200/experiments/$e/run.sh" "$CLI" "$OUTDIR/experiments/$e"
+done
+
+# ---- calibrate ---------------------------------------------------------------------------------------------
+if ! late calibrate; then
+    note "== calibrate"
+    "$CLI" calibrate --device 0 --host-processes "$HOST_PROCESSES" -o "$OUTDIR/h200.json" 2>"$OUTDIR/calibrate.log"
+    note "calibrate exit $?"
+fi
+
+# ---- lessons and variants ----------------------------------------------------------------------------------
+names=()
+for id in $("$CLI" presets | awk 'NF {print $1}'); do
+    names+=("$id")
+    for v in $(python3 -c "import json,sys; print(' '.join(v['id'] for v in json.load(open(sys.argv[1])).get('variants', [])))" \
+        "$REPO/resources/presets/$id.json"); do
+        names+=("$id--$v")
+    done
+done
+: >"$OUTDIR/lessons/untimed_runs.txt"
+for run in $(seq 1 "$LESSON_RUNS"); do
+    late "lesson run $run" && break
+    note "== lessons, run $run"
+    for name in "${names[@]}"; do
+        id="${name%%--*}"
+        args=("$id")
+        out="$OUTDIR/lessons/$id.json"
+        if [ "$name" != "$id" ]; then
+            args+=(--variant "${name#*--}")
+            out="$OUTDIR/lessons/variants/$name.json"
+        fi
+        needs=$(python3 -c "import json,sys; print(max([1]+[d.get('index',0)+1 for d in json.load(open(sys.argv[1])).get('devices',[])]))" \
+            "$REPO/resources/presets/$id.json")
+        if [ "$needs" -gt "$gpus" ]; then
+            [ "$run" = 1 ] && note "$name: skipped, needs $needs GPUs"
+            continue
+        fi
+        if [ "$run" = 1 ]; then
+            timeout 120 "$CLI" run "${args[@]}" --backend cuda --check -o "$out" >"$out.log" 2>&1
+        else
+            out="$OUTDIR/lessons/run.json"
+            timeout 120 "$CLI" run "${args[@]}" --backend cuda -o "$out" >/dev/null 2>&1
+        fi
+        makespans "$out" "$name" "$run" >>"$OUTDIR/lessons/untimed_runs.txt"
+    done
+done
+rm -f "$OUTDIR/lessons/run.json"
+
+# ---- held-out cases ----------------------------------------------------------------------------------------
+: >"$OUTDIR/heldout/untimed_runs.txt"
+for run in $(seq 1 "$HELDOUT_RUNS"); do
+    late "held-out round $run" && break
+    note "== held-out, round $run"
+    for s in "$REPO"/tests/data/h200/heldout/scenarios/*.json; do
+        name="$(basename "$s" .json)"
+        out="$OUTDIR/heldout/$name.json"
+        [ "$run" = 1 ] || out="$OUTDIR/heldout/run.json"
+        timeout 120 "$CLI" run "$s" --backend cuda -o "$out" >/dev/null 2>&1
+        makespans "$out" "$name" "$run" >>"$OUTDIR/heldout/untimed_runs.txt"
+    done
+done
+rm -f "$OUTDIR/heldout/run.json"
+note "done after $SECONDS s"
