@@ -606,7 +606,7 @@ private Q_SLOTS:
             root.value(QStringLiteral("replay_error")).toObject().value(QStringLiteral("makespan_error")).isDouble());
         QCOMPARE(root.value(QStringLiteral("settings")).toArray().size(), 2);
 
-        auto expectBadInput = [this](const QStringList& args, const QString& message) {
+        auto expectBadInput = [](const QStringList& args, const QString& message) {
             const auto bad = runCli(args);
             QVERIFY2(bad.code == 2, qPrintable(bad.describe()));
             QVERIFY2(bad.err.contains(message), qPrintable(bad.describe()));
