@@ -25,16 +25,23 @@ namespace streamscope::calibrate {
 
 namespace {
 
+// The start of every calibration scenario: its format, id and device.
+nlohmann::ordered_json scenarioOn(int device, const char* id)
+{
+    nlohmann::ordered_json s;
+    s["format"] = "streamscope-scenario";
+    s["version"] = 1;
+    s["id"] = id;
+    s["devices"] = nlohmann::ordered_json::array({{{"index", device}}});
+    return s;
+}
+
 // `threads` host threads, each issuing `perRepeat` empty <<<1, 32>>> launches round robin over its own `streams`
 // non-blocking streams, `repeat` times (the Runner syncs the device after each iteration); one warm-up and
 // `iterations` measured iterations.
 std::string launchScenario(int device, int threads, int streams, int perRepeat, int repeat, int iterations)
 {
-    nlohmann::ordered_json s;
-    s["format"] = "streamscope-scenario";
-    s["version"] = 1;
-    s["id"] = "calibrate-launches";
-    s["devices"] = nlohmann::ordered_json::array({{{"index", device}}});
+    nlohmann::ordered_json s = scenarioOn(device, "calibrate-launches");
     s["streams"] = nlohmann::ordered_json::array();
     s["threads"] = nlohmann::ordered_json::array();
     for (int t = 0; t < threads; ++t) {
@@ -58,11 +65,7 @@ std::string launchScenario(int device, int threads, int streams, int perRepeat, 
 // waits for the kernel), `repeat` times: an allocation in a loop of GPU work, as lesson 17 has it.
 std::string mallocScenario(int device, int64_t bytes, int repeat, int iterations)
 {
-    nlohmann::ordered_json s;
-    s["format"] = "streamscope-scenario";
-    s["version"] = 1;
-    s["id"] = "calibrate-malloc";
-    s["devices"] = nlohmann::ordered_json::array({{{"index", device}}});
+    nlohmann::ordered_json s = scenarioOn(device, "calibrate-malloc");
     s["streams"] = nlohmann::ordered_json::array({{{"name", "s"}, {"device", device}, {"kind", "non-blocking"}}});
     nlohmann::ordered_json ops = nlohmann::ordered_json::array();
     ops.push_back({{"op", "kernel"},
@@ -83,11 +86,7 @@ std::string mallocScenario(int device, int64_t bytes, int repeat, int iterations
 // the run) in one direction, a stream sync after each; one warm-up and `iterations` measured iterations.
 std::string pageableScenario(int device, const char* kind, int64_t bytes, int copies, int iterations)
 {
-    nlohmann::ordered_json s;
-    s["format"] = "streamscope-scenario";
-    s["version"] = 1;
-    s["id"] = "calibrate-pageable";
-    s["devices"] = nlohmann::ordered_json::array({{{"index", device}}});
+    nlohmann::ordered_json s = scenarioOn(device, "calibrate-pageable");
     s["streams"] = nlohmann::ordered_json::array({{{"name", "s"}, {"device", device}, {"kind", "non-blocking"}}});
     nlohmann::ordered_json ops = nlohmann::ordered_json::array();
     for (int k = 0; k < copies; ++k) {
