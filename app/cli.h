@@ -67,7 +67,7 @@ struct CalibrateArgs {
     std::string output;
     int repeats = 5;
     bool quick = false;
-    int hostProcesses = 5;
+    int hostProcesses = 11;
     bool hostCostsOnly = false;
 };
 

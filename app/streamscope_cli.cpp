@@ -125,10 +125,11 @@ int runMain(int argc, char** argv)
     calibrateCmd->add_flag("--quick", calibrate.quick, "Fewer calls per repeat and smaller problems (rougher figures)");
     calibrateCmd
         ->add_option("--host-processes", calibrate.hostProcesses,
-                     "Measure the host API costs and pageable copies again in this many fresh processes and keep the "
-                     "median over them (both differ from process to process; 0: this process only)")
+                     "Measure the host API costs and pageable copies again in this many fresh processes and keep their "
+                     "mean less the highest and lowest tenth (both differ from process to process; 0: this "
+                     "process only)")
         ->capture_default_str()
-        ->check(CLI::Range(0, 50));
+        ->check(CLI::Range(0, 100));
     // What each of those processes runs; not for users.
     calibrateCmd->add_flag("--host-costs-only", calibrate.hostCostsOnly)->group("");
 

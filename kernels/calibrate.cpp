@@ -116,7 +116,7 @@ void Calibrator::deviceProperties(DeviceProfile& p)
 
 void Calibrator::deriveFields(DeviceProfile& p)
 {
-    auto med = [&](const std::string& key) { return m_cal.figure(key)->median; };
+    auto med = [&](const std::string& key) { return m_cal.figure(key)->value; };
     auto setNs = [](int64_t& field, double v) { field = std::max<int64_t>(0, int64_t(std::llround(v))); };
     if (m_opt.progress)
         m_opt.progress("profile fields (as the simulator uses them):");
@@ -150,6 +150,7 @@ void Calibrator::deriveFields(DeviceProfile& p)
     setNs(p.streamWaitApiNs, med("stream_wait_api_ns"));
     setNs(p.syncApiNs, med("sync_api_ns"));
     setNs(p.copyApiNs, med("copy_api_ns"));
+    setNs(p.memsetApiNs, med("memset_api_ns"));
     setNs(p.hostFuncApiNs, med("host_func_api_ns"));
     setNs(p.mallocApiNs, med("malloc_api_ns"));
     setNs(p.launchLatencyNs, med("launch_latency_ns"));
@@ -287,6 +288,13 @@ void Calibrator::deriveFields(DeviceProfile& p)
                                 "/ (its time back to back - kernel_overhead_ns): how much longer a kernel whose "
                                 "buffers fit in the L2 runs when other work evicted them");
     }
+    // The reduce's serialized block ends: a wave of resident blocks takes at least that many times this.
+    if (m_cal.figure("reduce_kernel_ns") && m_reduceBlocks > 0)
+        p.reduceBlockNs = figure(
+            "reduce_block_ns", "  reduce_block_ns", "ns/block",
+            derived("reduce_kernel_ns", [&](double ns) { return std::max(0.0, ns - overhead) / m_reduceBlocks; }),
+            "= (time per reduce kernel - kernel_overhead_ns) / its blocks: what each block's "
+            "__threadfence and atomicAdd on the one counter cost, one block after another");
 }
 
 DeviceProfile Calibrator::run()
@@ -361,8 +369,8 @@ DeviceProfile Calibrator::finish(DeviceProfile& p, void* flag)
         + m_cal.cudaRuntime + " runtime) on " + m_cal.host + ", " + m_cal.date + "; every figure is " + "the median of "
         + std::to_string(m_repeats) + " repeats"
         + (m_opt.hostProcesses > 0 && !m_opt.executable.empty() && !m_opt.hostCostsOnly
-               ? ", the host API costs and pageable copies the median over " + std::to_string(m_opt.hostProcesses)
-                   + " fresh processes"
+               ? ", the host API costs and pageable copies the mean over " + std::to_string(m_opt.hostProcesses)
+                   + " fresh processes less their highest and lowest tenth"
                : std::string())
         + " (see \"calibration\").";
     p.calibration = m_cal;

@@ -23,7 +23,7 @@ struct CalibrationOptions {
     // What an API call costs the host differs from process to process, and every scenario run is a fresh process: the
     // host costs are measured again in this many fresh processes of `executable` (`streamscope-cli`, run as
     // `calibrate --host-costs-only`) and each becomes the median over them. 0, or no executable: this process only.
-    int hostProcesses = 5;
+    int hostProcesses = 11;
     std::string executable;
     bool hostCostsOnly = false;                       // measure the host costs only (what such a fresh process does)
     std::string command;                              // the command line, for the provenance

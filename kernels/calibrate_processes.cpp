@@ -3,7 +3,9 @@
 // empty-kernel launches at 3.6 µs each and fresh ones at 4.1-5.3 µs (tests/data/h200/experiments/launch-cost/) — and
 // every scenario run is a fresh process, so one process's figure is not the machine's. Each child is
 // `streamscope-cli calibrate --host-costs-only` of the same device and repeats; its profile comes back through a
-// temporary file, and each host figure becomes the median over the children of each child's median.
+// temporary file, and each host figure becomes the trimmed mean over the children of each child's median: the
+// per-process figures fall in two groups (on one H200 machine 3.37-3.79 us and 4.19-5.34 us a launch in 34
+// processes, tests/data/h200/experiments/launch-cpu/), and the median of a handful lands in either.
 #include "calibrator.h"
 
 #include "device_profile.h"
@@ -118,20 +120,23 @@ void Calibrator::hostCostsInFreshProcesses(size_t firstHostFigure, size_t endHos
         if (!child)
             throw CudaFailure{"host-cost process " + std::to_string(k + 1) + ": " + child.error().toString()};
         for (const auto& f : child->calibration.figures)
-            perProcess[f.key].push_back(f.median);
+            perProcess[f.key].push_back(f.value);
     }
     for (size_t i = firstHostFigure; i < endHostFigure; ++i) {
         CalibrationFigure& f = m_cal.figures[i];
         const auto it = perProcess.find(f.key);
         if (it == perProcess.end() || int(it->second.size()) != processes)
             throw CudaFailure{"the host-cost processes did not measure " + f.key};
-        const double here = f.median;
+        const double here = f.value;
         setRepeats(f, it->second);
-        f.method += "; the median over " + std::to_string(processes) + " fresh processes of each one's median of "
+        f.value = roundTo(trimmedMean(f.repeats), f.unit);
+        f.trimmedMean = true;
+        f.method += "; the mean over " + std::to_string(processes)
+            + " fresh processes, less the highest and lowest tenth, of each one's median of "
             + std::to_string(m_repeats) + " repeats (repeats: one per process; the calibrating process itself measured "
             + formatValue(here, f.unit) + ")";
         if (m_opt.progress)
-            m_opt.progress("  " + f.key + ": " + formatValue(f.median, f.unit) + " (" + std::to_string(processes)
+            m_opt.progress("  " + f.key + ": " + formatValue(f.value, f.unit) + " (" + std::to_string(processes)
                            + " processes, spread " + formatValue(f.spread, f.unit) + "; this process "
                            + formatValue(here, f.unit) + ")");
     }

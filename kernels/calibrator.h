@@ -61,6 +61,21 @@ inline double median(std::vector<double> v)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// The mean of `v` less its highest and lowest tenth (none of fewer than ten values): where the values fall in two
+// groups, as a launch's cost does from process to process, a median of a few lands in either group, this mean
+// between them (docs/PROFILES.md).
+inline double trimmedMean(std::vector<double> v)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    const size_t k = v.size() / 10;
+    double sum = 0;
+    for (size_t i = k; i < v.size() - k; ++i)
+        sum += v[i];
+    return sum / double(v.size() - 2 * k);
+}
+
 inline std::string formatValue(double v, const std::string& unit)
 {
     char buf[64];
@@ -92,7 +107,8 @@ inline void setRepeats(CalibrationFigure& f, std::vector<double> values)
 {
     for (double& x : values)
         x = roundTo(x, f.unit);
-    f.median = roundTo(median(values), f.unit);
+    f.value = roundTo(median(values), f.unit);
+    f.trimmedMean = false;
     const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
     f.spread = roundTo(*hi - *lo, f.unit);
     f.repeats = std::move(values);
@@ -127,14 +143,14 @@ private:
         setRepeats(f, std::move(values));
         f.method = method;
         if (m_opt.progress) {
-            std::string line = label + ": " + formatValue(f.median, unit);
+            std::string line = label + ": " + formatValue(f.value, unit);
             if (f.repeats.size() > 1)
                 line +=
                     " (" + std::to_string(f.repeats.size()) + " repeats, spread " + formatValue(f.spread, unit) + ")";
             m_opt.progress(line);
         }
         m_cal.figures.push_back(f);
-        return f.median;
+        return f.value;
     }
 
     double measured(const std::string& key, const std::string& label, const std::string& unit,
@@ -200,7 +216,7 @@ private:
                                        bool spanDurations = false);
     std::vector<double> runnerLaunchCost(int threads, int streams);
     // The host figures [first, end) of m_cal.figures (the host costs and the pageable copies) measured again in
-    // m_opt.hostProcesses fresh processes (calibrate_processes.cpp); each becomes the median over them.
+    // m_opt.hostProcesses fresh processes (calibrate_processes.cpp); each becomes the trimmed mean over them.
     void hostCostsInFreshProcesses(size_t firstHostFigure, size_t endHostFigure);
     void graphs();
     void gpuSpacing();
@@ -227,6 +243,7 @@ private:
     int64_t m_fmaIterations = 0;
     double m_fmaThreads = 0;
     double m_triadN = 0;
+    double m_reduceBlocks = 0; // the blocks of reduce_kernel_ns
     double m_matmulN = 0;
 };
 

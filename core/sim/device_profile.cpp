@@ -85,6 +85,8 @@ const std::vector<std::pair<std::string, Field>>& fields()
         {"min_kernel_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.minKernelNs; }}},
         {"graph_min_kernel_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.graphMinKernelNs; }}},
         {"spin_overhead_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.spinOverheadNs; }}},
+        {"memset_api_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.memsetApiNs; }}},
+        {"reduce_block_ns", {Field::Double, [](DeviceProfile& p) -> void* { return &p.reduceBlockNs; }}},
         {"event_sync_wake_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.eventSyncWakeNs; }}},
     };
     return f;
@@ -105,6 +107,8 @@ void defaultNewFields(DeviceProfile& p, const json& doc)
         p.launchApiRoundRobinNs = p.launchApiNs;
     if (!doc.contains("graph_min_kernel_ns"))
         p.graphMinKernelNs = p.minKernelNs;
+    if (!doc.contains("memset_api_ns"))
+        p.memsetApiNs = p.copyApiNs;
     if (!doc.contains("launch_api_concurrent_ns"))
         p.launchApiConcurrentNs = p.launchApiNs;
     if (!doc.contains("h2d_pinned_duplex_gbps"))
@@ -151,6 +155,8 @@ ValueRange valueRange(const std::string& key, Field::Type type)
         return {0.01, 1}; // a fraction of the resident blocks
     if (key == "l2_cold_factor")
         return {1, 100}; // never faster than with the buffers in the L2
+    if (key == "reduce_block_ns")
+        return {0, 1e6}; // per block, one after another: up to a millisecond
     switch (type) {
     case Field::Gbps: return {1e-3, 1e5};   // 1 MB/s to 100 TB/s
     case Field::Tflops: return {1e-3, 1e5}; // 1 GFLOPS to 100 PFLOPS
@@ -179,17 +185,19 @@ std::optional<Error> parseFigure(const std::string& key, const json& v, Calibrat
                                  const std::string& path)
 {
     if (!v.is_object())
-        return badValue(file, path, "a calibration figure is an object (median, spread, unit, repeats, method)");
+        return badValue(file, path,
+                        "a calibration figure is an object (median or trimmed_mean, spread, unit, repeats, method)");
     f.key = key;
     for (const auto& [k, value] : v.items()) {
         const std::string p = path + "/" + k;
-        if (k == "median" || k == "spread") {
+        if (k == "median" || k == "trimmed_mean" || k == "spread") {
             if (!value.is_number())
                 return badValue(file, p, "expected a number");
             const double d = value.get<double>();
             if (!std::isfinite(d) || (k == "spread" && d < 0))
                 return badValue(file, p, k == "spread" ? "must not be negative" : "must be a finite number");
-            (k == "median" ? f.median : f.spread) = d;
+            (k == "spread" ? f.spread : f.value) = d;
+            f.trimmedMean = f.trimmedMean || k == "trimmed_mean";
         } else if (k == "repeats") {
             if (!value.is_array() || value.empty())
                 return badValue(file, p, "expected an array of numbers, one per repeat");
@@ -203,15 +211,18 @@ std::optional<Error> parseFigure(const std::string& key, const json& v, Calibrat
                 return badValue(file, p, "expected a string");
             (k == "unit" ? f.unit : f.method) = value.get<std::string>();
         } else {
-            return badValue(file, p, "unknown field \"" + k + "\" (median, spread, unit, repeats, method)");
+            return badValue(file, p,
+                            "unknown field \"" + k + "\" (median or trimmed_mean, spread, unit, repeats, method)");
         }
     }
-    if (!v.contains("median"))
-        return badValue(file, path, "a calibration figure needs its median");
+    if (v.contains("median") == v.contains("trimmed_mean"))
+        return badValue(file, path, "a calibration figure needs its median or its trimmed_mean (one of them)");
     if (!f.repeats.empty()) {
         const auto [lo, hi] = std::minmax_element(f.repeats.begin(), f.repeats.end());
-        if (f.median < *lo || f.median > *hi)
-            return badValue(file, path + "/median", "the median lies outside its repeats");
+        if (f.value < *lo || f.value > *hi)
+            return badValue(file, path + (f.trimmedMean ? "/trimmed_mean" : "/median"),
+                            std::string(f.trimmedMean ? "the trimmed mean" : "the median")
+                                + " lies outside its repeats");
     }
     return std::nullopt;
 }
@@ -281,7 +292,7 @@ json calibrationJson(const DeviceCalibration& c)
     json figs = json::object();
     for (const auto& f : c.figures) {
         json o;
-        o["median"] = f.median;
+        o[f.trimmedMean ? "trimmed_mean" : "median"] = f.value;
         o["spread"] = f.spread;
         o["unit"] = f.unit;
         o["repeats"] = f.repeats;

@@ -16,10 +16,14 @@ namespace streamscope {
 struct CalibrationFigure {
     std::string key;  // the profile field it sets ("launch_api_ns"), or a figure with no field of its own
     std::string unit; // "ns", "GB/s", "TFLOP/s", "count"
-    double median = 0;
+    // The figure: the median of its repeats, or, where `trimmedMean` is set, their mean less the highest and lowest
+    // tenth (the repeats are fresh processes whose figures fall in groups, where a median of a few jumps between
+    // them). Its JSON key says which: "median" or "trimmed_mean".
+    double value = 0;
     double spread = 0;           // largest minus smallest repeat
     std::vector<double> repeats; // one value per repeat, in the order measured
     std::string method;          // what was timed, in a sentence
+    bool trimmedMean = false;
 };
 
 // Provenance of a measured profile (the "calibration" object of its JSON).
@@ -76,7 +80,7 @@ struct DeviceProfile {
 
     // Fixed costs, ns
     int64_t launchApiNs = 2500;        // host cost of cudaLaunchKernel
-    int64_t copyApiNs = 3000;          // host cost of cudaMemcpyAsync / cudaMemsetAsync
+    int64_t copyApiNs = 3000;          // host cost of cudaMemcpyAsync
     int64_t eventRecordApiNs = 850;    // host cost of cudaEventRecord
     int64_t streamWaitApiNs = 700;     // host cost of cudaStreamWaitEvent
     int64_t hostFuncApiNs = 2000;      // host cost of cudaLaunchHostFunc
@@ -117,6 +121,9 @@ struct DeviceProfile {
     int64_t graphMinKernelNs = 1500; // the shortest a kernel node of a graph takes: the spacing of a graph's empty
                                      // kernel nodes where it is below min_kernel_ns [min_kernel_ns]
     int64_t spinOverheadNs = 0;      // what a spin kernel takes beyond its duration and an empty kernel [0]
+    int64_t memsetApiNs = 3000;      // host cost of cudaMemsetAsync [copy_api_ns]
+    double reduceBlockNs = 0;        // a reduce kernel's blocks each end with a fence and an atomic on one counter,
+                                     // one after another: a wave of B resident blocks lasts at least B x this [0]
 
     DeviceCalibration calibration; // empty unless measured by streamscope-cli calibrate
 };

@@ -267,6 +267,7 @@ Simulation::CallEnd Simulation::issueStreamWork(const HostCall& c)
     const int64_t cost = op.kind == OpKind::Kernel
         ? launchCost(c.h, switched ? prof.launchApiRoundRobinNs : prof.launchApiNs, prof)
         : op.kind == OpKind::HostFunc ? prof.hostFuncApiNs
+        : op.kind == OpKind::Memset   ? prof.memsetApiNs
                                       : prof.copyApiNs;
     if (op.kind == OpKind::Kernel)
         a.lastLaunchStream = c.po.stream;

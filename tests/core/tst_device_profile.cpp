@@ -47,6 +47,7 @@ ss::DeviceProfile calibratedProfile()
     c.host = "gpu-host";
     c.figures.push_back({"launch_api_ns", "ns", 3789, 371, {3700, 3789, 3800, 4071, 3750}, "1000 launches"});
     c.figures.push_back({"h2d_pinned_gbps", "GB/s", 55.2, 0.29, {55.1, 55.2, 55.39, 55.2, 55.3}, "64 MiB copies"});
+    c.figures.back().trimmedMean = true; // as the figures measured in fresh processes are
     c.notes.push_back("p2p_gbps not measured (one GPU)");
     return p;
 }
@@ -92,6 +93,8 @@ private Q_SLOTS:
         QCOMPARE(p->graphLaunchApiPerNodeNs, int64_t(0));
         QCOMPARE(p->graphMinKernelNs, p->minKernelNs);
         QCOMPARE(p->spinOverheadNs, int64_t(0));
+        QCOMPARE(p->memsetApiNs, p->copyApiNs);
+        QCOMPARE(p->reduceBlockNs, 0.0);
         QCOMPARE(p->hostFuncSpacingNs, int64_t(6700));
         QCOMPARE(p->workQueues, std::string("connections"));
         QVERIFY(!p->batchedKernelCompletion);
@@ -117,6 +120,8 @@ private Q_SLOTS:
         QCOMPARE(b->minKernelNs, a.minKernelNs);
         QCOMPARE(b->graphMinKernelNs, a.graphMinKernelNs);
         QCOMPARE(b->spinOverheadNs, a.spinOverheadNs);
+        QCOMPARE(b->memsetApiNs, a.memsetApiNs);
+        QCOMPARE(b->reduceBlockNs, a.reduceBlockNs);
         QCOMPARE(b->workQueues, a.workQueues);
         QCOMPARE(b->batchedKernelCompletion, a.batchedKernelCompletion);
         for (auto [x, y] : {std::pair{b->h2dPinnedBps, a.h2dPinnedBps},
@@ -141,12 +146,15 @@ private Q_SLOTS:
         QCOMPARE(c.figures.size(), size_t(2));
         const ss::CalibrationFigure* f = c.figure("launch_api_ns");
         QVERIFY(f);
-        QCOMPARE(f->median, 3789.0);
+        QCOMPARE(f->value, 3789.0);
         QCOMPARE(f->spread, 371.0);
         QCOMPARE(f->unit, std::string("ns"));
         QCOMPARE(f->repeats, (std::vector<double>{3700, 3789, 3800, 4071, 3750}));
         QCOMPARE(f->method, std::string("1000 launches"));
         QCOMPARE(c.figures[1].key, std::string("h2d_pinned_gbps")); // measurement order kept
+        QVERIFY(!f->trimmedMean);
+        QVERIFY(c.figures[1].trimmedMean); // written as "trimmed_mean", read back as one
+        QVERIFY(text.find("\"trimmed_mean\": 55.2") != std::string::npos);
         // Writing what was read gives the same text.
         QCOMPARE(ss::deviceProfileToJson(*b), text);
     }
@@ -262,6 +270,14 @@ private Q_SLOTS:
                                                 << "10"
                                                 << "/calibration/figures/launch_api_ns/median"
                                                 << "outside its repeats";
+        QTest::newRow("trimmed mean outside repeats") << "calibration/figures/h2d_pinned_gbps/trimmed_mean"
+                                                      << "60"
+                                                      << "/calibration/figures/h2d_pinned_gbps/trimmed_mean"
+                                                      << "the trimmed mean lies outside its repeats";
+        QTest::newRow("median and trimmed mean") << "calibration/figures/h2d_pinned_gbps/median"
+                                                 << "55.2"
+                                                 << "/calibration/figures/h2d_pinned_gbps"
+                                                 << "its median or its trimmed_mean (one of them)";
         QTest::newRow("figure unknown field") << "calibration/figures/launch_api_ns/mean"
                                               << "3"
                                               << "/calibration/figures/launch_api_ns/mean"

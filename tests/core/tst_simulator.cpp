@@ -261,7 +261,8 @@ void TestSimulator::recordsWhatHeldEachOp()
 }
 
 // A spin kernel runs its spin, spin_overhead_ns and an empty kernel's cost; a compute-bound kernel of fewer blocks than
-// the device holds reaches the full rate at compute_saturation of them, a memory-bound one runs in proportion.
+// the device holds reaches the full rate at compute_saturation of them, a memory-bound one runs in proportion; a reduce
+// of many blocks lasts at least its blocks times reduce_block_ns.
 void TestSimulator::kernelDurations()
 {
     const auto kernel = [](KernelKind kind, int64_t size, uint32_t grid, Dim3 block) {
@@ -294,6 +295,22 @@ void TestSimulator::kernelDurations()
     // A full wave is at the full rate whatever the saturation.
     const Op full = kernel(KernelKind::Matmul, 768, 1056, {16, 16, 1});
     QCOMPARE(duration(full, 0.5), duration(full, 1.0));
+
+    // A reduce's block ends go one after another: 262144 blocks of one element per thread last 262144 x
+    // reduce_block_ns (the memory model alone gives a tenth of that); 528 blocks over 128 MiB stay memory-bound.
+    const auto reduceNs = [](const Op& op, double blockNs) {
+        const auto t = simulateWith(Builder().stream("s").thread("main").op(op).build(),
+                                    [&](DeviceProfile& p) { p.reduceBlockNs = blockNs; });
+        return t.duration(uint32_t(span(t, "k")));
+    };
+    const Op many = kernel(KernelKind::Reduce, int64_t(1) << 26, 262144, {256, 1, 1});
+    const int64_t memoryBound = reduceNs(many, 0);
+    const int64_t serialized = reduceNs(many, 3.5);
+    QVERIFY2(std::abs(double(serialized) - 262144 * 3.5) < 0.01 * 262144 * 3.5,
+             qPrintable(QString::number(serialized)));
+    QVERIFY(memoryBound < serialized / 5);
+    const Op few = kernel(KernelKind::Reduce, int64_t(1) << 25, 528, {256, 1, 1});
+    QCOMPARE(reduceNs(few, 3.5), reduceNs(few, 0));
 }
 
 // The L2 rule: a kernel whose buffers fit in the L2 runs its modelled time when they are still there and

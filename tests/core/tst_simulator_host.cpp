@@ -88,7 +88,7 @@ void TestSimulator::launchesFromSeveralThreadsContend()
 }
 
 // cudaGraphLaunch costs graph_launch_api_ns plus graph_launch_api_per_node_ns per node; a memset runs at
-// memset_gbps.
+// memset_gbps, and its call costs memset_api_ns where a copy's costs copy_api_ns.
 void TestSimulator::graphLaunchPerNodeAndMemsetBandwidth()
 {
     Op graph;
@@ -101,14 +101,19 @@ void TestSimulator::graphLaunchPerNodeAndMemsetBandwidth()
     memset.stream = "s";
     memset.name = "set";
     memset.bytes = int64_t(1) << 30;
-    const auto t =
-        simulateWith(Builder().stream("s").thread("main").op(graph).op(memset).build(), [](DeviceProfile& p) {
+    const auto t = simulateWith(
+        Builder().stream("s").thread("main").op(graph).op(memset).copy("copy", "s", CopyKind::D2D, 4096).build(),
+        [](DeviceProfile& p) {
             p.graphLaunchApiNs = 1000;
             p.graphLaunchApiPerNodeNs = 10;
             p.memsetBps = 1e12;
+            p.memsetApiNs = 1250; // cudaMemsetAsync costs the host less than cudaMemcpyAsync (H200: 1.25 / 2.06 us)
+            p.copyApiNs = 2060;
         });
     QCOMPARE(t.duration(uint32_t(hostSpan(t, "cudaGraphLaunch"))), int64_t(2000));
     QCOMPARE(t.duration(uint32_t(span(t, "set"))), int64_t(1073742)); // 2^30 B at 10^12 B/s
+    QCOMPARE(t.duration(uint32_t(hostSpan(t, "cudaMemsetAsync"))), int64_t(1250));
+    QCOMPARE(t.duration(uint32_t(hostSpan(t, "cudaMemcpyAsync"))), int64_t(2060));
 }
 
 // The host-function thread: asleep, it wakes host_func_latency_ns after the stream reaches a host function;

@@ -82,8 +82,15 @@ TEST(Calibrate, ProvenanceRoundTrips)
         const CalibrationFigure* f = c.figure(key);
         ASSERT_NE(f, nullptr) << key;
         EXPECT_NE(f->method.find("over 3 fresh processes"), std::string::npos) << key << ": " << f->method;
+        // Fewer than ten processes: nothing is trimmed, the figure is their mean (rounded as its unit is).
+        ASSERT_EQ(f->repeats.size(), 3u) << key;
+        EXPECT_TRUE(f->trimmedMean) << key;
+        const double mean = (f->repeats[0] + f->repeats[1] + f->repeats[2]) / 3;
+        EXPECT_NEAR(f->value, mean, 0.51) << key;
     }
-    EXPECT_NE(r->sources.find("median over 3 fresh processes"), std::string::npos) << r->sources;
+    EXPECT_TRUE(!c.figure("sm_count")->trimmedMean);
+    EXPECT_NE(r->sources.find("mean over 3 fresh processes less their highest and lowest tenth"), std::string::npos)
+        << r->sources;
     const auto back = parseDeviceProfile(deviceProfileToJson(*r), "calibrated.json");
     ASSERT_TRUE(back.ok()) << back.error().toString();
     EXPECT_EQ(back->launchApiNs, r->launchApiNs);
