@@ -124,13 +124,16 @@ void Simulation::applyMeasured(GpuOp& g, const OpRecord& r, const DeviceProfile&
 }
 
 // Replay: the time the recorded GPU left between this op and the previous one in its stream, where it was queued.
-int64_t Simulation::streamGap(uint32_t g, RecordRef rec, int64_t modelled) const
+int64_t Simulation::streamGap(uint32_t g, RecordRef rec, int64_t modelled)
 {
     if (m_options.measuredStreamGapNs.empty() || m_ops[g].type == GpuOpType::Marker)
         return modelled;
     const OpRecord& r = m_out.records[rec.hostThread][rec.index];
     const auto it = m_options.measuredStreamGapNs.find({r.thread, r.op, r.node});
-    return it != m_options.measuredStreamGapNs.end() ? std::max<int64_t>(0, it->second) : modelled;
+    if (it == m_options.measuredStreamGapNs.end())
+        return modelled;
+    m_ops[g].measuredGap = true;
+    return std::max<int64_t>(0, it->second);
 }
 
 int64_t Simulation::measuredHost(const MeasuredOpKey& key, int64_t modelled) const
@@ -413,7 +416,10 @@ void Simulation::start(uint32_t g)
         const bool awake = dev.hostFuncLastOp != kNone && m_now <= last + p.hostFuncSpacingNs;
         const bool dozed = p.hostFuncDozeNs > 0 && (dev.hostFuncLastOp == kNone || m_now > last + p.hostFuncDozeNs);
         const int64_t latency = dozed ? std::max(p.hostFuncLatencyNs, p.hostFuncDeepLatencyNs) : p.hostFuncLatencyNs;
-        const int64_t s = awake ? std::max(m_now, last + p.hostFuncSpacingNs) : m_now + latency;
+        // Replayed with the recording's gap before it in its stream, that gap already holds the thread's wake-up.
+        const int64_t s = op.measuredGap ? std::max(m_now, last)
+            : awake                      ? std::max(m_now, last + p.hostFuncSpacingNs)
+                                         : m_now + latency;
         if (last > m_now)
             holdBy(op, WaitCause::HostFuncThread, dev.hostFuncLastOp);
         op.start = s;

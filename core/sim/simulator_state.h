@@ -46,6 +46,8 @@ struct GpuOp {
     OpState state = OpState::Pending;
     bool graphNode = false;
     bool hasRecord = false;
+    bool measuredGap = false; // replay: the gap before it in its stream is the recording's (a host function's
+                              // includes the driver thread's wake-up)
     int device = 0;
     int stream = -1;
     uint32_t pendingDeps = 0;
@@ -235,7 +237,7 @@ private:
     uint32_t newMarker(int stream);
     uint32_t makeGpuOp(const Op& op, int stream, RecordRef rec, bool graphNode);
     void applyMeasured(GpuOp& g, const OpRecord& r, const DeviceProfile& p) const;
-    int64_t streamGap(uint32_t g, RecordRef rec, int64_t modelled) const;
+    int64_t streamGap(uint32_t g, RecordRef rec, int64_t modelled);
     int64_t measuredHost(const MeasuredOpKey& key, int64_t modelled) const;
     static int64_t l2Footprint(const Op& op);
     static int64_t blockDuration(const Op& op, const DeviceProfile& p, int occ, uint32_t blocks, uint32_t threads,
