@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# The simulator's truth, recorded in one session on one GPU machine (docs/ACCURACY.md): calibrate the GPU, then
-# record every lesson and variant (the first run with its checks, then more runs, one process each, for their
-# untimed makespans), then every held-out case in rounds, then the experiments given on the command line. What it
-# writes is laid out as tests/data/h200 is, so that it can replace those files as it is:
+# The simulator's truth, recorded in one session on one GPU machine (docs/ACCURACY.md): the experiments given on the
+# command line, then calibrate the GPU, then record every lesson, variant and held-out case in rounds (the first run
+# with its checks, then more runs, one process each, for their untimed makespans). What it writes is laid out as
+# tests/data/h200 is, so that it can replace those files as it is:
 #
 #   tools/accuracy_session.sh CLI OUTDIR [--lesson-runs N] [--heldout-runs N] [--host-processes N]
 #                             [--deadline SECONDS] [EXPERIMENT...]
 #
 #   OUTDIR/h200.json                      the profile (`streamscope-cli calibrate --device 0 --host-processes N`,
-#                                         default 5), calibrate.log
+#                                         default 11), calibrate.log
 #   OUTDIR/lessons/ID.json, variants/     run 1 of each lesson and variant; untimed_runs.txt (NAME RUN UNTIMED TIMED)
-#   OUTDIR/heldout/NAME.json              run 1 of each held-out case; untimed_runs.txt
+#   OUTDIR/heldout/NAME.json              run 1 of each held-out case; untimed_runs.txt (and heldout-b/, the
+#                                         second held-out set, alike)
+#                                         (the lessons and the held-out cases are run in rounds: round R runs each
+#                                         lesson and variant, then each held-out case, one process each)
 #   OUTDIR/experiments/NAME/              what tests/data/h200/experiments/NAME/run.sh wrote
 #   OUTDIR/session.log                    everything printed, with the time of each step
 #
@@ -22,7 +25,7 @@ OUTDIR="$2"
 shift 2
 LESSON_RUNS=3
 HELDOUT_RUNS=5
-HOST_PROCESSES=5
+HOST_PROCESSES=11
 DEADLINE=560
 EXPERIMENTS=()
 while [ $# -gt 0 ]; do
@@ -73,7 +76,9 @@ if ! late calibrate; then
     note "calibrate exit $?"
 fi
 
-# ---- lessons and variants ----------------------------------------------------------------------------------
+# ---- lessons, variants and held-out cases, in rounds ---------------------------------------------------------
+# Round R runs every lesson and variant (while R <= the lesson runs) and then every held-out case (while R <= the
+# held-out runs), one process each: a deadline cuts both alike, and drift over the session weighs on both.
 names=()
 for id in $("$CLI" presets | awk 'NF {print $1}'); do
     names+=("$id")
@@ -82,10 +87,8 @@ for id in $("$CLI" presets | awk 'NF {print $1}'); do
         names+=("$id--$v")
     done
 done
-: >"$OUTDIR/lessons/untimed_runs.txt"
-for run in $(seq 1 "$LESSON_RUNS"); do
-    late "lesson run $run" && break
-    note "== lessons, run $run"
+lesson_round() {
+    local run="$1" name id args out needs
     for name in "${names[@]}"; do
         id="${name%%--*}"
         args=("$id")
@@ -108,21 +111,31 @@ for run in $(seq 1 "$LESSON_RUNS"); do
         fi
         makespans "$out" "$name" "$run" >>"$OUTDIR/lessons/untimed_runs.txt"
     done
-done
-rm -f "$OUTDIR/lessons/run.json"
-
-# ---- held-out cases ----------------------------------------------------------------------------------------
-: >"$OUTDIR/heldout/untimed_runs.txt"
-for run in $(seq 1 "$HELDOUT_RUNS"); do
-    late "held-out round $run" && break
-    note "== held-out, round $run"
-    for s in "$REPO"/tests/data/h200/heldout/scenarios/*.json; do
-        name="$(basename "$s" .json)"
-        out="$OUTDIR/heldout/$name.json"
-        [ "$run" = 1 ] || out="$OUTDIR/heldout/run.json"
-        timeout 120 "$CLI" run "$s" --backend cuda -o "$out" >/dev/null 2>&1
-        makespans "$out" "$name" "$run" >>"$OUTDIR/heldout/untimed_runs.txt"
+}
+HELDOUT_SETS=(heldout heldout-b)
+heldout_round() {
+    local run="$1" set s name out
+    for set in "${HELDOUT_SETS[@]}"; do
+        for s in "$REPO/tests/data/h200/$set"/scenarios/*.json; do
+            name="$(basename "$s" .json)"
+            out="$OUTDIR/$set/$name.json"
+            [ "$run" = 1 ] || out="$OUTDIR/$set/run.json"
+            timeout 120 "$CLI" run "$s" --backend cuda -o "$out" >/dev/null 2>&1
+            makespans "$out" "$name" "$run" >>"$OUTDIR/$set/untimed_runs.txt"
+        done
     done
+}
+: >"$OUTDIR/lessons/untimed_runs.txt"
+for set in "${HELDOUT_SETS[@]}"; do
+    mkdir -p "$OUTDIR/$set"
+    : >"$OUTDIR/$set/untimed_runs.txt"
 done
-rm -f "$OUTDIR/heldout/run.json"
+rounds=$((LESSON_RUNS > HELDOUT_RUNS ? LESSON_RUNS : HELDOUT_RUNS))
+for run in $(seq 1 "$rounds"); do
+    late "round $run" && break
+    note "== round $run"
+    [ "$run" -le "$LESSON_RUNS" ] && lesson_round "$run"
+    [ "$run" -le "$HELDOUT_RUNS" ] && heldout_round "$run"
+done
+rm -f "$OUTDIR/lessons/run.json" "$OUTDIR/heldout/run.json" "$OUTDIR/heldout-b/run.json"
 note "done after $SECONDS s"

@@ -3,11 +3,13 @@
 tests/data/h200/heldout/scenarios simulated with the shipped profile, against its run on the H200
 (tests/data/h200/heldout/NAME.json: the untimed makespan, settings.untimed_makespan_ns). Where
 tests/data/h200/heldout/untimed_runs.txt lists the untimed makespans of several runs of each case, one process each
-("NAME RUN UNTIMED_NS TIMED_NS" per line), the truth is their median, with their range beside it: StreamScope's own
-runs of one scenario differ by up to 40 % between processes on the H200 machines. Prints a Markdown table and a summary
-line (docs/ACCURACY.md).
+("NAME RUN UNTIMED_NS TIMED_NS" per line), the truth is their mean less the highest and lowest tenth
+(tools/untimed_runs.py), with their range beside it: StreamScope's own runs of one scenario differ by up to 40 %
+between processes on the H200 machines. Prints a Markdown table and a summary line (docs/ACCURACY.md).
 
-    tools/heldout_accuracy.py [path/to/streamscope-cli] [--profile PROFILE]   (default: build/app/streamscope-cli)
+    tools/heldout_accuracy.py [path/to/streamscope-cli] [--profile PROFILE] [--dir FOLDER]
+        (defaults: build/app/streamscope-cli, the shipped profile, tests/data/h200/heldout; the second set, written
+        and recorded later: --dir tests/data/h200/heldout-b)
 """
 import glob
 import json
@@ -17,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-from untimed_runs import read_untimed_runs
+from untimed_runs import read_untimed_runs, truth
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 args = [a for a in sys.argv[1:]]
@@ -26,8 +28,12 @@ if "--profile" in args:
     i = args.index("--profile")
     profile = ["--profile", args[i + 1]]
     del args[i:i + 2]
-CLI = args[0] if args else os.path.join(ROOT, "build", "app", "streamscope-cli")
 DIR = os.path.join(ROOT, "tests", "data", "h200", "heldout")
+if "--dir" in args:
+    i = args.index("--dir")
+    DIR = args[i + 1]
+    del args[i:i + 2]
+CLI = args[0] if args else os.path.join(ROOT, "build", "app", "streamscope-cli")
 
 
 def main():
@@ -41,7 +47,7 @@ def main():
             untimed = float(settings["untimed_makespan_ns"])
             spread = ""
             if runs.get(name):
-                untimed = statistics.median(runs[name])
+                untimed = truth(runs[name])
                 spread = f" ({min(runs[name]) / 1e3:.1f}–{max(runs[name]) / 1e3:.1f}, {len(runs[name])} runs)"
             out = os.path.join(tmp, name + ".json")
             r = subprocess.run([CLI, "run", scenario, "--backend", "sim", "-o", out, *profile], capture_output=True,

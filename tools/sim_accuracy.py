@@ -3,8 +3,8 @@
 shipped profile and its makespan compared with the recording's untimed run (settings.untimed_makespan_ns: the same
 work with no events and no CUPTI, host clock from the first issuing call to the device sync), and the lesson's
 checks (`check` exit status) are compared. Where the data folder has an untimed_runs.txt (`NAME RUN UNTIMED_NS
-TIMED_NS` per line: the same lesson run in several processes), the truth is the median of its runs. Prints a Markdown
-table and a summary line (docs/ACCURACY.md).
+TIMED_NS` per line: the same lesson run in several processes), the truth is their mean less the highest and lowest
+tenth (tools/untimed_runs.py). Prints a Markdown table and a summary line (docs/ACCURACY.md).
 
     tools/sim_accuracy.py [path/to/streamscope-cli] [--profile PROFILE] [--data DIR]
         (defaults: build/app/streamscope-cli, the lessons' own profile, tests/data/h200)
@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 
-from untimed_runs import read_untimed_runs
+from untimed_runs import read_untimed_runs, truth
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ARGS = sys.argv[1:]
@@ -60,7 +60,7 @@ def main():
                 settings = dict(settings)
             untimed = settings.get("untimed_makespan_ns")
             if runs.get(name):
-                untimed = statistics.median(runs[name])
+                untimed = truth(runs[name])
             out = os.path.join(tmp, name + ".json")
             r = run("run", lesson, "--backend", "sim", "-o", out, *(["--variant", variant] if variant else []),
                     *(["--profile", PROFILE] if PROFILE else []))
