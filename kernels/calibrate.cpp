@@ -222,6 +222,24 @@ void Calibrator::deriveFields(DeviceProfile& p)
             p.hostFuncDozeNs = int64_t(doze);
         }
     }
+    // The wake-up against the thread's idle time, from the chains, as the simulator counts them: it makes a host
+    // function ready kernel_overhead_ns after its kernel's end, so a point is (idle + overhead, wake-up - overhead).
+    p.hostFuncWakeCurve.clear();
+    std::string curve;
+    for (const int k : kHostFuncChainUs) {
+        const CalibrationFigure* idle = m_cal.figure("host_func_idle_" + std::to_string(k) + "us_chain_ns");
+        const CalibrationFigure* wake = m_cal.figure("host_func_wake_" + std::to_string(k) + "us_chain_ns");
+        if (!idle || !wake)
+            continue;
+        const int64_t x = std::max<int64_t>(0, std::llround(idle->value + overhead));
+        const int64_t y = std::max<int64_t>(0, std::llround(wake->value - overhead));
+        if (!p.hostFuncWakeCurve.empty() && x <= p.hostFuncWakeCurve.back().first)
+            continue; // idle times that do not increase: the longer chain's point is left out
+        p.hostFuncWakeCurve.emplace_back(x, y);
+        curve += (curve.empty() ? "" : ", ") + formatValue(double(x), "ns") + " -> " + formatValue(double(y), "ns");
+    }
+    if (m_opt.progress && !curve.empty())
+        m_opt.progress("  host_func_wake_curve (idle -> wake-up): " + curve);
 
     // Bandwidths as the simulator uses them: a copy lasts copy_latency_ns + bytes / bandwidth, and consecutive
     // copies of a stream are kernel_overhead_ns apart.
@@ -351,6 +369,7 @@ DeviceProfile Calibrator::run()
     latencies();
     copies(p);
     kernelThroughput();
+    runnerHostFuncWake();
     cuptiSplit(); // last: nothing untimed runs with CUPTI attached
     deriveFields(p);
     return finish(p, flag);

@@ -15,7 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <iterator>
 #include <map>
+#include <numeric>
 #include <set>
 #include <string>
 #include <utility>
@@ -99,6 +102,26 @@ std::string pageableScenario(int device, const char* kind, int64_t bytes, int co
         ops.push_back({{"op", "stream-sync"}, {"stream", "s"}});
     }
     s["threads"] = nlohmann::ordered_json::array({{{"name", "t"}, {"ops", ops}}});
+    s["run"] = {{"warmup", 1}, {"iterations", iterations}};
+    return s.dump();
+}
+
+// One host thread, one stream: `rounds` times a one-block spin kernel of `kernelUs` and a 5 µs host function, which
+// waits for the kernel and which the next kernel waits for; one warm-up and `iterations` measured iterations.
+std::string hostFuncChainScenario(int device, int kernelUs, int rounds, int iterations)
+{
+    nlohmann::ordered_json s = scenarioOn(device, "calibrate-host-func-chain");
+    s["streams"] = nlohmann::ordered_json::array({{{"name", "s"}, {"device", device}, {"kind", "non-blocking"}}});
+    nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+    ops.push_back({{"op", "kernel"},
+                   {"name", "k"},
+                   {"stream", "s"},
+                   {"kernel", "spin"},
+                   {"duration_us", kernelUs},
+                   {"grid", 1},
+                   {"block", 32}});
+    ops.push_back({{"op", "host-func"}, {"name", "cb"}, {"stream", "s"}, {"duration_us", 5}});
+    s["threads"] = nlohmann::ordered_json::array({{{"name", "t"}, {"repeat", rounds}, {"ops", ops}}});
     s["run"] = {{"warmup", 1}, {"iterations", iterations}};
     return s.dump();
 }
@@ -226,6 +249,79 @@ void Calibrator::runnerPageableCopies()
     figure("d2h_pageable_copy_ns", "D2H pageable " + size + " copy, as runs issue it", "ns",
            runnerCallCost(pageableScenario(m_opt.device, "d2h", bytes, copies, m_repeats), calls, copies),
            how + ", device to pageable host");
+}
+
+// A host function's wake-up against the time the driver's thread sat idle (tests/data/h200/experiments/host-func-wake:
+// on an H200 a thread that ran a host function 7 µs before woke a mean 23 µs after the kernel, after 13-104 µs idle
+// 36-42 µs, after 205 µs 73 µs; the trials of host_func_after_kernel_ns, which start from an idle thread, gave 47 µs).
+// Chains of a K µs kernel and a host function, K from 2 µs to 3 ms, run through the Runner and the CUDA backend with
+// its kernels stamping themselves: per host function, from its kernel's end (the kernel's %globaltimer stamp on the
+// host clock) to its start (host clock inside it), and the idle time, from the host function before it to that
+// kernel's end. Per chain and iteration the mean wake-up and the median idle; the first host function of an
+// iteration, after the device sync, is left out.
+void Calibrator::runnerHostFuncWake()
+{
+    const std::vector<int> kernelUs = m_opt.quick
+        ? std::vector<int>{5, 50, 500}
+        : std::vector<int>(std::begin(kHostFuncChainUs), std::end(kHostFuncChainUs));
+    for (const int k : kernelUs) {
+        if (m_opt.cancel && m_opt.cancel->load())
+            throw Cancelled{};
+        const int rounds = m_opt.quick || k >= 500 ? 20 : 50;
+        auto parsed =
+            parseScenario(hostFuncChainScenario(m_opt.device, k, rounds, m_repeats), "<calibration scenario>");
+        if (!parsed)
+            throw CudaFailure{"calibration scenario: " + parsed.error().toString()};
+        CudaBackendOptions options;
+        options.measureUntimed = false;
+        auto backend = makeCudaBackend(options);
+        RunOptions run;
+        run.cancel = m_opt.cancel;
+        RunOutcome out = runScenario(parsed->scenario, *backend, run);
+        if (!out.status)
+            throw CudaFailure{"calibration scenario run: " + out.status.error().toString()};
+        const Trace& t = out.trace;
+        // Per iteration, the kernels and host functions of the one stream in start order.
+        std::map<int, std::vector<uint32_t>> ops;
+        for (uint32_t i = 0; i < t.spanCount(); ++i)
+            if (t.spans.kind[i] == SpanKind::Kernel || t.spans.kind[i] == SpanKind::HostFunc)
+                ops[t.spans.iteration[i]].push_back(i);
+        std::vector<double> wake;
+        std::vector<double> idle;
+        for (auto& [iteration, v] : ops) {
+            std::sort(v.begin(), v.end(), [&](uint32_t a, uint32_t b) { return t.spans.start[a] < t.spans.start[b]; });
+            std::vector<double> w;
+            std::vector<double> d;
+            int64_t lastEnd = -1;
+            for (size_t j = 1; j < v.size(); ++j) {
+                const uint32_t kernel = v[j - 1];
+                const uint32_t func = v[j];
+                if (t.spans.kind[kernel] != SpanKind::Kernel || t.spans.kind[func] != SpanKind::HostFunc)
+                    continue;
+                if (lastEnd >= 0) {
+                    w.push_back(double(t.spans.start[func] - t.spans.end[kernel]));
+                    d.push_back(double(t.spans.end[kernel] - lastEnd));
+                }
+                lastEnd = t.spans.end[func];
+            }
+            if (w.empty())
+                throw CudaFailure{"calibration scenario run: no host function after a kernel in iteration "
+                                  + std::to_string(iteration)};
+            wake.push_back(std::accumulate(w.begin(), w.end(), 0.0) / double(w.size()));
+            idle.push_back(median(d));
+        }
+        const std::string chain = std::to_string(rounds) + " rounds of a " + std::to_string(k)
+            + " us one-block spin kernel and a 5 us host function in one stream, through StreamScope's Runner and "
+              "CUDA backend with the kernels stamping themselves";
+        figure("host_func_idle_" + std::to_string(k) + "us_chain_ns",
+               "host-function thread idle in a chain of " + std::to_string(k) + " us kernels", "ns", idle,
+               chain + ": per iteration the median time from a host function's end to the end of the next kernel");
+        figure("host_func_wake_" + std::to_string(k) + "us_chain_ns",
+               "host function wake-up in a chain of " + std::to_string(k) + " us kernels", "ns", wake,
+               chain
+                   + ": per iteration the mean time from a kernel's end (its stamp) to the start of the host "
+                     "function after it (host clock inside it), the first of the iteration left out");
+    }
 }
 
 } // namespace streamscope::calibrate

@@ -31,6 +31,8 @@ namespace streamscope::calibrate {
 
 // How long the driver's host-function thread sits idle in calibrate's host_func_after_idle trials (µs).
 inline constexpr int kHostFuncIdleUs[] = {50, 100, 200, 500, 1000, 3000};
+// The kernels of calibrate's host-function chains (µs): the driver thread idles about this long between them.
+inline constexpr int kHostFuncChainUs[] = {2, 5, 10, 20, 50, 100, 200, 500, 1000, 3000};
 
 using kernels::Kernel;
 
@@ -212,6 +214,9 @@ private:
     // and the CUDA backend with no timing (calibrate_runner.cpp); runnerLaunchCost: one repeat per iteration.
     void runnerLaunchCosts();
     void runnerMallocCost();
+    // host_func_idle_Kus_chain_ns and host_func_wake_Kus_chain_ns for each K of kHostFuncChainUs: the points of
+    // host_func_wake_curve (calibrate_runner.cpp).
+    void runnerHostFuncWake();
     std::vector<double> runnerCallCost(const std::string& scenario, const std::set<std::string>& calls, int count,
                                        bool spanDurations = false);
     std::vector<double> runnerLaunchCost(int threads, int streams);

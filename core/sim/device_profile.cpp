@@ -22,7 +22,7 @@ namespace {
 using json = nlohmann::ordered_json;
 
 struct Field {
-    enum Type { Int, Int64, Double, Gbps, Tflops, String, Bool } type;
+    enum Type { Int, Int64, Double, Gbps, Tflops, String, Bool, Curve } type;
     std::function<void*(DeviceProfile&)> target;
 };
 
@@ -87,6 +87,7 @@ const std::vector<std::pair<std::string, Field>>& fields()
         {"spin_overhead_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.spinOverheadNs; }}},
         {"memset_api_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.memsetApiNs; }}},
         {"reduce_block_ns", {Field::Double, [](DeviceProfile& p) -> void* { return &p.reduceBlockNs; }}},
+        {"host_func_wake_curve", {Field::Curve, [](DeviceProfile& p) -> void* { return &p.hostFuncWakeCurve; }}},
         {"event_sync_wake_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.eventSyncWakeNs; }}},
     };
     return f;
@@ -178,6 +179,32 @@ std::optional<Error> readString(const json& obj, const char* key, std::string& o
     if (!obj[key].is_string())
         return badValue(file, path + "/" + key, "expected a string");
     out = obj[key].get<std::string>();
+    return std::nullopt;
+}
+
+// A curve: [[x_ns, y_ns], ...], x strictly increasing, both whole nanoseconds from 0 to 10 s.
+std::optional<Error> parseCurve(const json& v, std::vector<std::pair<int64_t, int64_t>>& out, const std::string& file,
+                                const std::string& path)
+{
+    if (!v.is_array())
+        return badValue(file, path, "expected an array of [idle_ns, wake_ns] points");
+    out.clear();
+    for (size_t i = 0; i < v.size(); ++i) {
+        const std::string p = path + "/" + std::to_string(i);
+        const json& point = v[i];
+        if (!point.is_array() || point.size() != 2 || !point[0].is_number() || !point[1].is_number())
+            return badValue(file, p, "expected a point [idle_ns, wake_ns] of two numbers");
+        int64_t xy[2] = {0, 0};
+        for (int k = 0; k < 2; ++k) {
+            const double d = point[size_t(k)].get<double>();
+            if (!std::isfinite(d) || d < 0 || d > 1e10 || d != std::floor(d))
+                return badValue(file, p + "/" + std::to_string(k), "expected whole nanoseconds from 0 to 10 s");
+            xy[k] = int64_t(d);
+        }
+        if (!out.empty() && xy[0] <= out.back().first)
+            return badValue(file, p + "/0", "the idle times must increase from point to point");
+        out.emplace_back(xy[0], xy[1]);
+    }
     return std::nullopt;
 }
 
@@ -357,6 +384,12 @@ Result<DeviceProfile> parseDeviceProfile(const std::string& text, const std::str
             *static_cast<bool*>(target) = value.get<bool>();
             continue;
         }
+        if (type == Field::Curve) {
+            if (auto e =
+                    parseCurve(value, *static_cast<std::vector<std::pair<int64_t, int64_t>>*>(target), file, "/" + key))
+                return *e;
+            continue;
+        }
         if (!value.is_number())
             return Error{file, "/" + key, "expected a number"};
         const double v = value.get<double>();
@@ -380,7 +413,8 @@ Result<DeviceProfile> parseDeviceProfile(const std::string& text, const std::str
         case Field::Gbps: *static_cast<double*>(target) = v * 1e9; break;
         case Field::Tflops: *static_cast<double*>(target) = v * 1e12; break;
         case Field::String:
-        case Field::Bool: break;
+        case Field::Bool:
+        case Field::Curve: break;
         }
     }
     if (p.workQueues != "connections" && p.workQueues != "engines")
@@ -404,6 +438,22 @@ Result<DeviceProfile> parseDeviceProfile(const std::string& text, const std::str
     return p;
 }
 
+int64_t interpolateCurve(const std::vector<std::pair<int64_t, int64_t>>& curve, int64_t x)
+{
+    if (curve.empty())
+        return 0;
+    if (x <= curve.front().first)
+        return curve.front().second;
+    for (size_t i = 1; i < curve.size(); ++i) {
+        const auto [x1, y1] = curve[i];
+        if (x > x1)
+            continue;
+        const auto [x0, y0] = curve[i - 1];
+        return y0 + int64_t(std::llround(double(y1 - y0) * double(x - x0) / double(x1 - x0)));
+    }
+    return curve.back().second;
+}
+
 std::string deviceProfileToJson(const DeviceProfile& profile)
 {
     DeviceProfile p = profile; // fields() hands out pointers into a mutable profile
@@ -420,6 +470,13 @@ std::string deviceProfileToJson(const DeviceProfile& profile)
         case Field::Gbps: doc[key] = *static_cast<double*>(v) / 1e9; break;
         case Field::Tflops: doc[key] = *static_cast<double*>(v) / 1e12; break;
         case Field::Bool: doc[key] = *static_cast<bool*>(v); break;
+        case Field::Curve: {
+            json points = json::array();
+            for (const auto& [x, y] : *static_cast<std::vector<std::pair<int64_t, int64_t>>*>(v))
+                points.push_back(json::array({x, y}));
+            doc[key] = points;
+            break;
+        }
         }
     }
     if (!p.calibration.empty())

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace streamscope {
@@ -124,6 +125,10 @@ struct DeviceProfile {
     int64_t memsetApiNs = 3000;      // host cost of cudaMemsetAsync [copy_api_ns]
     double reduceBlockNs = 0;        // a reduce kernel's blocks each end with a fence and an atomic on one counter,
                                      // one after another: a wave of B resident blocks lasts at least B x this [0]
+    // The driver thread's wake-up for a host function against how long the thread sat idle: [idle_ns, wake_ns]
+    // points, idle increasing, between which the simulator interpolates (clamped at both ends). Where set it replaces
+    // host_func_latency_ns, host_func_doze_ns and host_func_deep_latency_ns [empty: those three].
+    std::vector<std::pair<int64_t, int64_t>> hostFuncWakeCurve;
 
     DeviceCalibration calibration; // empty unless measured by streamscope-cli calibrate
 };
@@ -135,6 +140,9 @@ Result<DeviceProfile> parseDeviceProfile(const std::string& text, const std::str
 // The profiles shipped in resources/profiles/ (see resources.h for where they are found).
 std::vector<std::string> builtinProfileIds();
 // The profile as JSON text that parseDeviceProfile reads back to the same profile (calibration included).
+// The curve's value at x: linear between its points, its first and last value outside them (0 where empty).
+int64_t interpolateCurve(const std::vector<std::pair<int64_t, int64_t>>& curve, int64_t x);
+
 std::string deviceProfileToJson(const DeviceProfile& profile);
 // Finds a shipped profile by id, or loads `idOrPath` as a file when it names one.
 Result<DeviceProfile> findDeviceProfile(const std::string& idOrPath);

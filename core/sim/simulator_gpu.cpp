@@ -415,7 +415,12 @@ void Simulation::start(uint32_t g)
         // Idle longer than host_func_doze_ns (or never run), it wakes up host_func_deep_latency_ns after.
         const bool awake = dev.hostFuncLastOp != kNone && m_now <= last + p.hostFuncSpacingNs;
         const bool dozed = p.hostFuncDozeNs > 0 && (dev.hostFuncLastOp == kNone || m_now > last + p.hostFuncDozeNs);
-        const int64_t latency = dozed ? std::max(p.hostFuncLatencyNs, p.hostFuncDeepLatencyNs) : p.hostFuncLatencyNs;
+        // With a measured wake-up curve: its value at the time the thread sat idle (never run: its longest idle).
+        const int64_t latency = !p.hostFuncWakeCurve.empty()
+            ? interpolateCurve(p.hostFuncWakeCurve,
+                               dev.hostFuncLastOp == kNone ? p.hostFuncWakeCurve.back().first : m_now - last)
+            : dozed ? std::max(p.hostFuncLatencyNs, p.hostFuncDeepLatencyNs)
+                    : p.hostFuncLatencyNs;
         // Replayed with the recording's gap before it in its stream, that gap already holds the thread's wake-up.
         const int64_t s = op.measuredGap ? std::max(m_now, last)
             : awake                      ? std::max(m_now, last + p.hostFuncSpacingNs)

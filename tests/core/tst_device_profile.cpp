@@ -35,6 +35,7 @@ ss::DeviceProfile calibratedProfile()
     p.graphLaunchApiPerNodeNs = 5;
     p.hostFuncSpacingNs = 1485;
     p.priorityHighest = -5;
+    p.hostFuncWakeCurve = {{8'100, 21'300}, {23'500, 36'000}, {3'001'000, 111'000}};
     auto& c = p.calibration;
     c.tool = "streamscope-cli calibrate 0.1.0";
     c.command = "streamscope-cli calibrate -o gpu.json";
@@ -95,6 +96,7 @@ private Q_SLOTS:
         QCOMPARE(p->spinOverheadNs, int64_t(0));
         QCOMPARE(p->memsetApiNs, p->copyApiNs);
         QCOMPARE(p->reduceBlockNs, 0.0);
+        QVERIFY(p->hostFuncWakeCurve.empty()); // host_func_latency_ns and the doze rule, as before
         QCOMPARE(p->hostFuncSpacingNs, int64_t(6700));
         QCOMPARE(p->workQueues, std::string("connections"));
         QVERIFY(!p->batchedKernelCompletion);
@@ -122,6 +124,8 @@ private Q_SLOTS:
         QCOMPARE(b->spinOverheadNs, a.spinOverheadNs);
         QCOMPARE(b->memsetApiNs, a.memsetApiNs);
         QCOMPARE(b->reduceBlockNs, a.reduceBlockNs);
+        QVERIFY(b->hostFuncWakeCurve == a.hostFuncWakeCurve);
+        QVERIFY(text.find("\"host_func_wake_curve\": [") != std::string::npos);
         QCOMPARE(b->workQueues, a.workQueues);
         QCOMPARE(b->batchedKernelCompletion, a.batchedKernelCompletion);
         for (auto [x, y] : {std::pair{b->h2dPinnedBps, a.h2dPinnedBps},
@@ -278,6 +282,22 @@ private Q_SLOTS:
                                                  << "55.2"
                                                  << "/calibration/figures/h2d_pinned_gbps"
                                                  << "its median or its trimmed_mean (one of them)";
+        QTest::newRow("curve not an array") << "host_func_wake_curve"
+                                            << "5"
+                                            << "/host_func_wake_curve"
+                                            << "expected an array of [idle_ns, wake_ns] points";
+        QTest::newRow("curve point of three") << "host_func_wake_curve"
+                                              << "[[1, 2], [3, 4, 5]]"
+                                              << "/host_func_wake_curve/1"
+                                              << "expected a point [idle_ns, wake_ns] of two numbers";
+        QTest::newRow("curve negative wake-up") << "host_func_wake_curve"
+                                                << "[[1000, -2]]"
+                                                << "/host_func_wake_curve/0/1"
+                                                << "whole nanoseconds from 0 to 10 s";
+        QTest::newRow("curve idle not increasing") << "host_func_wake_curve"
+                                                   << "[[5000, 20000], [5000, 30000]]"
+                                                   << "/host_func_wake_curve/1/0"
+                                                   << "the idle times must increase";
         QTest::newRow("figure unknown field") << "calibration/figures/launch_api_ns/mean"
                                               << "3"
                                               << "/calibration/figures/launch_api_ns/mean"

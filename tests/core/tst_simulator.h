@@ -242,6 +242,7 @@ private slots:
     void hostFunctionWakeUpAndSpacing();
     void kernelDurations();
     void hostFunctionThreadDozes();
+    void hostFunctionWakeFollowsCurve();
     void freeSynchronizesImplicitly();
     void mallocDoesNotWait();
     void l2Residency();

@@ -176,6 +176,51 @@ void TestSimulator::hostFunctionThreadDozes()
     QCOMPARE(startOf(t, f3) - endOf(t, k3), int64_t(1000 + 130'000)); // idle about 330 µs
 }
 
+// With a measured wake-up curve the thread's wake-up is the curve at its idle time (from the previous host function's
+// end until the stream reaches the next), linear between the points and clamped past them; the iteration's first
+// host function takes the curve's longest idle. host_func_latency_ns and the doze rule are not used.
+void TestSimulator::hostFunctionWakeFollowsCurve()
+{
+    const std::vector<std::pair<int64_t, int64_t>> curve = {{10'000, 20'000}, {100'000, 40'000}, {400'000, 100'000}};
+    QCOMPARE(interpolateCurve(curve, 0), int64_t(20'000));
+    QCOMPARE(interpolateCurve(curve, 55'000), int64_t(30'000));
+    QCOMPARE(interpolateCurve(curve, 250'000), int64_t(70'000));
+    QCOMPARE(interpolateCurve(curve, 5'000'000), int64_t(100'000));
+    QCOMPARE(interpolateCurve({}, 5), int64_t(0));
+    const auto t = simulateWith(Builder()
+                                    .stream("s1")
+                                    .thread("main")
+                                    .spin("k1", "s1", 100)
+                                    .simple(OpKind::HostFunc, "s1", {}, 10, "f1")
+                                    .spin("k2", "s1", 50)
+                                    .simple(OpKind::HostFunc, "s1", {}, 10, "f2")
+                                    .spin("k3", "s1", 200)
+                                    .simple(OpKind::HostFunc, "s1", {}, 10, "f3")
+                                    .iterations(1, 1)
+                                    .build(),
+                                [&](DeviceProfile& p) {
+                                    p.kernelOverheadNs = 1000;
+                                    p.hostFuncLatencyNs = 30'000;
+                                    p.hostFuncSpacingNs = 3000;
+                                    p.hostFuncDozeNs = 200'000;
+                                    p.hostFuncDeepLatencyNs = 130'000;
+                                    p.hostFuncWakeCurve = curve;
+                                });
+    const int k1 = span(t, "k1"), f1 = span(t, "f1"), k2 = span(t, "k2"), f2 = span(t, "f2"), k3 = span(t, "k3"),
+              f3 = span(t, "f3");
+    QVERIFY(k1 >= 0 && f1 >= 0 && k2 >= 0 && f2 >= 0 && k3 >= 0 && f3 >= 0);
+    QCOMPARE(startOf(t, f1) - endOf(t, k1), int64_t(1000 + 100'000)); // the iteration's first: the longest idle
+    // Ready 1 µs after its kernel; idle since the host function before it ended.
+    const int64_t idle2 = endOf(t, k2) + 1000 - endOf(t, f1);
+    const int64_t idle3 = endOf(t, k3) + 1000 - endOf(t, f2);
+    QVERIFY(idle2 > 50'000 && idle2 < 100'000);
+    QVERIFY(idle3 > 200'000 && idle3 < 400'000);
+    QCOMPARE(startOf(t, f2) - endOf(t, k2), 1000 + interpolateCurve(curve, idle2));
+    QCOMPARE(startOf(t, f3) - endOf(t, k3), 1000 + interpolateCurve(curve, idle3));
+    // Between the points: shorter idle, earlier wake-up.
+    QVERIFY(startOf(t, f2) - endOf(t, k2) < startOf(t, f3) - endOf(t, k3));
+}
+
 // cudaFree waits for the device; cudaMalloc does not (on the H200 it returned while a kernel ran in 30 of 30 tries
 // at every size from 4 KiB to 256 MiB, cudaFree never did: docs/ACCURACY.md).
 void TestSimulator::freeSynchronizesImplicitly()

@@ -47,6 +47,15 @@ TEST(Calibrate, FiguresArePlausible)
     EXPECT_GE(p.graphLaunchApiPerNodeNs, 0);
     EXPECT_GE(p.hostFuncLatencyNs, 0);
     EXPECT_GT(p.hostFuncSpacingNs, 0);
+    // The wake-up curve from the host-function chains: idle times increasing (checked on parsing too), from a few
+    // microseconds to milliseconds, each wake-up under a millisecond.
+    ASSERT_GE(p.hostFuncWakeCurve.size(), 2u);
+    EXPECT_LT(p.hostFuncWakeCurve.front().first, 100'000);
+    EXPECT_GT(p.hostFuncWakeCurve.back().first, 200'000);
+    for (const auto& [idle, wake] : p.hostFuncWakeCurve) {
+        EXPECT_GT(wake, 0) << idle;
+        EXPECT_LT(wake, 1'000'000) << idle;
+    }
     for (double bps : {p.h2dPinnedBps, p.d2hPinnedBps, p.h2dPageableBps, p.d2hPageableBps, p.h2dPinnedDuplexBps,
                        p.d2hPinnedDuplexBps, p.d2dBps, p.memsetBps, p.dramBps}) {
         EXPECT_GT(bps, 1e9);
