@@ -240,6 +240,16 @@ void Calibrator::deriveFields(DeviceProfile& p)
     }
     if (m_opt.progress && !curve.empty())
         m_opt.progress("  host_func_wake_curve (idle -> wake-up): " + curve);
+    // As the simulator counts them: the first host function ready kernel_overhead_ns after its kernel's end; the
+    // release is the whole gap before the stream's next op.
+    if (m_cal.figure("host_func_first_wake_chain_ns") && !p.hostFuncWakeCurve.empty()) {
+        trimmedFigure("host_func_first_wake_ns", "  host_func_first_wake_ns", "ns",
+                      derived("host_func_first_wake_chain_ns", [&](double x) { return std::max(0.0, x - overhead); }),
+                      "= host_func_first_wake_chain_ns - kernel_overhead_ns");
+        setNs(p.hostFuncFirstWakeNs, m_cal.figure("host_func_first_wake_ns")->value);
+    }
+    if (const CalibrationFigure* release = m_cal.figure("host_func_release_ns"))
+        p.hostFuncReleaseNs = std::max<int64_t>(1, std::llround(release->value));
 
     // Bandwidths as the simulator uses them: a copy lasts copy_latency_ns + bytes / bandwidth, and consecutive
     // copies of a stream are kernel_overhead_ns apart.
@@ -262,9 +272,15 @@ void Calibrator::deriveFields(DeviceProfile& p)
     p.d2dBps = bandwidth("d2d_gbps", "d2d_copy_ns", bytes * 4, fixedCopy, copyMethod);
     if (m_cal.figure("p2p_copy_ns"))
         p.p2pBps = bandwidth("p2p_gbps", "p2p_copy_ns", bytes, fixedCopy, copyMethod);
-    // A memset lasts max(min_kernel_ns, bytes / memset bandwidth), kernel_overhead_ns after the op before it.
+    // A memset lasts max(min_memset_ns, bytes / memset bandwidth), kernel_overhead_ns after the op before it.
     p.memsetBps =
         bandwidth("memset_gbps", "memset_ns", bytes * 4, overhead, ": bytes / (time per memset - kernel_overhead_ns)");
+    if (m_cal.figure("small_memset_ns")) {
+        figure("min_memset_ns", "  min_memset_ns", "ns",
+               derived("small_memset_ns", [&](double x) { return std::max(1.0, x - overhead); }),
+               "= small_memset_ns - kernel_overhead_ns: the shortest a memset takes");
+        setNs(p.minMemsetNs, med("min_memset_ns"));
+    }
     // Kernels: the simulator's whole-GPU time of each kernel model, and the gap before each in its stream.
     p.dramBps = bandwidth("dram_gbps", "triad_kernel_ns", 12.0 * m_triadN, overhead,
                           ": 12 bytes per element (two reads, one write) / (time per triad - kernel_overhead_ns)");

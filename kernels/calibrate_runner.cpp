@@ -264,6 +264,8 @@ void Calibrator::runnerHostFuncWake()
     const std::vector<int> kernelUs = m_opt.quick
         ? std::vector<int>{5, 50, 500}
         : std::vector<int>(std::begin(kHostFuncChainUs), std::end(kHostFuncChainUs));
+    std::vector<double> firstWake; // each iteration's first host function, after the Runner's device sync
+    std::vector<double> release;   // per chain, the mean from a host function's end to the next kernel's start
     for (const int k : kernelUs) {
         if (m_opt.cancel && m_opt.cancel->load())
             throw Cancelled{};
@@ -288,21 +290,27 @@ void Calibrator::runnerHostFuncWake()
                 ops[t.spans.iteration[i]].push_back(i);
         std::vector<double> wake;
         std::vector<double> idle;
+        std::vector<double> gaps;
         for (auto& [iteration, v] : ops) {
             std::sort(v.begin(), v.end(), [&](uint32_t a, uint32_t b) { return t.spans.start[a] < t.spans.start[b]; });
             std::vector<double> w;
             std::vector<double> d;
             int64_t lastEnd = -1;
             for (size_t j = 1; j < v.size(); ++j) {
-                const uint32_t kernel = v[j - 1];
-                const uint32_t func = v[j];
-                if (t.spans.kind[kernel] != SpanKind::Kernel || t.spans.kind[func] != SpanKind::HostFunc)
+                const uint32_t prev = v[j - 1];
+                const uint32_t next = v[j];
+                if (t.spans.kind[prev] == SpanKind::HostFunc && t.spans.kind[next] == SpanKind::Kernel)
+                    gaps.push_back(double(t.spans.start[next] - t.spans.end[prev]));
+                if (t.spans.kind[prev] != SpanKind::Kernel || t.spans.kind[next] != SpanKind::HostFunc)
                     continue;
+                const double since = double(t.spans.start[next] - t.spans.end[prev]);
                 if (lastEnd >= 0) {
-                    w.push_back(double(t.spans.start[func] - t.spans.end[kernel]));
-                    d.push_back(double(t.spans.end[kernel] - lastEnd));
+                    w.push_back(since);
+                    d.push_back(double(t.spans.end[prev] - lastEnd));
+                } else {
+                    firstWake.push_back(since);
                 }
-                lastEnd = t.spans.end[func];
+                lastEnd = t.spans.end[next];
             }
             if (w.empty())
                 throw CudaFailure{"calibration scenario run: no host function after a kernel in iteration "
@@ -310,6 +318,8 @@ void Calibrator::runnerHostFuncWake()
             wake.push_back(std::accumulate(w.begin(), w.end(), 0.0) / double(w.size()));
             idle.push_back(median(d));
         }
+        if (!gaps.empty())
+            release.push_back(std::accumulate(gaps.begin(), gaps.end(), 0.0) / double(gaps.size()));
         const std::string chain = std::to_string(rounds) + " rounds of a " + std::to_string(k)
             + " us one-block spin kernel and a 5 us host function in one stream, through StreamScope's Runner and "
               "CUDA backend with the kernels stamping themselves";
@@ -322,6 +332,17 @@ void Calibrator::runnerHostFuncWake()
                    + ": per iteration the mean time from a kernel's end (its stamp) to the start of the host "
                      "function after it (host clock inside it), the first of the iteration left out");
     }
+    const std::string chains = "the chains of host_func_wake_curve (" + std::to_string(kernelUs.size())
+        + " chains of K us kernels and 5 us host functions in one stream, through the Runner)";
+    figure("host_func_release_ns", "host function to the next kernel", "ns", release,
+           chains
+               + ": per chain the mean time from a host function's end (host clock inside it) to the start of "
+                 "the kernel after it (its stamp); the median over the chains");
+    trimmedFigure("host_func_first_wake_chain_ns", "first host function of an iteration", "ns", firstWake,
+                  chains
+                      + ": from the kernel's end (its stamp) to the start of each iteration's first host "
+                        "function, which follows the Runner's device sync and its work between iterations; the "
+                        "mean over every iteration of every chain less the highest and lowest tenth");
 }
 
 } // namespace streamscope::calibrate

@@ -155,6 +155,25 @@ private:
         return f.value;
     }
 
+    // As figure(), its value the trimmed mean of the values instead of their median (a long-tailed figure whose
+    // mean is what a run pays).
+    double trimmedFigure(const std::string& key, const std::string& label, const std::string& unit,
+                         std::vector<double> values, const std::string& method)
+    {
+        CalibrationFigure f;
+        f.key = key;
+        f.unit = unit;
+        setRepeats(f, std::move(values));
+        f.value = roundTo(trimmedMean(f.repeats), unit);
+        f.trimmedMean = true;
+        f.method = method;
+        if (m_opt.progress)
+            m_opt.progress(label + ": " + formatValue(f.value, unit) + " (trimmed mean of "
+                           + std::to_string(f.repeats.size()) + ", spread " + formatValue(f.spread, unit) + ")");
+        m_cal.figures.push_back(f);
+        return f.value;
+    }
+
     double measured(const std::string& key, const std::string& label, const std::string& unit,
                     const std::function<double()>& one, const std::string& method)
     {

@@ -88,6 +88,9 @@ const std::vector<std::pair<std::string, Field>>& fields()
         {"memset_api_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.memsetApiNs; }}},
         {"reduce_block_ns", {Field::Double, [](DeviceProfile& p) -> void* { return &p.reduceBlockNs; }}},
         {"host_func_wake_curve", {Field::Curve, [](DeviceProfile& p) -> void* { return &p.hostFuncWakeCurve; }}},
+        {"host_func_first_wake_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.hostFuncFirstWakeNs; }}},
+        {"host_func_release_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.hostFuncReleaseNs; }}},
+        {"min_memset_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.minMemsetNs; }}},
         {"event_sync_wake_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.eventSyncWakeNs; }}},
     };
     return f;

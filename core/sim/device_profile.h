@@ -129,6 +129,13 @@ struct DeviceProfile {
     // points, idle increasing, between which the simulator interpolates (clamped at both ends). Where set it replaces
     // host_func_latency_ns, host_func_doze_ns and host_func_deep_latency_ns [empty: those three].
     std::vector<std::pair<int64_t, int64_t>> hostFuncWakeCurve;
+    // With the curve: the wake-up for an iteration's first host function, after the device sync and the Runner's
+    // work between iterations [0: the curve's longest idle].
+    int64_t hostFuncFirstWakeNs = 0;
+    // From the end of a host function until the next op of its stream can start: the GPU waits for the driver
+    // thread to release the stream [0: kernel_overhead_ns].
+    int64_t hostFuncReleaseNs = 0;
+    int64_t minMemsetNs = 0; // the shortest a memset takes, queued in a stream [0: min_kernel_ns]
 
     DeviceCalibration calibration; // empty unless measured by streamscope-cli calibrate
 };

@@ -85,7 +85,8 @@ uint32_t Simulation::makeGpuOp(const Op& op, int stream, RecordRef rec, bool gra
     case OpKind::Memset:
         g.type = GpuOpType::Memset;
         g.dramBound = true;
-        g.durationNs = std::max(p.minKernelNs, nsFor(double(op.bytes), p.memsetBps));
+        g.durationNs =
+            std::max(p.minMemsetNs > 0 ? p.minMemsetNs : p.minKernelNs, nsFor(double(op.bytes), p.memsetBps));
         g.l2Bytes = op.bytes;
         break;
     case OpKind::HostFunc:
@@ -249,6 +250,11 @@ int64_t Simulation::gapBefore(const GpuOp& dst, uint32_t src) const
     const DeviceProfile& p = *m_devices[size_t(dst.device)].profile;
     if (dst.graphNode && src != kNone && m_ops[src].graphNode)
         return p.graphNodeOverheadNs;
+    // After a host function the stream waits for the driver thread to release it (a host function after one is
+    // the thread's own business: host_func_spacing_ns).
+    if (src != kNone && m_ops[src].type == GpuOpType::HostFunc && dst.type != GpuOpType::HostFunc
+        && p.hostFuncReleaseNs > 0)
+        return p.hostFuncReleaseNs;
     return p.kernelOverheadNs;
 }
 
@@ -415,12 +421,13 @@ void Simulation::start(uint32_t g)
         // Idle longer than host_func_doze_ns (or never run), it wakes up host_func_deep_latency_ns after.
         const bool awake = dev.hostFuncLastOp != kNone && m_now <= last + p.hostFuncSpacingNs;
         const bool dozed = p.hostFuncDozeNs > 0 && (dev.hostFuncLastOp == kNone || m_now > last + p.hostFuncDozeNs);
-        // With a measured wake-up curve: its value at the time the thread sat idle (never run: its longest idle).
-        const int64_t latency = !p.hostFuncWakeCurve.empty()
-            ? interpolateCurve(p.hostFuncWakeCurve,
-                               dev.hostFuncLastOp == kNone ? p.hostFuncWakeCurve.back().first : m_now - last)
-            : dozed ? std::max(p.hostFuncLatencyNs, p.hostFuncDeepLatencyNs)
-                    : p.hostFuncLatencyNs;
+        // With a measured wake-up curve: its value at the time the thread sat idle; the iteration's first,
+        // host_func_first_wake_ns (where measured, else the curve's longest idle).
+        const int64_t latency = p.hostFuncWakeCurve.empty()
+            ? (dozed ? std::max(p.hostFuncLatencyNs, p.hostFuncDeepLatencyNs) : p.hostFuncLatencyNs)
+            : dev.hostFuncLastOp != kNone ? interpolateCurve(p.hostFuncWakeCurve, m_now - last)
+            : p.hostFuncFirstWakeNs > 0   ? p.hostFuncFirstWakeNs
+                                          : p.hostFuncWakeCurve.back().second;
         // Replayed with the recording's gap before it in its stream, that gap already holds the thread's wake-up.
         const int64_t s = op.measuredGap ? std::max(m_now, last)
             : awake                      ? std::max(m_now, last + p.hostFuncSpacingNs)

@@ -36,6 +36,9 @@ ss::DeviceProfile calibratedProfile()
     p.hostFuncSpacingNs = 1485;
     p.priorityHighest = -5;
     p.hostFuncWakeCurve = {{8'100, 21'300}, {23'500, 36'000}, {3'001'000, 111'000}};
+    p.hostFuncFirstWakeNs = 97'000;
+    p.hostFuncReleaseNs = 4'400;
+    p.minMemsetNs = 810;
     auto& c = p.calibration;
     c.tool = "streamscope-cli calibrate 0.1.0";
     c.command = "streamscope-cli calibrate -o gpu.json";
@@ -125,6 +128,9 @@ private Q_SLOTS:
         QCOMPARE(b->memsetApiNs, a.memsetApiNs);
         QCOMPARE(b->reduceBlockNs, a.reduceBlockNs);
         QVERIFY(b->hostFuncWakeCurve == a.hostFuncWakeCurve);
+        QCOMPARE(b->hostFuncFirstWakeNs, a.hostFuncFirstWakeNs);
+        QCOMPARE(b->hostFuncReleaseNs, a.hostFuncReleaseNs);
+        QCOMPARE(b->minMemsetNs, a.minMemsetNs);
         QVERIFY(text.find("\"host_func_wake_curve\": [") != std::string::npos);
         QCOMPARE(b->workQueues, a.workQueues);
         QCOMPARE(b->batchedKernelCompletion, a.batchedKernelCompletion);

@@ -229,6 +229,7 @@ private slots:
     void batchedKernelCompletion();
     void overlapDataTransfersOrdering();
     void memsetsAndDeviceCopiesShareMemoryBandwidth();
+    void smallMemsetsLastMinMemset();
     void peerCopyOccupiesBothDevices();
     void pageableCopyBlocksHost_data();
     void pageableCopyBlocksHost();
@@ -243,6 +244,8 @@ private slots:
     void kernelDurations();
     void hostFunctionThreadDozes();
     void hostFunctionWakeFollowsCurve();
+    void hostFunctionFirstWakeOfIteration();
+    void hostFunctionReleasesItsStream();
     void freeSynchronizesImplicitly();
     void mallocDoesNotWait();
     void l2Residency();

@@ -213,6 +213,29 @@ void TestSimulator::memsetsAndDeviceCopiesShareMemoryBandwidth()
     QCOMPARE(endOf(spin, span(spin, "set")) - startOf(spin, span(spin, "set")), 100 * us);
 }
 
+// A small memset lasts min_memset_ns (on the H200 4 KiB memsets queued in a stream ran 1.53 µs apart, empty kernels
+// 1.36 µs), min_kernel_ns where the profile has no such figure; a large one its bytes at the memset bandwidth.
+void TestSimulator::smallMemsetsLastMinMemset()
+{
+    auto run = [](int64_t minMemset, int64_t bytes) {
+        Op set;
+        set.kind = OpKind::Memset;
+        set.stream = "a";
+        set.bytes = bytes;
+        set.name = "set";
+        const auto t = simulateWith(Builder().stream("a").thread("main").op(set).build(), [&](DeviceProfile& p) {
+            p.minKernelNs = 640;
+            p.minMemsetNs = minMemset;
+            p.memsetBps = 4e12;
+        });
+        const int m = span(t, "set");
+        return m >= 0 ? t.duration(uint32_t(m)) : int64_t(-1);
+    };
+    QCOMPARE(run(810, 4096), int64_t(810));
+    QCOMPARE(run(0, 4096), int64_t(640));               // no figure: as an empty kernel
+    QCOMPARE(run(810, 400'000'000), int64_t(100 * us)); // 100 µs at 4 TB/s
+}
+
 void TestSimulator::peerCopyOccupiesBothDevices()
 {
     Op p2p;

@@ -131,6 +131,7 @@ void TestSimulator::hostFunctionWakeUpAndSpacing()
                                     .simple(OpKind::HostFunc, "s2", {}, 50, "g")
                                     .build(),
                                 [](DeviceProfile& p) {
+                                    p.hostFuncWakeCurve.clear(); // the rule without a measured curve
                                     p.kernelOverheadNs = 1000;
                                     p.hostFuncLatencyNs = 50'000;
                                     p.hostFuncSpacingNs = 3000;
@@ -162,6 +163,7 @@ void TestSimulator::hostFunctionThreadDozes()
                                     .iterations(1, 1) // each iteration starts with the thread asleep
                                     .build(),
                                 [](DeviceProfile& p) {
+                                    p.hostFuncWakeCurve.clear(); // the rule without a measured curve
                                     p.kernelOverheadNs = 1000;
                                     p.hostFuncLatencyNs = 30'000;
                                     p.hostFuncSpacingNs = 3000;
@@ -219,6 +221,60 @@ void TestSimulator::hostFunctionWakeFollowsCurve()
     QCOMPARE(startOf(t, f3) - endOf(t, k3), 1000 + interpolateCurve(curve, idle3));
     // Between the points: shorter idle, earlier wake-up.
     QVERIFY(startOf(t, f2) - endOf(t, k2) < startOf(t, f3) - endOf(t, k3));
+}
+
+// An iteration's first host function, where the profile has host_func_first_wake_ns, wakes that long after its
+// kernel (the curve only for the later ones).
+void TestSimulator::hostFunctionFirstWakeOfIteration()
+{
+    const auto t = simulateWith(Builder()
+                                    .stream("s1")
+                                    .thread("main")
+                                    .spin("k1", "s1", 100)
+                                    .simple(OpKind::HostFunc, "s1", {}, 10, "f1")
+                                    .spin("k2", "s1", 50)
+                                    .simple(OpKind::HostFunc, "s1", {}, 10, "f2")
+                                    .iterations(1, 1)
+                                    .build(),
+                                [](DeviceProfile& p) {
+                                    p.kernelOverheadNs = 1000;
+                                    p.hostFuncWakeCurve = {{10'000, 20'000}, {100'000, 40'000}};
+                                    p.hostFuncFirstWakeNs = 70'000;
+                                });
+    const int k1 = span(t, "k1"), f1 = span(t, "f1"), k2 = span(t, "k2"), f2 = span(t, "f2");
+    QVERIFY(k1 >= 0 && f1 >= 0 && k2 >= 0 && f2 >= 0);
+    QCOMPARE(startOf(t, f1) - endOf(t, k1), int64_t(1000 + 70'000));
+    const int64_t idle2 = endOf(t, k2) + 1000 - endOf(t, f1);
+    QCOMPARE(startOf(t, f2) - endOf(t, k2), 1000 + interpolateCurve({{10'000, 20'000}, {100'000, 40'000}}, idle2));
+}
+
+// After a host function its stream waits host_func_release_ns for the driver thread to release it (on the H200
+// 3-7 µs, where kernel_overhead_ns is 0.7 µs): the next kernel starts that long after the host function's end. A
+// host function right after another is the thread's own business and keeps host_func_spacing_ns.
+void TestSimulator::hostFunctionReleasesItsStream()
+{
+    auto run = [](int64_t release) {
+        return simulateWith(Builder()
+                                .stream("s1")
+                                .thread("main")
+                                .spin("k1", "s1", 20)
+                                .simple(OpKind::HostFunc, "s1", {}, 10, "f1")
+                                .simple(OpKind::HostFunc, "s1", {}, 10, "f2")
+                                .spin("k2", "s1", 20)
+                                .build(),
+                            [release](DeviceProfile& p) {
+                                p.kernelOverheadNs = 700;
+                                p.hostFuncSpacingNs = 1200;
+                                p.hostFuncReleaseNs = release;
+                            });
+    };
+    for (const int64_t release : {int64_t(0), int64_t(4'500)}) {
+        const auto t = run(release);
+        const int f1 = span(t, "f1"), f2 = span(t, "f2"), k2 = span(t, "k2");
+        QVERIFY(f1 >= 0 && f2 >= 0 && k2 >= 0);
+        QCOMPARE(startOf(t, f2) - endOf(t, f1), int64_t(1200));
+        QCOMPARE(startOf(t, k2) - endOf(t, f2), release > 0 ? release : int64_t(700)); // 0: kernel_overhead_ns
+    }
 }
 
 // cudaFree waits for the device; cudaMalloc does not (on the H200 it returned while a kernel ran in 30 of 30 tries

@@ -56,6 +56,13 @@ TEST(Calibrate, FiguresArePlausible)
         EXPECT_GT(wake, 0) << idle;
         EXPECT_LT(wake, 1'000'000) << idle;
     }
+    // The same chains: the stream's release after a host function and the wake-up of an iteration's first one.
+    EXPECT_GT(p.hostFuncReleaseNs, 0);
+    EXPECT_LT(p.hostFuncReleaseNs, 100'000);
+    EXPECT_GT(p.hostFuncFirstWakeNs, 0);
+    EXPECT_LT(p.hostFuncFirstWakeNs, 5'000'000);
+    EXPECT_GT(p.minMemsetNs, 0); // 4 KiB memsets queued behind a kernel
+    EXPECT_LT(p.minMemsetNs, 50'000);
     for (double bps : {p.h2dPinnedBps, p.d2hPinnedBps, p.h2dPageableBps, p.d2hPageableBps, p.h2dPinnedDuplexBps,
                        p.d2hPinnedDuplexBps, p.d2dBps, p.memsetBps, p.dramBps}) {
         EXPECT_GT(bps, 1e9);
