@@ -207,6 +207,7 @@ void TestSimulator::hostFunctionWakeFollowsCurve()
                                     p.hostFuncDozeNs = 200'000;
                                     p.hostFuncDeepLatencyNs = 130'000;
                                     p.hostFuncWakeCurve = curve;
+                                    p.hostFuncFirstWakeNs = 0; // the curve's longest idle
                                 });
     const int k1 = span(t, "k1"), f1 = span(t, "f1"), k2 = span(t, "k2"), f2 = span(t, "f2"), k3 = span(t, "k3"),
               f3 = span(t, "f3");
