@@ -258,9 +258,14 @@ void TestMainWindow::anInvalidEditKeepsTheTraceAndSaysWhy()
     m->setOp(ScenarioItemRef::op(0, 0), op, QStringLiteral("stream"));
     QTest::qWait(100);
     QCOMPARE(w->currentTrace(), before);
+    // The timeline left up is marked as the scenario before the edit, with the reason.
+    QTRY_VERIFY(w->errorMessage().contains(QStringLiteral("before this edit")));
+    QVERIFY(w->errorMessage().contains(QStringLiteral("/threads/0/ops/0/stream")));
     w->runScenario();
     QVERIFY(w->errorMessage().contains(QStringLiteral("/threads/0/ops/0/stream")));
     m->undoStack()->undo();
+    QTRY_VERIFY(w->errorMessage().isEmpty()); // valid again: simulated, the mark gone
+    QVERIFY(w->currentTrace() != before);
 }
 
 void TestMainWindow::selectionFollows()

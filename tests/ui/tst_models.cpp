@@ -405,6 +405,38 @@ void TestModels::propertyEditorCommitsUndoableEdits()
     QVERIFY(!editor.fieldEditor(QStringLiteral("duration_us")));
 }
 
+// The form's header names the item as it is: after a rename under the open form, and when a delete hands the form
+// to the next item of the same kind (the form itself is kept: same kind of item, same fields).
+void TestModels::propertyHeaderFollowsRenamesAndDeletes()
+{
+    ScenarioModel model;
+    model.setScenario(loadLesson(QStringLiteral("08")));
+    PropertyEditor editor;
+    editor.setModel(&model);
+    editor.setCurrentIndex(model.indexOf(ScenarioItemRef::stream(0)));
+    QCOMPARE(editor.header(), QStringLiteral("Stream s0"));
+    StreamSpec s0 = *model.stream(ScenarioItemRef::stream(0));
+    s0.name = "copy-in";
+    model.setStream(0, s0, QStringLiteral("name"));
+    QCOMPARE(editor.header(), QStringLiteral("Stream copy-in"));
+
+    editor.setCurrentIndex(model.indexOf(ScenarioItemRef::thread(0)));
+    ThreadSpec t0 = *model.thread(ScenarioItemRef::thread(0));
+    t0.name = "issuer";
+    model.setThread(0, t0, QStringLiteral("name"));
+    QCOMPARE(editor.header(), QStringLiteral("Host thread issuer"));
+
+    editor.setCurrentIndex(model.indexOf(ScenarioItemRef::op(0, 0)));
+    const QString first = editor.header();
+    QVERIFY(first.startsWith(QStringLiteral("Operation ")));
+    const std::string secondName = model.op(ScenarioItemRef::op(0, 1))->name;
+    QVERIFY(!secondName.empty());
+    QVERIFY(model.remove(ScenarioItemRef::op(0, 0)));
+    editor.setCurrentIndex(model.indexOf(ScenarioItemRef::op(0, 0))); // the view selects the next one
+    QVERIFY2(editor.header().contains(QString::fromStdString(secondName)), qPrintable(editor.header()));
+    QVERIFY(editor.header() != first);
+}
+
 // ---- quick controls -----------------------------------------------------------------------------------------
 
 void TestModels::quickSettingsDetect()

@@ -143,6 +143,7 @@ private Q_SLOTS:
     void validationErrorOnItem();
     void validationWarningOnField();
     void propertyEditorCommitsUndoableEdits();
+    void propertyHeaderFollowsRenamesAndDeletes();
 
     // ---- quick controls -----------------------------------------------------------------------------------------
     void quickSettingsDetect();

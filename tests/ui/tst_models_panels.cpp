@@ -344,9 +344,23 @@ void TestModels::lessonList()
 
     LessonGallery gallery;
     QSignalSpy open(&gallery, &LessonGallery::openRequested);
+    QVERIFY(gallery.selectedLesson().isEmpty()); // nothing highlighted before a lesson is open
     gallery.setCurrentLesson(QStringLiteral("08"), QStringLiteral("one-stream"));
     QCOMPARE(gallery.selectedLesson(), QStringLiteral("08-copy-compute-pipeline"));
     QCOMPARE(gallery.selectedVariant(), QStringLiteral("one-stream"));
+    QCOMPARE(open.count(), 0); // highlighting opens nothing
+    // Picking a variant opens it.
+    auto* variants = gallery.findChild<QComboBox*>();
+    QVERIFY(variants);
+    const int plain = variants->findData(QString());
+    QVERIFY(plain >= 0);
+    variants->setCurrentIndex(plain);
+    Q_EMIT variants->activated(plain);
+    QCOMPARE(open.count(), 1);
+    QCOMPARE(open.at(0).at(0).toString(), QStringLiteral("08-copy-compute-pipeline"));
+    QCOMPARE(open.at(0).at(1).toString(), QString());
+    gallery.clearCurrentLesson();
+    QVERIFY(gallery.selectedLesson().isEmpty());
 }
 
 // ---- formatting -------------------------------------------------------------------------------------------

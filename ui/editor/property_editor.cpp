@@ -100,6 +100,8 @@ void PropertyEditor::refresh()
     for (const Field& f : m_fields)
         if (f.load)
             f.load();
+    if (const QString header = itemHeader(); !header.isEmpty())
+        m_header->setText(header);
     // Validation messages: under their field, or above the form.
     QStringList general;
     bool generalError = false;
@@ -430,6 +432,11 @@ QString PropertyEditor::fieldMessage(const QString& key) const
         if (f.key == key)
             return f.message->isVisible() || !f.message->isHidden() ? f.message->text() : QString();
     return {};
+}
+
+QString PropertyEditor::header() const
+{
+    return m_header->text();
 }
 
 QString PropertyEditor::itemMessage() const

@@ -36,6 +36,8 @@ public:
     // Messages about the item that belong to no field shown.
     QString itemMessage() const;
     QStringList fieldKeys() const;
+    // The form's header: what it edits ("Stream s1", "Operation matmul").
+    QString header() const;
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
@@ -79,6 +81,7 @@ private:
     void addDim3(const QString& key, const QString& label, std::function<Dim3()> get, std::function<void(Dim3)> set);
 
     void editOp(const QString& field, const std::function<void(Op&)>& change);
+    QString itemHeader() const;
     std::vector<std::pair<QString, QVariant>> deviceChoices() const;
     std::vector<std::pair<QString, QVariant>> streamChoices() const;
     std::vector<std::pair<QString, QVariant>> eventChoices() const;

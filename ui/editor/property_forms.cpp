@@ -165,9 +165,26 @@ void PropertyEditor::buildDevice()
         });
 }
 
+// The header of a named item, from the item as it is now (its name changes under an open form on a rename, and
+// another item of the same kind takes the form after a delete); empty for the others.
+QString PropertyEditor::itemHeader() const
+{
+    if (!m_model)
+        return {};
+    const ScenarioItemRef it = item();
+    if (const StreamSpec* st = m_model->stream(it); st && it.type == ScenarioItemType::Stream)
+        return QStringLiteral("Stream ") + qs(st->name);
+    if (const ThreadSpec* th = m_model->thread(it); th && it.type == ScenarioItemType::Thread)
+        return QStringLiteral("Host thread ") + qs(th->name);
+    if (const Op* o = m_model->op(it))
+        return (it.type == ScenarioItemType::GraphNode ? QStringLiteral("Graph node ") : QStringLiteral("Operation "))
+            + qs(displayName(*o));
+    return {};
+}
+
 void PropertyEditor::buildStream()
 {
-    m_header->setText(QStringLiteral("Stream ") + qs(m_model->stream(item())->name));
+    m_header->setText(itemHeader());
     auto get = [this]() -> StreamSpec {
         const StreamSpec* s = m_model->stream(item());
         return s ? *s : StreamSpec{};
@@ -206,7 +223,7 @@ void PropertyEditor::buildStream()
 
 void PropertyEditor::buildThread()
 {
-    m_header->setText(QStringLiteral("Host thread ") + qs(m_model->thread(item())->name));
+    m_header->setText(itemHeader());
     auto get = [this]() -> ThreadSpec {
         const ThreadSpec* t = m_model->thread(item());
         if (!t)
@@ -263,7 +280,7 @@ void PropertyEditor::buildOp()
     const ScenarioItemRef it = item();
     const Op& op = *m->op(it);
     const bool node = it.type == ScenarioItemType::GraphNode;
-    m_header->setText((node ? QStringLiteral("Graph node ") : QStringLiteral("Operation ")) + qs(displayName(op)));
+    m_header->setText(itemHeader());
     auto get = [this]() -> const Op& {
         static const Op none;
         const Op* o = m_model->op(item());

@@ -119,13 +119,24 @@ LessonGallery::LessonGallery(QWidget* parent)
 
     connect(m_list->selectionModel(), &QItemSelectionModel::currentChanged, this, &LessonGallery::showSelected);
     connect(m_variant, &QComboBox::currentIndexChanged, this, &LessonGallery::showSelected);
+    // Picking a variant opens it (the combo changed by setCurrentLesson opens nothing: activated is the user's).
+    connect(m_variant, &QComboBox::activated, this, [this] {
+        if (!selectedLesson().isEmpty())
+            Q_EMIT openRequested(selectedLesson(), selectedVariant());
+    });
     connect(m_list, &QListView::activated, this, [this] { Q_EMIT openRequested(selectedLesson(), {}); });
     connect(m_open, &QPushButton::clicked, this, [this] {
         if (!selectedLesson().isEmpty())
             Q_EMIT openRequested(selectedLesson(), selectedVariant());
     });
-    if (m_model->rowCount() > 0)
-        m_list->setCurrentIndex(m_model->index(0));
+    // Nothing is highlighted until a lesson is open or picked: the window may show a new scenario or a file.
+    showSelected();
+}
+
+void LessonGallery::clearCurrentLesson()
+{
+    m_list->selectionModel()->clear();
+    m_list->setCurrentIndex({});
     showSelected();
 }
 
@@ -155,7 +166,11 @@ void LessonGallery::showSelected()
     const int row = index.row();
     m_open->setEnabled(row >= 0);
     if (row < 0) {
-        m_text->clear();
+        const QSignalBlocker block(m_variant);
+        m_variant->clear();
+        m_variant->setProperty("lesson", QString());
+        m_text->setHtml(QStringLiteral("<p>Pick a lesson to read what it shows; double-click it or press <b>Open "
+                                       "lesson</b> to open it, or pick one of its variants.</p>"));
         return;
     }
     const LessonEntry& e = m_model->lessons()[size_t(row)];

@@ -55,6 +55,8 @@ public:
     LessonListModel* model() const { return m_model; }
     // Highlights the lesson that is open (by id or number).
     void setCurrentLesson(const QString& idOrNumber, const QString& variant = {});
+    // No lesson is open (a new scenario, a file): none highlighted.
+    void clearCurrentLesson();
     QString selectedLesson() const;
     QString selectedVariant() const;
 

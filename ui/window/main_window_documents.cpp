@@ -456,6 +456,8 @@ void MainWindow::applyDocument(LoadedDocument doc)
         m_liveTimer->stop(); // runScenario below runs it
         if (!doc.lessonId.isEmpty())
             m_gallery->setCurrentLesson(doc.lessonId, doc.variant);
+        else
+            m_gallery->clearCurrentLesson();
         QStringList warnings;
         for (const Warning& w : doc.warnings)
             warnings << qs(w.toString());
@@ -544,6 +546,8 @@ void MainWindow::restoreShownDocument(const ShownDocument& shown)
                               : QString());
         if (!m_lessonId.isEmpty())
             m_gallery->setCurrentLesson(m_lessonId, m_variant);
+        else
+            m_gallery->clearCurrentLesson();
         showTrace(shown.trace, shown.traceFile, shown.wallMs);
         if (shown.selectedSpan >= 0 && m_trace && m_trace == shown.trace)
             m_timeline->selectSpan(shown.selectedSpan);
@@ -585,6 +589,7 @@ void MainWindow::newScenario()
     m_traceFile.clear();
     m_tracePath.clear();
     m_untitledName.clear();
+    m_gallery->clearCurrentLesson();
     m_model->setScenario(std::move(s));
     m_editor->setMode(ScenarioEditor::Mode::Editable);
     m_liveTimer->stop();

@@ -221,8 +221,14 @@ void MainWindow::liveRun()
     const auto validated = m_model->validatedScenario();
     if (!validated) {
         const auto error = m_model->error();
-        m_statusText->setText(QStringLiteral("Not simulated: ")
-                              + (error ? error->path + QStringLiteral(": ") + error->message : QString()));
+        const QString why = error ? error->path + QStringLiteral(": ") + error->message : QString();
+        m_statusText->setText(QStringLiteral("Not simulated: ") + why);
+        // Said where the timeline is: what it shows is the scenario before the edit (the next valid one replaces
+        // it and this message).
+        if (m_trace)
+            showError(QStringLiteral("The timeline shows the scenario as it was before this edit, which is not "
+                                     "valid: ")
+                      + why);
         return;
     }
     if (m_runner->isRunning() && m_runner->runningBackend() == RunBackend::Gpu)
