@@ -330,6 +330,12 @@ private Q_SLOTS:
         const std::string scenario = scenarioToJson(w->scenarioModel()->scenario());
         const auto trace = w->currentTrace();
         const QStringList docks = visibleDocks(*w);
+        // The sweep's inputs as the user left them.
+        auto* sweep = w->findChild<SweepView*>();
+        QVERIFY(sweep);
+        sweep->setKnob(SweepKnob::KernelSize);
+        sweep->setValuesText(QStringLiteral("0.5, 1, 3"));
+        sweep->setThread(0);
         QCOMPARE(lesson, QStringLiteral("02-one-stream"));
         QCOMPARE(w->lessonVariant(), QString());
         QVERIFY(!w->isModified());
@@ -363,9 +369,11 @@ private Q_SLOTS:
         // Nothing of the variant comes after: no run replaces the trace, and the sweep has the lesson's scenario.
         QTest::qWait(200);
         QCOMPARE(w->currentTrace(), trace);
-        auto* sweep = w->findChild<SweepView*>();
-        QVERIFY(sweep && sweep->scenario());
+        QVERIFY(sweep->scenario());
         QCOMPARE(scenarioToJson(*sweep->scenario()), scenario);
+        QVERIFY(sweep->knob() == SweepKnob::KernelSize);
+        QCOMPARE(sweep->valuesText(), QStringLiteral("0.5, 1, 3"));
+        QCOMPARE(sweep->thread(), 0);
     }
 
     void escapeRestoresTheWindow()
