@@ -243,9 +243,9 @@ void Calibrator::deriveFields(DeviceProfile& p)
     // As the simulator counts them: the first host function ready kernel_overhead_ns after its kernel's end; the
     // release is the whole gap before the stream's next op.
     if (m_cal.figure("host_func_first_wake_chain_ns") && !p.hostFuncWakeCurve.empty()) {
-        trimmedFigure("host_func_first_wake_ns", "  host_func_first_wake_ns", "ns",
-                      derived("host_func_first_wake_chain_ns", [&](double x) { return std::max(0.0, x - overhead); }),
-                      "= host_func_first_wake_chain_ns - kernel_overhead_ns");
+        figure("host_func_first_wake_ns", "  host_func_first_wake_ns", "ns",
+               derived("host_func_first_wake_chain_ns", [&](double x) { return std::max(0.0, x - overhead); }),
+               "= host_func_first_wake_chain_ns - kernel_overhead_ns", true);
         setNs(p.hostFuncFirstWakeNs, m_cal.figure("host_func_first_wake_ns")->value);
     }
     if (const CalibrationFigure* release = m_cal.figure("host_func_release_ns"))

@@ -338,11 +338,12 @@ void Calibrator::runnerHostFuncWake()
            chains
                + ": per chain the mean time from a host function's end (host clock inside it) to the start of "
                  "the kernel after it (its stamp); the median over the chains");
-    trimmedFigure("host_func_first_wake_chain_ns", "first host function of an iteration", "ns", firstWake,
-                  chains
-                      + ": from the kernel's end (its stamp) to the start of each iteration's first host "
-                        "function, which follows the Runner's device sync and its work between iterations; the "
-                        "mean over every iteration of every chain less the highest and lowest tenth");
+    figure("host_func_first_wake_chain_ns", "first host function of an iteration", "ns", firstWake,
+           chains
+               + ": from the kernel's end (its stamp) to the start of each iteration's first host "
+                 "function, which follows the Runner's device sync and its work between iterations; the "
+                 "mean over every iteration of every chain less the highest and lowest tenth",
+           true);
 }
 
 } // namespace streamscope::calibrate

@@ -135,41 +135,30 @@ private:
         return v;
     }
 
-    // Stores a figure and prints its progress line.
+    // Stores a figure, the median of its values (trimmed: their trimmed mean, for a long-tailed figure whose mean is
+    // what a run pays), and prints its progress line.
     double figure(const std::string& key, const std::string& label, const std::string& unit, std::vector<double> values,
-                  const std::string& method)
+                  const std::string& method, bool trimmed = false)
     {
         CalibrationFigure f;
         f.key = key;
         f.unit = unit;
         setRepeats(f, std::move(values));
+        if (trimmed) {
+            f.value = roundTo(trimmedMean(f.repeats), unit);
+            f.trimmedMean = true;
+        }
         f.method = method;
         if (m_opt.progress) {
             std::string line = label + ": " + formatValue(f.value, unit);
-            if (f.repeats.size() > 1)
+            if (trimmed)
+                line += " (trimmed mean of " + std::to_string(f.repeats.size()) + ", spread "
+                    + formatValue(f.spread, unit) + ")";
+            else if (f.repeats.size() > 1)
                 line +=
                     " (" + std::to_string(f.repeats.size()) + " repeats, spread " + formatValue(f.spread, unit) + ")";
             m_opt.progress(line);
         }
-        m_cal.figures.push_back(f);
-        return f.value;
-    }
-
-    // As figure(), its value the trimmed mean of the values instead of their median (a long-tailed figure whose
-    // mean is what a run pays).
-    double trimmedFigure(const std::string& key, const std::string& label, const std::string& unit,
-                         std::vector<double> values, const std::string& method)
-    {
-        CalibrationFigure f;
-        f.key = key;
-        f.unit = unit;
-        setRepeats(f, std::move(values));
-        f.value = roundTo(trimmedMean(f.repeats), unit);
-        f.trimmedMean = true;
-        f.method = method;
-        if (m_opt.progress)
-            m_opt.progress(label + ": " + formatValue(f.value, unit) + " (trimmed mean of "
-                           + std::to_string(f.repeats.size()) + ", spread " + formatValue(f.spread, unit) + ")");
         m_cal.figures.push_back(f);
         return f.value;
     }

@@ -181,6 +181,24 @@ void TestSimulator::hostFunctionThreadDozes()
 // With a measured wake-up curve the thread's wake-up is the curve at its idle time (from the previous host function's
 // end until the stream reaches the next), linear between the points and clamped past them; the iteration's first
 // host function takes the curve's longest idle. host_func_latency_ns and the doze rule are not used.
+namespace {
+// One stream, one iteration: kernels of 100, 50 and 200 µs, each followed by a 10 µs host function.
+Scenario hostFunctionRounds()
+{
+    return Builder()
+        .stream("s1")
+        .thread("main")
+        .spin("k1", "s1", 100)
+        .simple(OpKind::HostFunc, "s1", {}, 10, "f1")
+        .spin("k2", "s1", 50)
+        .simple(OpKind::HostFunc, "s1", {}, 10, "f2")
+        .spin("k3", "s1", 200)
+        .simple(OpKind::HostFunc, "s1", {}, 10, "f3")
+        .iterations(1, 1)
+        .build();
+}
+} // namespace
+
 void TestSimulator::hostFunctionWakeFollowsCurve()
 {
     const std::vector<std::pair<int64_t, int64_t>> curve = {{10'000, 20'000}, {100'000, 40'000}, {400'000, 100'000}};
@@ -189,26 +207,15 @@ void TestSimulator::hostFunctionWakeFollowsCurve()
     QCOMPARE(interpolateCurve(curve, 250'000), int64_t(70'000));
     QCOMPARE(interpolateCurve(curve, 5'000'000), int64_t(100'000));
     QCOMPARE(interpolateCurve({}, 5), int64_t(0));
-    const auto t = simulateWith(Builder()
-                                    .stream("s1")
-                                    .thread("main")
-                                    .spin("k1", "s1", 100)
-                                    .simple(OpKind::HostFunc, "s1", {}, 10, "f1")
-                                    .spin("k2", "s1", 50)
-                                    .simple(OpKind::HostFunc, "s1", {}, 10, "f2")
-                                    .spin("k3", "s1", 200)
-                                    .simple(OpKind::HostFunc, "s1", {}, 10, "f3")
-                                    .iterations(1, 1)
-                                    .build(),
-                                [&](DeviceProfile& p) {
-                                    p.kernelOverheadNs = 1000;
-                                    p.hostFuncLatencyNs = 30'000;
-                                    p.hostFuncSpacingNs = 3000;
-                                    p.hostFuncDozeNs = 200'000;
-                                    p.hostFuncDeepLatencyNs = 130'000;
-                                    p.hostFuncWakeCurve = curve;
-                                    p.hostFuncFirstWakeNs = 0; // the curve's longest idle
-                                });
+    const auto t = simulateWith(hostFunctionRounds(), [&](DeviceProfile& p) {
+        p.kernelOverheadNs = 1000;
+        p.hostFuncLatencyNs = 30'000;
+        p.hostFuncSpacingNs = 3000;
+        p.hostFuncDozeNs = 200'000;
+        p.hostFuncDeepLatencyNs = 130'000;
+        p.hostFuncWakeCurve = curve;
+        p.hostFuncFirstWakeNs = 0; // the curve's longest idle
+    });
     const int k1 = span(t, "k1"), f1 = span(t, "f1"), k2 = span(t, "k2"), f2 = span(t, "f2"), k3 = span(t, "k3"),
               f3 = span(t, "f3");
     QVERIFY(k1 >= 0 && f1 >= 0 && k2 >= 0 && f2 >= 0 && k3 >= 0 && f3 >= 0);
@@ -228,20 +235,11 @@ void TestSimulator::hostFunctionWakeFollowsCurve()
 // kernel (the curve only for the later ones).
 void TestSimulator::hostFunctionFirstWakeOfIteration()
 {
-    const auto t = simulateWith(Builder()
-                                    .stream("s1")
-                                    .thread("main")
-                                    .spin("k1", "s1", 100)
-                                    .simple(OpKind::HostFunc, "s1", {}, 10, "f1")
-                                    .spin("k2", "s1", 50)
-                                    .simple(OpKind::HostFunc, "s1", {}, 10, "f2")
-                                    .iterations(1, 1)
-                                    .build(),
-                                [](DeviceProfile& p) {
-                                    p.kernelOverheadNs = 1000;
-                                    p.hostFuncWakeCurve = {{10'000, 20'000}, {100'000, 40'000}};
-                                    p.hostFuncFirstWakeNs = 70'000;
-                                });
+    const auto t = simulateWith(hostFunctionRounds(), [](DeviceProfile& p) {
+        p.kernelOverheadNs = 1000;
+        p.hostFuncWakeCurve = {{10'000, 20'000}, {100'000, 40'000}};
+        p.hostFuncFirstWakeNs = 70'000;
+    });
     const int k1 = span(t, "k1"), f1 = span(t, "f1"), k2 = span(t, "k2"), f2 = span(t, "f2");
     QVERIFY(k1 >= 0 && f1 >= 0 && k2 >= 0 && f2 >= 0);
     QCOMPARE(startOf(t, f1) - endOf(t, k1), int64_t(1000 + 70'000));

@@ -119,16 +119,14 @@ LessonGallery::LessonGallery(QWidget* parent)
 
     connect(m_list->selectionModel(), &QItemSelectionModel::currentChanged, this, &LessonGallery::showSelected);
     connect(m_variant, &QComboBox::currentIndexChanged, this, &LessonGallery::showSelected);
-    // Picking a variant opens it (the combo changed by setCurrentLesson opens nothing: activated is the user's).
-    connect(m_variant, &QComboBox::activated, this, [this] {
+    const auto openSelected = [this] {
         if (!selectedLesson().isEmpty())
             Q_EMIT openRequested(selectedLesson(), selectedVariant());
-    });
+    };
     connect(m_list, &QListView::activated, this, [this] { Q_EMIT openRequested(selectedLesson(), {}); });
-    connect(m_open, &QPushButton::clicked, this, [this] {
-        if (!selectedLesson().isEmpty())
-            Q_EMIT openRequested(selectedLesson(), selectedVariant());
-    });
+    connect(m_open, &QPushButton::clicked, this, openSelected);
+    // Picking a variant opens it (the combo changed by setCurrentLesson opens nothing: activated is the user's).
+    connect(m_variant, &QComboBox::activated, this, openSelected);
     // Nothing is highlighted until a lesson is open or picked: the window may show a new scenario or a file.
     showSelected();
 }
@@ -143,8 +141,10 @@ void LessonGallery::clearCurrentLesson()
 void LessonGallery::setCurrentLesson(const QString& idOrNumber, const QString& variant)
 {
     const int row = m_model->rowOf(idOrNumber);
-    if (row < 0)
+    if (row < 0) {
+        clearCurrentLesson(); // no lesson (or none of these) is open
         return;
+    }
     m_list->setCurrentIndex(m_model->index(row));
     const int v = m_variant->findData(variant);
     m_variant->setCurrentIndex(v >= 0 ? v : 0);

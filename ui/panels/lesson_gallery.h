@@ -53,7 +53,7 @@ class LessonGallery : public QWidget {
 public:
     explicit LessonGallery(QWidget* parent = nullptr);
     LessonListModel* model() const { return m_model; }
-    // Highlights the lesson that is open (by id or number).
+    // Highlights the lesson that is open (by id or number); none for an empty or unknown one.
     void setCurrentLesson(const QString& idOrNumber, const QString& variant = {});
     // No lesson is open (a new scenario, a file): none highlighted.
     void clearCurrentLesson();

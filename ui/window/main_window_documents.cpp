@@ -454,10 +454,7 @@ void MainWindow::applyDocument(LoadedDocument doc)
         m_model->setScenario(std::move(doc.scenario));
         m_editor->setMode(ScenarioEditor::Mode::Editable);
         m_liveTimer->stop(); // runScenario below runs it
-        if (!doc.lessonId.isEmpty())
-            m_gallery->setCurrentLesson(doc.lessonId, doc.variant);
-        else
-            m_gallery->clearCurrentLesson();
+        m_gallery->setCurrentLesson(doc.lessonId, doc.variant);
         QStringList warnings;
         for (const Warning& w : doc.warnings)
             warnings << qs(w.toString());
@@ -544,10 +541,7 @@ void MainWindow::restoreShownDocument(const ShownDocument& shown)
                           shown.editorMode == ScenarioEditor::Mode::NoScenario && shown.trace
                               ? noScenarioText(*shown.trace)
                               : QString());
-        if (!m_lessonId.isEmpty())
-            m_gallery->setCurrentLesson(m_lessonId, m_variant);
-        else
-            m_gallery->clearCurrentLesson();
+        m_gallery->setCurrentLesson(m_lessonId, m_variant);
         showTrace(shown.trace, shown.traceFile, shown.wallMs);
         if (shown.selectedSpan >= 0 && m_trace && m_trace == shown.trace)
             m_timeline->selectSpan(shown.selectedSpan);
