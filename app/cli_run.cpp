@@ -6,6 +6,7 @@
 #include "device_profile.h"
 #include "diagnostics.h"
 #include "expect.h"
+#include "job.h"
 #include "metrics.h"
 #include "ranks.h"
 #include "resources.h"
@@ -26,6 +27,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -254,7 +256,36 @@ int cmdRun(const RunArgs& args, const std::string& command)
             std::cerr << "progress: " << done << "/" << total << " iterations" << std::endl;
         };
     }
-    ss::RunOutcome outcome = ss::runScenario(scenario, *chosen.backend, options);
+    // A job of several ranks (collectives, "ranks"): on the simulator every rank's process simulates the whole job,
+    // which is deterministic, and keeps its own rank's part; on a GPU each rank runs its own scenario.
+    ss::Scenario toRun = scenario;
+    const bool job = scenario.ranks.given() || ss::hasCollectives(scenario);
+    if (*rank && job) {
+        const ss::RankInfo& r = **rank;
+        if (chosen.backend->simulatesHostThreads()) {
+            if (scenario.ranks.given() && scenario.ranks.count != r.worldSize)
+                std::cerr << "note: the scenario has " << scenario.ranks.count << " ranks and " << r.launcher
+                          << " started " << r.worldSize << ": simulating " << r.worldSize << '\n';
+            toRun.ranks.count = r.worldSize;
+        } else {
+            auto own = ss::scenarioForRank(scenario, r.rank, r.localRank, args.scenario);
+            if (!own)
+                return fail(own.error(), kExitBadInput);
+            toRun = std::move(own).value();
+            toRun.ranks = {};
+        }
+    }
+    ss::RunOutcome outcome = ss::runScenario(toRun, *chosen.backend, options);
+    std::optional<ss::Trace> jobTrace;
+    if (*rank && outcome.job.expanded()) {
+        // The lesson's checks are about the whole job: evaluated on it, not on the rank's part.
+        if (args.check)
+            jobTrace = outcome.trace;
+        ss::Trace own = ss::extractRankTrace(outcome.trace, outcome.job, (*rank)->rank);
+        if (auto rs = ss::scenarioForRank(scenario, (*rank)->rank, (*rank)->localRank, args.scenario))
+            own.info.scenarioJson = ss::scenarioToJson(*rs);
+        outcome.trace = std::move(own);
+    }
     if (*rank) {
         ss::RankClock clock = ss::sampleWallOffset();
         clock.simulated = outcome.simulatedClock;
@@ -272,7 +303,10 @@ int cmdRun(const RunArgs& args, const std::string& command)
         printTiming(trace.info);
         printDevices(trace);
         printMetrics(ss::computeMetrics(trace));
-        if (args.check && !printChecks(trace, scenario.expect))
+        if (args.check && jobTrace)
+            std::cout << "the checks are the whole job's (" << (*rank)->worldSize
+                      << " ranks, simulated in every rank)\n";
+        if (args.check && !printChecks(jobTrace ? *jobTrace : trace, scenario.expect))
             code = kExitCheckFailed;
     }
 

@@ -256,7 +256,10 @@ PathReason reasonOf(FlowKind k)
     case FlowKind::Event: return PathReason::EventWait;
     case FlowKind::Sync: return PathReason::Sync;
     case FlowKind::Implicit: return PathReason::Implicit;
-    case FlowKind::Call: return PathReason::HostIssueOrder; // from a range, which is never on the path
+    case FlowKind::Call:
+        return PathReason::HostIssueOrder; // from a range, which is never on the path
+    // Linked parts of one collective run at the same time: neither ends before the other starts.
+    case FlowKind::Collective: return PathReason::HostIssueOrder;
     }
     return PathReason::Launch;
 }
@@ -364,6 +367,8 @@ std::vector<PathLink> walkBack(const Trace& trace, uint32_t cur, size_t maxLinks
         bool hasSyncFlow = false;
         for (uint32_t k : incoming.of(cur)) {
             const Flow& f = trace.flows[k];
+            if (f.kind == FlowKind::Collective)
+                continue; // the linked parts of one collective run at the same time: none released the other
             consider(f.from, reasonOf(f.kind));
             hasSyncFlow = hasSyncFlow || f.kind == FlowKind::Sync;
         }

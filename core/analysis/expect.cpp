@@ -1,5 +1,6 @@
 #include "expect.h"
 
+#include "collectives.h"
 #include "metrics.h"
 
 #include <algorithm>
@@ -23,7 +24,7 @@ struct MetricSpec {
     std::string_view description;
 };
 
-constexpr std::array<MetricSpec, 13> kMetrics{{
+constexpr std::array<MetricSpec, 15> kMetrics{{
     {"makespan_us", 0, 0, false, "time from the first GPU span's start to the last GPU span's end (µs)"},
     {"busy_us", 1, 0, false, "time the stream had GPU work, overlapping spans counted once (µs)"},
     {"overlap", 2, 0, false,
@@ -39,6 +40,9 @@ constexpr std::array<MetricSpec, 13> kMetrics{{
     {"duration_us", 0, 1, true, "sum of the durations of the spans with this name (µs)"},
     {"span_count", 0, kAny, true, "number of spans (of the given kinds and names; all when none are given)"},
     {"host_sync_us", 0, 0, false, "total time host threads spent blocked in synchronizing calls (µs)"},
+    {"collective_calls", 0, 0, false, "collective calls linked across the ranks of a job"},
+    {"collective_wait_us", 0, 0, false,
+     "longest time a rank waited in a collective call for the last rank to reach it (µs; 0 without collectives)"},
 }};
 
 const MetricSpec* findMetric(std::string_view name)
@@ -424,6 +428,15 @@ Result<double> compute(const Context& c)
                 total += s.end[i] - s.start[i];
         }
         return double(total) / kNsPerUs;
+    }
+    if (m == "collective_calls" || m == "collective_wait_us") {
+        const auto calls = collectiveCalls(trace);
+        if (m == "collective_calls")
+            return double(calls.size());
+        int64_t longest = 0;
+        for (const auto& call : calls)
+            longest = std::max(longest, call.waitedNs);
+        return double(longest) / kNsPerUs;
     }
     return Error{{}, {}, "unknown metric " + inQuotes(m)};
 }

@@ -43,6 +43,9 @@ const std::vector<DiagnosticRule> kRules = {
     {"timing-perturbation", "warning", "Timing changed the run",
      "Time with CUPTI (--timing cupti) where per-op CUDA events share hardware queues; with CUDA events where CUPTI "
      "slows graph launches; the trace stores the untimed makespan to compare."},
+    {"straggler", "warning", "One rank held the others in collectives",
+     "Find what made the last rank late (its kernels before the collective: a slower GPU, more data, host work) and "
+     "balance the work; the other ranks' time waiting is lost to all of them."},
     {"wait-unrecorded-event", "error", "A stream waits on an event that is never recorded",
      "Record the event (cudaEventRecord) in the producing stream before the consumer's stream waits on it."},
     // Effects: what the run shows, the way the lessons teach it.
@@ -107,6 +110,7 @@ std::vector<Diagnostic> diagnose(const Trace& input, const DiagnosticOptions& op
         {"launch-bound", launchBound},
         {"implicit-sync", implicitSync},
         {"timing-perturbation", timingPerturbation},
+        {"straggler", straggler},
         {"wait-unrecorded-event", waitUnrecordedEvent},
         {"streams-overlap", streamsOverlap},
         {"stream-serialization", streamSerialization},

@@ -400,5 +400,6 @@ void multiDeviceOverlap(const Context& c, std::vector<Diagnostic>& out);
 void streamPriority(const Context& c, std::vector<Diagnostic>& out);
 void graphLaunch(const Context& c, std::vector<Diagnostic>& out);
 void timingPerturbation(const Context& c, std::vector<Diagnostic>& out); // timing_rules.cpp
+void straggler(const Context& c, std::vector<Diagnostic>& out);          // rank_rules.cpp
 
 } // namespace streamscope::diag

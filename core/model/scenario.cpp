@@ -20,7 +20,7 @@ constexpr std::array<std::pair<StreamKind, std::string_view>, 4> kStreamKinds{{
     {StreamKind::NonBlocking, "non-blocking"},
 }};
 
-constexpr std::array<std::pair<OpKind, std::string_view>, 13> kOpKinds{{
+constexpr std::array<std::pair<OpKind, std::string_view>, 14> kOpKinds{{
     {OpKind::Kernel, "kernel"},
     {OpKind::Memcpy, "memcpy"},
     {OpKind::Memset, "memset"},
@@ -34,6 +34,27 @@ constexpr std::array<std::pair<OpKind, std::string_view>, 13> kOpKinds{{
     {OpKind::Graph, "graph"},
     {OpKind::Malloc, "malloc"},
     {OpKind::Free, "free"},
+    {OpKind::Collective, "collective"},
+}};
+
+constexpr std::array<std::pair<CollectiveKind, std::string_view>, 6> kCollectiveKinds{{
+    {CollectiveKind::AllReduce, "all-reduce"},
+    {CollectiveKind::AllGather, "all-gather"},
+    {CollectiveKind::ReduceScatter, "reduce-scatter"},
+    {CollectiveKind::Broadcast, "broadcast"},
+    {CollectiveKind::Send, "send"},
+    {CollectiveKind::Recv, "recv"},
+}};
+
+constexpr std::array<std::pair<CollectiveAlgorithm, std::string_view>, 3> kAlgorithms{{
+    {CollectiveAlgorithm::Auto, "auto"},
+    {CollectiveAlgorithm::Ring, "ring"},
+    {CollectiveAlgorithm::Tree, "tree"},
+}};
+
+constexpr std::array<std::pair<RankLink, std::string_view>, 2> kRankLinks{{
+    {RankLink::NvLink, "nvlink"},
+    {RankLink::Pcie, "pcie"},
 }};
 
 constexpr std::array<std::pair<CopyKind, std::string_view>, 4> kCopyKinds{{
@@ -95,9 +116,54 @@ std::optional<StreamKind> streamKindFromString(std::string_view s)
 {
     return lookup(kStreamKinds, s);
 }
+// A collective is spelled by its kind ("all-reduce"); "collective" itself names no op a scenario can hold.
 std::optional<OpKind> opKindFromString(std::string_view s)
 {
+    if (lookup(kCollectiveKinds, s))
+        return OpKind::Collective;
+    if (s == "collective")
+        return std::nullopt;
     return lookup(kOpKinds, s);
+}
+std::string_view toString(CollectiveKind k)
+{
+    return nameOf(kCollectiveKinds, k);
+}
+std::string_view toString(CollectiveAlgorithm k)
+{
+    return nameOf(kAlgorithms, k);
+}
+std::string_view toString(RankLink k)
+{
+    return nameOf(kRankLinks, k);
+}
+std::optional<CollectiveKind> collectiveKindFromString(std::string_view s)
+{
+    return lookup(kCollectiveKinds, s);
+}
+std::optional<CollectiveAlgorithm> collectiveAlgorithmFromString(std::string_view s)
+{
+    return lookup(kAlgorithms, s);
+}
+std::optional<RankLink> rankLinkFromString(std::string_view s)
+{
+    return lookup(kRankLinks, s);
+}
+std::string_view opName(const Op& op)
+{
+    return op.kind == OpKind::Collective ? toString(op.collective) : toString(op.kind);
+}
+std::string rankPrefix(int rank)
+{
+    return "rank " + std::to_string(rank) + " · ";
+}
+bool hasCollectives(const Scenario& s)
+{
+    for (const auto& t : s.threads)
+        for (const auto& op : t.ops)
+            if (op.kind == OpKind::Collective)
+                return true;
+    return false;
 }
 std::optional<CopyKind> copyKindFromString(std::string_view s)
 {
@@ -151,7 +217,8 @@ bool isGpuOp(OpKind k)
     case OpKind::Memcpy:
     case OpKind::Memset:
     case OpKind::HostFunc:
-    case OpKind::Graph: return true;
+    case OpKind::Graph:
+    case OpKind::Collective: return true;
     default: return false;
     }
 }
@@ -167,6 +234,7 @@ std::string displayName(const Op& op)
     case OpKind::Wait: return "wait " + op.event;
     case OpKind::EventSync: return "event-sync " + op.event;
     case OpKind::StreamSync: return "stream-sync " + op.stream;
+    case OpKind::Collective: return std::string(toString(op.collective));
     default: return std::string(toString(op.kind));
     }
 }
@@ -222,6 +290,7 @@ std::string_view cudaApiName(OpKind k)
     case OpKind::Graph: return "cudaGraphLaunch";
     case OpKind::Malloc: return "cudaMalloc";
     case OpKind::Free: return "cudaFree";
+    case OpKind::Collective: return "ncclCollective";
     }
     return "?";
 }

@@ -40,6 +40,25 @@ enum class OpKind {
     Graph,      // "graph"        a sub-list captured once into a CUDA graph, launched per issue
     Malloc,     // "malloc"       cudaMalloc (synchronizes implicitly)
     Free,       // "free"         cudaFree (synchronizes implicitly)
+    // A collective or point-to-point transfer between ranks (NCCL: ncclAllReduce, ..., ncclSend/ncclRecv): a GPU op
+    // in its stream, spelled in JSON by its CollectiveKind ("all-reduce", ...). docs/SCENARIO.md "Collectives".
+    Collective,
+};
+
+enum class CollectiveKind : uint8_t {
+    AllReduce,     // "all-reduce"
+    AllGather,     // "all-gather"
+    ReduceScatter, // "reduce-scatter"
+    Broadcast,     // "broadcast"
+    Send,          // "send"
+    Recv,          // "recv"
+};
+
+// How the simulator moves a collective's data between the ranks (docs/SCENARIO.md "Collectives").
+enum class CollectiveAlgorithm : uint8_t {
+    Auto, // "auto": the faster of ring and tree for the op, as NCCL's tuner picks one per call
+    Ring, // "ring"
+    Tree, // "tree"
 };
 
 enum class CopyKind { H2D, D2H, D2D, P2P }; // "h2d", "d2h", "d2d", "p2p"
@@ -90,6 +109,14 @@ struct Op {
     int64_t bytes = 0;
     bool pinned = true; // host memory of h2d/d2h copies: "host": "pinned" | "pageable"
     int dstDevice = -1; // p2p: destination device (source is the stream's device)
+
+    // collective: `bytes` is the whole buffer (all-reduce: the buffer reduced; all-gather: the gathered output;
+    // reduce-scatter: the input; broadcast, send, recv: the data moved)
+    CollectiveKind collective = CollectiveKind::AllReduce;
+    CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto;
+    int root = 0;       // broadcast: the rank that sends
+    int peer = -1;      // send/recv: the other rank, or -1 when peerOffset names it
+    int peerOffset = 0; // send/recv: +1 "next", -1 "previous" (around the ring of ranks); 0 when peer is a rank
 
     // graph: the nodes, captured from `stream` as a chain
     std::vector<Op> ops;
@@ -147,6 +174,42 @@ struct Variant {
     std::string effect; // replaces the scenario's effect when set
 };
 
+// How a scenario runs as a job of several ranks (docs/SCENARIO.md "Ranks"): every rank runs the scenario, with the
+// overrides that name it applied first.
+struct RankOverride {
+    std::vector<int> ranks;
+    std::string patchJson; // {"/threads/0/ops/1/duration_us": 900} as JSON text, applied like a variant's "set"
+    std::string why;       // what the override stands for ("rank 2 is a straggler")
+};
+
+enum class RankLink : uint8_t {
+    NvLink, // "nvlink"
+    Pcie,   // "pcie"
+};
+
+struct RankSpec {
+    int count = 0;                      // ranks of a run without a launcher; 0: not a multi-rank scenario
+    int perHost = 0;                    // ranks per host (0: all on one host); collectives across hosts use InfiniBand
+    RankLink link = RankLink::NvLink;   // how the GPUs of one host are connected
+    bool bindDeviceByLocalRank = false; // "device": "local-rank": each rank's device 0 is GPU <local rank>
+    std::vector<RankOverride> overrides;
+    bool given() const { return count > 0; }
+};
+
+// A job's scenario expanded for the simulator (scenario_json.h expandJob): every rank's devices, streams, threads and
+// events in one scenario, named "rank R · ...", and which rank each thread belongs to. Empty for an ordinary scenario;
+// never written to JSON.
+struct JobLayout {
+    int worldSize = 0; // 0: not an expanded job
+    int perHost = 0;   // ranks per host (0: all on one host)
+    RankLink link = RankLink::NvLink;
+    int devicesPerRank = 1;       // rank R's device d is device R * devicesPerRank + d
+    std::vector<int> threadRank;  // by thread
+    std::vector<int> localThread; // by thread: its index among its rank's threads
+    std::vector<int> streamRank;  // by stream
+    bool expanded() const { return worldSize > 0; }
+};
+
 struct Scenario {
     int version = kScenarioVersion;
     std::string id;
@@ -162,6 +225,8 @@ struct Scenario {
     RunSettings run;
     std::vector<Expectation> expect;
     std::vector<Variant> variants;
+    RankSpec ranks;
+    JobLayout job;
 
     int streamIndex(std::string_view name) const;
     int eventIndex(std::string_view name) const;
@@ -176,6 +241,18 @@ std::optional<StreamKind> streamKindFromString(std::string_view);
 std::optional<OpKind> opKindFromString(std::string_view);
 std::optional<CopyKind> copyKindFromString(std::string_view);
 std::optional<KernelKind> kernelKindFromString(std::string_view);
+std::string_view toString(CollectiveKind);
+std::string_view toString(CollectiveAlgorithm);
+std::string_view toString(RankLink);
+std::optional<CollectiveKind> collectiveKindFromString(std::string_view);
+std::optional<CollectiveAlgorithm> collectiveAlgorithmFromString(std::string_view);
+std::optional<RankLink> rankLinkFromString(std::string_view);
+// The JSON spelling of an op's "op" field: its kind, or for a collective its CollectiveKind.
+std::string_view opName(const Op&);
+// The prefix of a rank's rows in a job: "rank 2 · ".
+std::string rankPrefix(int rank);
+// True when any thread of the scenario has a collective op.
+bool hasCollectives(const Scenario&);
 
 // True when the op puts work on a GPU stream (and so has a GPU span).
 bool isGpuOp(OpKind);

@@ -34,6 +34,7 @@ constexpr std::array<std::pair<FlowKind, std::string_view>, kFlowKindCount> kFlo
     {FlowKind::Sync, "sync"},
     {FlowKind::Implicit, "implicit"},
     {FlowKind::Call, "call"},
+    {FlowKind::Collective, "collective"},
 }};
 
 constexpr std::array<std::pair<TrackKind, std::string_view>, 3> kTrackKinds{{

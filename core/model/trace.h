@@ -38,8 +38,10 @@ enum class FlowKind : uint8_t {
     Sync,     // "sync":     GPU operation -> the host call that waited for it
     Implicit, // "implicit": legacy default stream barrier, implicit synchronization of malloc/free
     Call,     // "call":     a range (a CPU op, an annotation) -> a runtime call made inside it; no dependency
+    // "collective": one collective call linked across its ranks (rank R's part -> rank R+1's), or a send -> its recv
+    Collective,
 };
-inline constexpr int kFlowKindCount = 5;
+inline constexpr int kFlowKindCount = 6;
 
 enum class TrackKind : uint8_t {
     HostThread, // "host-thread"

@@ -2,7 +2,9 @@
 // then copy tracks, devices, spans and flows with their indices moved.
 #include "rank_merge.h"
 
+#include "collectives.h"
 #include "ranks.h"
+#include "scenario_json.h"
 
 #include <algorithm>
 #include <charconv>
@@ -291,6 +293,20 @@ Result<MergeResult> mergeRankTraces(std::vector<RankTrace> ranks, const MergeOpt
         copyRank(out, t, rank, rec.shift);
     }
     out.finalize();
+    // Collectives: each rank's ops from the scenario its trace embeds; each call linked across its ranks.
+    std::vector<std::optional<Scenario>> scenarios(static_cast<size_t>(world));
+    std::vector<const Scenario*> byRankScenario(size_t(world), nullptr);
+    for (const auto& [rank, i] : byRank) {
+        const std::string& json = ranks[i].trace.info.scenarioJson;
+        if (json.empty() || rank >= world)
+            continue;
+        if (auto parsed = parseScenario(json, ranks[i].file)) {
+            scenarios[size_t(rank)] = std::move(parsed->scenario);
+            byRankScenario[size_t(rank)] = &*scenarios[size_t(rank)];
+        }
+    }
+    if (const size_t linked = linkMergedCollectives(out, byRankScenario, world); linked > 0)
+        out.info.settings.emplace_back("collectives", std::to_string(linked) + " calls linked across ranks");
     return result;
 }
 

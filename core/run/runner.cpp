@@ -1,5 +1,6 @@
 #include "runner.h"
 
+#include "collectives.h"
 #include "event_timing.h"
 #include "scenario_json.h"
 
@@ -325,6 +326,33 @@ Trace buildTrace(const RunPlan& plan, const Recording& rec, RunInfo info, int64_
 RunOutcome runScenario(const Scenario& scenario, Backend& backend, const RunOptions& options)
 {
     RunOutcome out;
+    if (hasCollectives(scenario) && !backend.simulatesHostThreads()) {
+        out.status =
+            Status(Error{{},
+                         {},
+                         "collective ops (all-reduce, send, ...) run on the simulator only: StreamScope has no "
+                         "NCCL backend yet (use --backend sim)"},
+                   ErrorClass::BadInput);
+        return out;
+    }
+    if (scenario.ranks.given() && !scenario.job.expanded() && backend.simulatesHostThreads()) {
+        // The simulator is deterministic: the whole job is simulated at once, each rank with its own devices.
+        auto job = expandJob(scenario, scenario.ranks.count);
+        if (!job) {
+            out.status = Status(job.error(), ErrorClass::BadInput);
+            return out;
+        }
+        out = runScenario(*job, backend, options);
+        out.job = job->job;
+        out.trace.info.scenarioJson = scenarioToJson(scenario);
+        setSetting(out.trace.info, "ranks",
+                   std::to_string(scenario.ranks.count) + " of world size " + std::to_string(scenario.ranks.count));
+        setSetting(out.trace.info, "clock_alignment",
+                   "simulated ranks: each starts at time 0 of the simulator's clock (exact)");
+        setSetting(out.trace.info, "devices_per_rank", std::to_string(job->job.devicesPerRank));
+        linkCollectives(out.trace, *job);
+        return out;
+    }
     auto planResult = RunPlan::make(scenario);
     if (!planResult) {
         out.status = Status(planResult.error(), ErrorClass::BadInput);

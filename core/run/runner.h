@@ -29,8 +29,12 @@ struct RunOutcome {
     // simulator), so that per-rank traces can be put on one timeline (ranks.h).
     int64_t clockOriginNs = 0;
     bool simulatedClock = false;
+    // A job of several ranks simulated as one (scenario.ranks, expandJob): which rank each thread and stream is.
+    JobLayout job;
 };
 
+// A scenario with "ranks" runs on a simulating backend as one job of ranks.count ranks (expandJob): the trace has
+// every rank's rows, "rank R · name", as `merge` writes them. Collectives need the simulator (no NCCL backend yet).
 RunOutcome runScenario(const Scenario& scenario, Backend& backend, const RunOptions& options = {});
 
 // Builds the trace from a recording (exposed for tests): drops warm-up records, rebases time to the first

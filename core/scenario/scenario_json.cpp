@@ -183,6 +183,7 @@ FieldList opFields(OpKind kind)
     case OpKind::Graph: f.insert(f.end(), {"stream", "ops"}); break;
     case OpKind::Malloc:
     case OpKind::Free: f.push_back("bytes"); break;
+    case OpKind::Collective: f.insert(f.end(), {"stream", "bytes", "algorithm", "root", "peer"}); break;
     }
     return f;
 }
@@ -193,6 +194,9 @@ std::vector<std::string> opKindNames()
     for (OpKind k : {OpKind::Kernel, OpKind::Memcpy, OpKind::Memset, OpKind::Record, OpKind::Wait, OpKind::HostFunc,
                      OpKind::StreamSync, OpKind::EventSync, OpKind::DeviceSync, OpKind::HostWork, OpKind::Graph,
                      OpKind::Malloc, OpKind::Free})
+        names.emplace_back(toString(k));
+    for (CollectiveKind k : {CollectiveKind::AllReduce, CollectiveKind::AllGather, CollectiveKind::ReduceScatter,
+                             CollectiveKind::Broadcast, CollectiveKind::Send, CollectiveKind::Recv})
         names.emplace_back(toString(k));
     return names;
 }

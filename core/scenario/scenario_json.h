@@ -38,6 +38,15 @@ Result<ScenarioReadResult> loadScenarioFile(const std::string& path, const std::
 Result<ScenarioReadResult> validateScenario(Scenario scenario, const std::string& file = {},
                                             const ScenarioLimits& limits = {});
 
+// The scenario rank `rank` of a job runs: the overrides of "ranks" that name it applied, and with "device":
+// "local-rank" its device 0 moved to GPU `localRank`. Errors name `file`, the JSON path and the rank.
+Result<Scenario> scenarioForRank(const Scenario& scenario, int rank, int localRank, const std::string& file = {});
+
+// The whole job of `worldSize` ranks as one scenario for the simulator: rank R's scenario (scenarioForRank) with its
+// devices moved to R * devicesPerRank + d and its streams, threads and events named "rank R · name"; `job` says
+// which rank each thread is. The run settings and expectations are the scenario's.
+Result<Scenario> expandJob(const Scenario& scenario, int worldSize, const std::string& file = {});
+
 // Writes the scenario as JSON (pretty, 2 spaces), in a form parseScenario reads back to an equal scenario.
 std::string scenarioToJson(const Scenario& scenario);
 // Writes one expectation as JSON (for embedding and for the variants' lists).

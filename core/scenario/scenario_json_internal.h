@@ -35,7 +35,9 @@ inline constexpr int kMaxBlockThreads = 1024;
 inline constexpr int kMaxBlockZ = 64;
 inline constexpr int64_t kMaxGridX = std::numeric_limits<int32_t>::max();
 inline constexpr int64_t kMaxGridYZ = 65535;
-inline constexpr int kMaxConnections = 32; // CUDA_DEVICE_MAX_CONNECTIONS range
+inline constexpr int kMaxConnections = 32;
+inline constexpr int kMaxRankCount =
+    4096; // as kMaxRanks of ranks.h: merge holds every rank in memory // CUDA_DEVICE_MAX_CONNECTIONS range
 // One hour: keeps nanosecond arithmetic far from overflow.
 inline constexpr double kMaxDurationUs = 3600.0 * 1'000'000.0;
 
@@ -133,8 +135,10 @@ Json parseJsonText(const std::string& text, const std::string& file, int maxDept
 
 using FieldList = std::vector<std::string_view>;
 
-inline const FieldList kTopFields{"format",  "version", "id",      "title", "description", "effect",
-                                  "devices", "streams", "threads", "run",   "expect",      "variants"};
+inline const FieldList kTopFields{"format",  "version", "id",  "title",  "description", "effect", "devices",
+                                  "streams", "threads", "run", "expect", "variants",    "ranks"};
+inline const FieldList kRanksFields{"count", "per_host", "link", "device", "overrides"};
+inline const FieldList kRankOverrideFields{"ranks", "set", "why"};
 inline const FieldList kDeviceFields{"index", "profile"};
 inline const FieldList kStreamFields{"name", "device", "kind", "priority"};
 inline const FieldList kThreadFields{"name", "device", "repeat", "workers", "ops"};
@@ -142,9 +146,9 @@ inline const FieldList kRunFields{"warmup", "iterations", "env", "timing"};
 inline const FieldList kExpectFields{"id",     "metric", "streams", "spans", "kinds",
                                      "device", "op",     "value",   "why",   "key"};
 inline const FieldList kVariantFields{"id", "title", "description", "set", "expect", "effect"};
-inline const FieldList kAllOpFields{"op",   "name",  "stream",      "event",      "kernel",
-                                    "grid", "block", "duration_us", "size",       "shared_bytes",
-                                    "kind", "bytes", "host",        "dst_device", "ops"};
+inline const FieldList kAllOpFields{"op",    "name",        "stream", "event",        "kernel", "grid",
+                                    "block", "duration_us", "size",   "shared_bytes", "kind",   "bytes",
+                                    "host",  "dst_device",  "ops",    "algorithm",    "root",   "peer"};
 inline const std::vector<std::string_view> kCompareOps{"<", "<=", ">", ">=", "=="};
 
 FieldList opFields(OpKind kind);
@@ -203,6 +207,7 @@ private:
     void readStreams(const Json& root);
     static std::string streamHint(const std::string& name, const std::set<std::string>& names);
     std::set<std::string> streamNames() const;
+    std::set<std::string> expectStreamNames(std::set<std::string> names) const;
     void readThreads(const Json& root);
     void countOp(const std::string& path);
     Op readOp(const Json& v, const std::string& path, const ThreadSpec& thread, const Op* graph);
@@ -212,6 +217,11 @@ private:
     void readKernel(const Json& v, const std::string& path, Op& op, const ThreadSpec& thread, const Op* graph);
     void readMemcpy(const Json& v, const std::string& path, Op& op, const ThreadSpec& thread, const Op* graph);
     void readGraph(const Json& v, const std::string& path, Op& op, const ThreadSpec& thread);
+    void readCollective(const Json& v, const std::string& path, Op& op, const ThreadSpec& thread);
+
+    // Ranks: count, link, device binding and per-rank overrides (scenario_json_ranks.cpp).
+    void readRanks(const Json& root);
+    void checkCollectiveRanks() const;
 
     // Run settings, the issued-op limit, expectations and warnings (scenario_json_run.cpp).
     void readRun(const Json& root);
@@ -258,5 +268,8 @@ private:
 int findVariant(const Json& root, const std::string& id, std::vector<std::string>& known);
 // Applies each "set" assignment of the variant to the document (scenario_variants.cpp).
 void applyVariant(Json& root, size_t variantIndex, const std::string& file, const ScenarioLimits& limits);
+// Applies each assignment of a "set" object (a variant's, a rank override's) to the document.
+void applySet(Json& root, const Json& set, const std::string& setPath, const std::string& file,
+              const ScenarioLimits& limits);
 
 } // namespace streamscope::scenario_json

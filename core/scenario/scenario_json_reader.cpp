@@ -47,9 +47,10 @@ ScenarioReadResult ScenarioReader::read(const Json& root)
     readStreams(root);
     readThreads(root);
     readRun(root);
+    readRanks(root);
     checkIssuedCount();
     if (const Json* e = find(root, "expect"))
-        m_scenario.expect = readExpectations(*e, "/expect", streamNames());
+        m_scenario.expect = readExpectations(*e, "/expect", expectStreamNames(streamNames()));
     readVariants(root);
     warnUnrecordedEvents();
     // Document order: event warnings are found only after all ops are read.
@@ -309,6 +310,18 @@ std::string ScenarioReader::streamHint(const std::string& name, const std::set<s
     return hint(name, names, names.size() <= 8);
 }
 
+// A job's expectations name its streams as the merged job does: "rank R · name" (docs/SCENARIO.md "Ranks").
+std::set<std::string> ScenarioReader::expectStreamNames(std::set<std::string> names) const
+{
+    if (!m_scenario.ranks.given())
+        return names;
+    std::set<std::string> all = names;
+    for (int r = 0; r < m_scenario.ranks.count && r < 64; ++r)
+        for (const auto& n : names)
+            all.insert(rankPrefix(r) + n);
+    return all;
+}
+
 std::set<std::string> ScenarioReader::streamNames() const
 {
     std::set<std::string> names;
@@ -375,6 +388,9 @@ Op ScenarioReader::readOp(const Json& v, const std::string& path, const ThreadSp
     const auto kind = opKindFromString(kindName);
     if (!kind)
         fail(child(path, "op"), "unknown op " + jsonQuoted(kindName) + hint(kindName, opKindNames()));
+    if (graph && *kind == OpKind::Collective)
+        fail(child(path, "op"),
+             "a graph node cannot be a " + kindName + " op: StreamScope does not capture collectives into graphs");
     if (graph && *kind == OpKind::Graph)
         fail(child(path, "op"), "graphs do not nest: a graph node is a kernel, memcpy, memset or host-func op");
     if (graph && !isGraphNodeKind(*kind))
@@ -385,6 +401,10 @@ Op ScenarioReader::readOp(const Json& v, const std::string& path, const ThreadSp
     Op op;
     op.kind = *kind;
     checkFields(v, path, opFields(op.kind), kAllOpFields, "a " + kindName + " op");
+    if (op.kind == OpKind::Collective && kindName != "broadcast" && find(v, "root"))
+        fail(child(path, "root"), "\"root\" applies only to broadcast ops");
+    if (op.kind == OpKind::Collective && kindName != "send" && kindName != "recv" && find(v, "peer"))
+        fail(child(path, "peer"), "\"peer\" applies only to send and recv ops");
     op.name = optionalString(v, "name", path);
 
     switch (op.kind) {
@@ -415,6 +435,10 @@ Op ScenarioReader::readOp(const Json& v, const std::string& path, const ThreadSp
     case OpKind::Free:
         if (const Json* b = find(v, "bytes"))
             op.bytes = readBytes(*b, child(path, "bytes"));
+        break;
+    case OpKind::Collective:
+        op.collective = *collectiveKindFromString(kindName);
+        readCollective(v, path, op, thread);
         break;
     }
     return op;

@@ -25,7 +25,7 @@ OrderedJson dimToJson(const Dim3& d)
 OrderedJson opToJson(const Op& op, const Op* graph)
 {
     OrderedJson j;
-    j["op"] = toString(op.kind);
+    j["op"] = opName(op);
     if (!op.name.empty())
         j["name"] = op.name;
     // Graph nodes inherit the graph's stream; a different one is written so that validation reports it.
@@ -87,6 +87,20 @@ OrderedJson opToJson(const Op& op, const Op* graph)
     case OpKind::Free:
         if (op.bytes != 0)
             j["bytes"] = op.bytes;
+        break;
+    case OpKind::Collective:
+        writeStream();
+        j["bytes"] = op.bytes;
+        if (op.algorithm != CollectiveAlgorithm::Auto)
+            j["algorithm"] = toString(op.algorithm);
+        if (op.collective == CollectiveKind::Broadcast && op.root != 0)
+            j["root"] = op.root;
+        if (op.collective == CollectiveKind::Send || op.collective == CollectiveKind::Recv) {
+            if (op.peerOffset != 0)
+                j["peer"] = op.peerOffset > 0 ? "next" : "previous";
+            else
+                j["peer"] = op.peer;
+        }
         break;
     }
     return j;
@@ -206,6 +220,30 @@ std::string scenarioToJson(const Scenario& s)
         run["timing"] = std::string(toString(s.run.timing));
     if (!run.empty())
         j["run"] = std::move(run);
+    if (s.ranks.given()) {
+        OrderedJson ranks;
+        ranks["count"] = s.ranks.count;
+        if (s.ranks.perHost != 0)
+            ranks["per_host"] = s.ranks.perHost;
+        if (s.ranks.link != RankLink::NvLink)
+            ranks["link"] = toString(s.ranks.link);
+        if (s.ranks.bindDeviceByLocalRank)
+            ranks["device"] = "local-rank";
+        if (!s.ranks.overrides.empty()) {
+            OrderedJson overrides = OrderedJson::array();
+            for (const auto& o : s.ranks.overrides) {
+                OrderedJson oj;
+                oj["ranks"] = o.ranks;
+                OrderedJson set = OrderedJson::parse(o.patchJson, nullptr, false);
+                oj["set"] = set.is_discarded() ? OrderedJson(o.patchJson) : std::move(set);
+                if (!o.why.empty())
+                    oj["why"] = o.why;
+                overrides.push_back(std::move(oj));
+            }
+            ranks["overrides"] = std::move(overrides);
+        }
+        j["ranks"] = std::move(ranks);
+    }
     if (!s.expect.empty())
         j["expect"] = expectationsJson(s.expect);
     if (!s.variants.empty()) {

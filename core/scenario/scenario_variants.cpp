@@ -97,8 +97,8 @@ void ScenarioReader::readVariants(const Json& root)
             variant.patchJson = dumpJson(*set);
         }
         if (const Json* e = find(v, "expect")) {
-            variant.expect =
-                readExpectations(*e, child(path, "expect"), set ? variantStreamNames(*set) : streamNames());
+            variant.expect = readExpectations(*e, child(path, "expect"),
+                                              expectStreamNames(set ? variantStreamNames(*set) : streamNames()));
             variant.hasExpect = true;
         }
         m_scenario.variants.push_back(std::move(variant));
@@ -175,14 +175,19 @@ void applyVariant(Json& root, size_t variantIndex, const std::string& file, cons
     const auto setIt = variant.find("set");
     if (setIt == variant.end())
         return;
-    const std::string setPath = path + "/set";
+    // A copy: `variant` points into the document that the assignments change.
+    const Json set = *setIt;
+    applySet(root, set, path + "/set", file, limits);
+}
+
+void applySet(Json& root, const Json& set, const std::string& setPath, const std::string& file,
+              const ScenarioLimits& limits)
+{
     auto fail = [&file](std::string p, std::string message) {
         throw ReadFailure{Error{file, std::move(p), std::move(message)}};
     };
-    if (!setIt->is_object())
-        fail(setPath, "expected an object, got " + typeName(*setIt));
-    // A copy: `variant` points into the document that the assignments change.
-    const Json set = *setIt;
+    if (!set.is_object())
+        fail(setPath, "expected an object, got " + typeName(set));
     for (const auto& item : set.items()) {
         const std::string& pointer = item.key();
         const std::string p = child(setPath, pointer);

@@ -92,6 +92,12 @@ const std::vector<std::pair<std::string, Field>>& fields()
         {"host_func_release_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.hostFuncReleaseNs; }}},
         {"min_memset_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.minMemsetNs; }}},
         {"event_sync_wake_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.eventSyncWakeNs; }}},
+        {"nvlink_gbps", {Field::Gbps, [](DeviceProfile& p) -> void* { return &p.nvlinkBps; }}},
+        {"nvlink_latency_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.nvlinkLatencyNs; }}},
+        {"pcie_gbps", {Field::Gbps, [](DeviceProfile& p) -> void* { return &p.pcieBps; }}},
+        {"pcie_latency_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.pcieLatencyNs; }}},
+        {"ib_gbps", {Field::Gbps, [](DeviceProfile& p) -> void* { return &p.ibBps; }}},
+        {"ib_latency_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.ibLatencyNs; }}},
     };
     return f;
 }
@@ -431,9 +437,9 @@ Result<DeviceProfile> parseDeviceProfile(const std::string& text, const std::str
         return Error{file, "/copy_engines", "a device needs at least one copy engine"};
     if (p.hardwareQueues < 1)
         return Error{file, "/hardware_queues", "must be at least 1"};
-    for (const char* bw :
-         {"h2d_pinned_gbps", "d2h_pinned_gbps", "h2d_pinned_duplex_gbps", "d2h_pinned_duplex_gbps", "h2d_pageable_gbps",
-          "d2h_pageable_gbps", "d2d_gbps", "p2p_gbps", "dram_gbps", "memset_gbps", "fp32_tflops", "matmul_tflops"}) {
+    for (const char* bw : {"h2d_pinned_gbps", "d2h_pinned_gbps", "h2d_pinned_duplex_gbps", "d2h_pinned_duplex_gbps",
+                           "h2d_pageable_gbps", "d2h_pageable_gbps", "d2d_gbps", "p2p_gbps", "dram_gbps", "memset_gbps",
+                           "fp32_tflops", "matmul_tflops", "nvlink_gbps", "pcie_gbps", "ib_gbps"}) {
         if (doc.contains(bw) && doc[bw].get<double>() <= 0)
             return Error{file, std::string("/") + bw, "must be positive"};
     }

@@ -137,6 +137,18 @@ struct DeviceProfile {
     int64_t hostFuncReleaseNs = 0;
     int64_t minMemsetNs = 0; // the shortest a memset takes, queued in a stream [0: min_kernel_ns]
 
+    // Links between the GPUs of a job, for the simulator's collectives (simulator_collectives.cpp): bandwidth per
+    // direction of one GPU's link and the latency of one step of a ring or tree. NOMINAL figures, not measured:
+    // NVLink 4 (H100/H200) 900 GB/s per GPU both ways, 450 one way; PCIe 5.0 x16 about 63 GB/s one way; InfiniBand
+    // NDR 400 Gb/s = 50 GB/s per port one way; the latencies are the order of one NCCL step over such a link
+    // (docs/PROFILES.md "Links"). A profile that measures them overrides them.
+    double nvlinkBps = 450e9;
+    int64_t nvlinkLatencyNs = 2000;
+    double pcieBps = 63e9;
+    int64_t pcieLatencyNs = 3000;
+    double ibBps = 50e9;
+    int64_t ibLatencyNs = 5000;
+
     DeviceCalibration calibration; // empty unless measured by streamscope-cli calibrate
 };
 

@@ -93,15 +93,20 @@ uint32_t Simulation::makeGpuOp(const Op& op, int stream, RecordRef rec, bool gra
         g.type = GpuOpType::HostFunc;
         g.durationNs = int64_t(std::llround(op.durationUs * 1000.0));
         break;
+    case OpKind::Collective: g.type = GpuOpType::Collective; break;
     default: g.type = GpuOpType::Marker; break;
     }
     if (g.type != GpuOpType::Marker) {
         const OpRecord& r = m_out.records[rec.hostThread][rec.index];
         g.key = {r.thread, r.op, r.node};
-        applyMeasured(g, r, p);
+        if (g.type != GpuOpType::Collective)
+            applyMeasured(g, r, p);
     }
     m_ops.push_back(g);
-    return uint32_t(m_ops.size() - 1);
+    const auto index = uint32_t(m_ops.size() - 1);
+    if (g.type == GpuOpType::Collective && !joinCollective(index, op, g.key.thread))
+        return kNone;
+    return index;
 }
 
 // Replay: a measured duration replaces the model's. A kernel's blocks take it per wave of the whole device, so
@@ -412,6 +417,7 @@ void Simulation::start(uint32_t g)
         dev.dramRunning.push_back(g);
         setCopyRates(dev);
         return;
+    case GpuOpType::Collective: collectiveArrived(g); return;
     case GpuOpType::HostFunc: {
         // One driver thread per device runs host functions: they serialize across streams. Asleep, it wakes up
         // host_func_latency_ns after the stream reaches the function; awake (a host function ended no longer

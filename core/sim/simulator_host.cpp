@@ -77,8 +77,11 @@ Status Simulation::run()
         if (!m_error.ok())
             return m_error;
     }
-    if (m_iteration < m_totalIterations)
+    if (m_iteration < m_totalIterations) {
+        if (std::string stalled = stalledCollectives(); !stalled.empty())
+            return Status(Error{{}, {}, "simulation stalled: " + stalled}, ErrorClass::BadInput);
         return Error{{}, {}, "simulation stalled: host threads are waiting for work that never completes"};
+    }
     return {};
 }
 
@@ -180,7 +183,8 @@ void Simulation::hostStep(int h)
     case OpKind::Kernel:
     case OpKind::Memcpy:
     case OpKind::Memset:
-    case OpKind::HostFunc: end = issueStreamWork(c); break;
+    case OpKind::HostFunc:
+    case OpKind::Collective: end = issueStreamWork(c); break;
     case OpKind::Graph: end = launchGraph(c); break;
     case OpKind::Record: recordEvent(c); break;
     case OpKind::Wait: waitEvent(c); break;
@@ -266,9 +270,10 @@ Simulation::CallEnd Simulation::issueStreamWork(const HostCall& c)
     const bool switched = a.lastLaunchStream >= 0 && a.lastLaunchStream != c.po.stream;
     const int64_t cost = op.kind == OpKind::Kernel
         ? launchCost(c.h, switched ? prof.launchApiRoundRobinNs : prof.launchApiNs, prof)
-        : op.kind == OpKind::HostFunc ? prof.hostFuncApiNs
-        : op.kind == OpKind::Memset   ? prof.memsetApiNs
-                                      : prof.copyApiNs;
+        : op.kind == OpKind::HostFunc   ? prof.hostFuncApiNs
+        : op.kind == OpKind::Memset     ? prof.memsetApiNs
+        : op.kind == OpKind::Collective ? prof.launchApiNs // NCCL enqueues a kernel
+                                        : prof.copyApiNs;
     if (op.kind == OpKind::Kernel)
         a.lastLaunchStream = c.po.stream;
     endCall(c, cost);

@@ -15,6 +15,7 @@
 #include <map>
 #include <queue>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -38,7 +39,7 @@ struct Ev {
     bool operator>(const Ev& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
-enum class GpuOpType : uint8_t { Kernel, Copy, Memset, HostFunc, Marker };
+enum class GpuOpType : uint8_t { Kernel, Copy, Memset, HostFunc, Marker, Collective };
 enum class OpState : uint8_t { Pending, Ready, Started, Done };
 
 struct GpuOp {
@@ -92,6 +93,23 @@ struct GpuOp {
     // signalled to other work once the batch has no kernel running or waiting
     uint32_t batch = kNone;
     bool signalled = false;
+    // collectives: the call of the job it is one rank's part of (m_collectives)
+    uint32_t collective = kNone;
+};
+
+// One collective call (or one send/recv pair) of a job: the ranks' ops that take part, matched by their order per
+// host thread (simulator_collectives.cpp).
+struct CollectiveCall {
+    CollectiveKind kind = CollectiveKind::AllReduce;
+    CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto;
+    int64_t bytes = 0;
+    int expected = 0; // ops that take part: every rank, or 2 for a send/recv pair
+    int root = 0;
+    std::string what; // for messages: "all-reduce #3 of thread \"train\""
+    std::vector<uint32_t> ops;
+    std::vector<int> ranks; // of ops
+    int arrived = 0;
+    bool crossHost = false;
 };
 
 // Kernels issued back to back on a device whose completions are signalled together (batched_kernel_completion):
@@ -264,6 +282,12 @@ private:
     void releaseDependents(uint32_t g, bool sameBatchOnly);
     void signal(uint32_t g);
 
+    // --- collectives (simulator_collectives.cpp) ------------------------------------------------------------------
+    int rankOf(int scenarioThread) const;
+    bool joinCollective(uint32_t g, const Op& op, int scenarioThread);
+    void collectiveArrived(uint32_t g);
+    std::string stalledCollectives() const;
+
     const RunPlan& m_plan;
     const Scenario& m_scenario;
     const SimulatorOptions& m_options;
@@ -284,6 +308,9 @@ private:
     std::vector<WaitSet> m_waitSets;
     std::vector<Batch> m_batches;
     std::vector<std::pair<uint16_t, uint32_t>> m_batchItems;
+    std::vector<CollectiveCall> m_collectives;
+    std::map<std::tuple<int, int, int, int64_t>, uint32_t> m_collectiveOf;  // (thread, src, dst, seq) -> call
+    std::map<std::tuple<int, int, int, int, int>, int64_t> m_collectiveSeq; // (thread, src, dst, side, rank) -> seq
     uint32_t m_freedBy = kNone; // the kernel whose blocks just ended, while dispatch() hands out what they freed
 
     std::vector<HostAgent> m_agents;

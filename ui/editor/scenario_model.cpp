@@ -49,7 +49,8 @@ SpanKind spanKindOfOp(const Op& op)
     case OpKind::Memcpy:
     case OpKind::Memset:
     case OpKind::HostFunc:
-    case OpKind::Graph: return gpuSpanKindOf(op);
+    case OpKind::Graph:
+    case OpKind::Collective: return gpuSpanKindOf(op);
     case OpKind::HostWork: return SpanKind::HostWork;
     case OpKind::StreamSync:
     case OpKind::EventSync:
@@ -394,6 +395,7 @@ QString ScenarioModel::opSummary(const Op& op)
     case OpKind::Graph: parts << QStringLiteral("graph of %1 nodes").arg(op.ops.size()) << qs(op.stream); break;
     case OpKind::Malloc:
     case OpKind::Free: parts << qs(toString(op.kind)) + QLatin1Char(' ') + formatBytes(op.bytes); break;
+    case OpKind::Collective: parts << qs(opName(op)) + QLatin1Char(' ') + formatBytes(op.bytes) << qs(op.stream); break;
     }
     parts.removeAll(QString());
     return parts.join(QStringLiteral(" · "));

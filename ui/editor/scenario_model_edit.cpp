@@ -314,6 +314,10 @@ Op ScenarioModel::defaultOp(const Scenario& s, int thread, OpKind kind, int posi
     }
     case OpKind::Malloc:
     case OpKind::Free: op.bytes = 16 << 20; break;
+    case OpKind::Collective:
+        op.stream = stream;
+        op.bytes = 64 << 20;
+        break;
     }
     return op;
 }

@@ -1,0 +1,179 @@
+// Linking the collective calls of a job across its ranks, and what each call shows (collectives.h).
+#include "collectives.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <numeric>
+#include <tuple>
+
+namespace streamscope {
+
+int collectivePeer(const Op& op, int rank, int world)
+{
+    if (op.kind != OpKind::Collective
+        || (op.collective != CollectiveKind::Send && op.collective != CollectiveKind::Recv))
+        return -1;
+    if (op.peerOffset != 0 && world > 0)
+        return ((rank + op.peerOffset) % world + world) % world;
+    return op.peer;
+}
+
+size_t linkCollectiveSpans(Trace& trace, std::vector<CollectiveSpan> spans)
+{
+    trace.finalize();
+    const auto& s = trace.spans;
+    // Issue order per host thread: iteration, repeat, op index.
+    std::sort(spans.begin(), spans.end(), [&](const CollectiveSpan& a, const CollectiveSpan& b) {
+        return std::tuple(a.rank, a.thread, s.iteration[a.span], s.taskOf(a.span), s.op[a.span], s.start[a.span])
+            < std::tuple(b.rank, b.thread, s.iteration[b.span], s.taskOf(b.span), s.op[b.span], s.start[b.span]);
+    });
+    std::map<std::tuple<int, int, int, int, int>, int64_t> seq;
+    std::map<std::tuple<int, int, int, int64_t>, std::vector<std::pair<int, uint32_t>>> calls;
+    for (const auto& c : spans) {
+        const bool p2p = c.kind == CollectiveKind::Send || c.kind == CollectiveKind::Recv;
+        const bool send = c.kind == CollectiveKind::Send;
+        const int src = p2p ? (send ? c.rank : c.peer) : -1;
+        const int dst = p2p ? (send ? c.peer : c.rank) : -1;
+        // A send counts apart from a recv on its own rank: the k-th send meets the k-th recv.
+        const int side = p2p ? (send ? 1 : 2) : 0;
+        const int64_t k = seq[{c.thread, src, dst, side, p2p ? -1 : c.rank}]++;
+        calls[{c.thread, src, dst, k}].emplace_back(p2p ? (send ? 0 : 1) : c.rank, c.span);
+    }
+    size_t linked = 0;
+    for (auto& [key, parts] : calls) {
+        if (parts.size() < 2)
+            continue;
+        std::sort(parts.begin(), parts.end());
+        for (size_t i = 0; i + 1 < parts.size(); ++i)
+            trace.addFlow(parts[i].second, parts[i + 1].second, FlowKind::Collective);
+        ++linked;
+    }
+    trace.finalize();
+    return linked;
+}
+
+size_t linkCollectives(Trace& trace, const Scenario& job)
+{
+    trace.finalize();
+    std::vector<CollectiveSpan> spans;
+    const auto& s = trace.spans;
+    for (uint32_t i = 0; i < trace.spanCount(); ++i) {
+        if (!isGpuSpan(s.kind[i]) || s.thread[i] < 0 || size_t(s.thread[i]) >= job.threads.size())
+            continue;
+        const auto& th = job.threads[size_t(s.thread[i])];
+        if (s.op[i] < 0 || size_t(s.op[i]) >= th.ops.size())
+            continue;
+        const Op& op = th.ops[size_t(s.op[i])];
+        if (op.kind != OpKind::Collective)
+            continue;
+        CollectiveSpan c;
+        c.span = i;
+        c.rank = job.job.expanded() ? job.job.threadRank[size_t(s.thread[i])] : 0;
+        c.thread = job.job.expanded() ? job.job.localThread[size_t(s.thread[i])] : s.thread[i];
+        c.kind = op.collective;
+        c.peer = collectivePeer(op, c.rank, std::max(1, job.job.worldSize));
+        spans.push_back(c);
+    }
+    return linkCollectiveSpans(trace, std::move(spans));
+}
+
+size_t linkMergedCollectives(Trace& merged, const std::vector<const Scenario*>& scenarios, int world)
+{
+    merged.finalize();
+    std::vector<CollectiveSpan> spans;
+    const auto& s = merged.spans;
+    for (uint32_t i = 0; i < merged.spanCount(); ++i) {
+        if (!isGpuSpan(s.kind[i]) || s.thread[i] < 0 || s.op[i] < 0)
+            continue;
+        const int rank = rankOfTrack(merged, s.track[i]);
+        if (rank < 0 || size_t(rank) >= scenarios.size() || !scenarios[size_t(rank)])
+            continue;
+        const Scenario& sc = *scenarios[size_t(rank)];
+        if (size_t(s.thread[i]) >= sc.threads.size() || size_t(s.op[i]) >= sc.threads[size_t(s.thread[i])].ops.size())
+            continue;
+        const Op& op = sc.threads[size_t(s.thread[i])].ops[size_t(s.op[i])];
+        if (op.kind != OpKind::Collective)
+            continue;
+        spans.push_back({i, rank, s.thread[i], op.collective, collectivePeer(op, rank, world)});
+    }
+    return linkCollectiveSpans(merged, std::move(spans));
+}
+
+int rankOfTrack(const Trace& trace, uint32_t track)
+{
+    const std::string& name = trace.tracks[track].name;
+    if (!name.starts_with("rank "))
+        return -1;
+    int rank = -1;
+    const auto [p, ec] = std::from_chars(name.data() + 5, name.data() + name.size(), rank);
+    if (ec != std::errc() || !std::string_view(p, size_t(name.data() + name.size() - p)).starts_with(" · "))
+        return -1;
+    return rank;
+}
+
+namespace {
+
+// When a GPU span could have started: its launch call returned and the previous span of its stream ended.
+int64_t arrivalOf(const Trace& t, uint32_t span, const std::vector<int64_t>& launchEnd)
+{
+    int64_t ready = launchEnd[span];
+    const uint32_t track = t.spans.track[span];
+    if (span > t.trackBegin(track))
+        ready = std::max(ready, t.spans.end[span - 1]);
+    return std::min(ready, t.spans.start[span]);
+}
+
+} // namespace
+
+std::vector<CollectiveCallView> collectiveCalls(const Trace& trace)
+{
+    std::vector<CollectiveCallView> out;
+    const size_t n = trace.spanCount();
+    std::vector<uint32_t> next(n, kNoSpan), prev(n, kNoSpan);
+    std::vector<int64_t> launchEnd(n, INT64_MIN);
+    bool any = false;
+    for (const Flow& f : trace.flows) {
+        if (f.from >= n || f.to >= n)
+            continue;
+        if (f.kind == FlowKind::Collective) {
+            next[f.from] = f.to;
+            prev[f.to] = f.from;
+            any = true;
+        } else if (f.kind == FlowKind::Launch) {
+            launchEnd[f.to] = std::max(launchEnd[f.to], trace.spans.end[f.from]);
+        }
+    }
+    if (!any)
+        return out;
+    for (uint32_t i = 0; i < n; ++i) {
+        if (next[i] == kNoSpan || prev[i] != kNoSpan)
+            continue;
+        CollectiveCallView call;
+        call.name = std::string(trace.spanName(i));
+        for (uint32_t c = i; c != kNoSpan && call.spans.size() <= n; c = next[c])
+            call.spans.push_back(c);
+        call.start = INT64_MAX;
+        call.end = INT64_MIN;
+        int64_t lastArrival = INT64_MIN;
+        for (uint32_t c : call.spans) {
+            const int64_t a = arrivalOf(trace, c, launchEnd);
+            call.arrival.push_back(a);
+            call.start = std::min(call.start, trace.spans.start[c]);
+            call.end = std::max(call.end, trace.spans.end[c]);
+            if (a > lastArrival) {
+                lastArrival = a;
+                call.last = c;
+            }
+        }
+        for (int64_t a : call.arrival) {
+            call.waitedNs = std::max(call.waitedNs, lastArrival - a);
+            call.totalWaitNs += lastArrival - a;
+        }
+        out.push_back(std::move(call));
+    }
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+    return out;
+}
+
+} // namespace streamscope
