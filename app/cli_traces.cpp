@@ -181,6 +181,8 @@ int cmdMerge(const MergeArgs& args)
     std::cout << ": " << merged->trace.spanCount() << " spans, " << merged->trace.tracks.size() << " rows, "
               << merged->trace.info.devices.size() << " devices\n";
     std::cout << "clock alignment: " << merged->alignment << '\n';
+    if (const std::string* linked = ss::findSetting(merged->trace.info, "collectives"))
+        std::cout << "collectives: " << *linked << '\n';
     for (const std::string& note : merged->notes)
         std::cout << "note: " << note << '\n';
     if (ss::Status saved = ss::saveTextFileAtomic(args.output, ss::traceToJson(merged->trace)); !saved)

@@ -2,6 +2,7 @@
 // analysisReport (the readable summary `streamscope-cli analyze` prints).
 #include "analysis.h"
 #include "analysis_text.h"
+#include "collectives.h"
 
 #include "diagnostics.h"
 #include "event_timing.h"
@@ -335,6 +336,22 @@ std::string analysisReport(const Trace& input, const TraceAnalysis& a, const Cri
              + formatDuration(h.activeNs) + " (" + num(h.launchesPerSecond, "%.0f") + "/s, mean call "
              + formatDuration(int64_t(h.meanLaunchNs)) + "), blocked in syncs " + formatDuration(h.syncNs));
 
+    // A job of several ranks: each collective call linked across its ranks, with who reached it last.
+    if (const auto calls = collectiveCalls(trace); !calls.empty()) {
+        line("collectives: " + std::to_string(calls.size()) + " calls linked across ranks");
+        const size_t shownCalls = std::min<size_t>(calls.size(), 20);
+        for (size_t k = 0; k < shownCalls; ++k) {
+            const auto& c = calls[k];
+            const int last = rankOfTrack(trace, trace.spans.track[c.last]);
+            line("  " + shortSpanName(c.name) + ": " + std::to_string(c.spans.size()) + " ranks, started at "
+                 + formatDuration(c.start - trace.timeRange().first) + ", took " + formatDuration(c.end - c.start)
+                 + "; last to arrive: " + (last >= 0 ? "rank " + std::to_string(last) : std::string("?"))
+                 + ", the others waited up to " + formatDuration(c.waitedNs) + " (" + formatDuration(c.totalWaitNs)
+                 + " in all)");
+        }
+        if (shownCalls < calls.size())
+            line("  ... " + std::to_string(calls.size() - shownCalls) + " more");
+    }
     line("critical path: " + formatDuration(path.lengthNs) + " (" + formatDuration(path.gpuNs) + " GPU, "
          + formatDuration(path.hostNs) + " host, " + formatDuration(path.idleNs) + " idle), "
          + std::to_string(path.segments.size()) + " segments"

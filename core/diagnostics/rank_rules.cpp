@@ -43,7 +43,7 @@ void straggler(const Context& c, std::vector<Diagnostic>& out)
         d.message = (rank >= 0 ? "Rank " + std::to_string(rank) : std::string("One rank")) + " reached "
             + std::to_string(l.calls) + " of " + std::to_string(calls.size()) + " collective calls last ("
             + c.label(first) + "): the other ranks waited up to " + c.at(l.maxWait) + " for it, " + c.at(l.totalWait)
-            + " in all, before the calls could start";
+            + " in all, before the calls could start.";
         if (l.spans.size() > c.o.maxSpans)
             l.spans.resize(c.o.maxSpans);
         d.spans = std::move(l.spans);

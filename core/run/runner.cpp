@@ -350,7 +350,8 @@ RunOutcome runScenario(const Scenario& scenario, Backend& backend, const RunOpti
         setSetting(out.trace.info, "clock_alignment",
                    "simulated ranks: each starts at time 0 of the simulator's clock (exact)");
         setSetting(out.trace.info, "devices_per_rank", std::to_string(job->job.devicesPerRank));
-        linkCollectives(out.trace, *job);
+        if (const size_t linked = linkCollectives(out.trace, *job); linked > 0)
+            setSetting(out.trace.info, "collectives", std::to_string(linked) + " calls linked across ranks");
         return out;
     }
     auto planResult = RunPlan::make(scenario);

@@ -116,8 +116,11 @@ void ScenarioReader::readRanks(const Json& root)
             ov.why = optionalString(item, "why", path);
             ov.patchJson = dumpJson(set);
             // The scenario as each of its ranks runs it must be valid too: check it now, not when the job runs.
+            // Its expectations and variants name the job's rows ("rank R · name"): checked with the job, not here.
             Json patched = root;
             patched.erase("ranks");
+            patched.erase("expect");
+            patched.erase("variants");
             applySet(patched, set, child(path, "set"), m_file, m_limits);
             try {
                 (void)ScenarioReader(m_file, m_limits).read(patched);
@@ -163,8 +166,9 @@ Result<Scenario> scenarioForRank(const Scenario& scenario, int rank, int localRa
         return scenario;
     try {
         Json root = parseJsonText(scenarioToJson(scenario), file, 64);
-        Json ranks = root["ranks"];
         root.erase("ranks");
+        root.erase("expect");
+        root.erase("variants");
         ScenarioLimits limits;
         limits.maxBytes = std::numeric_limits<size_t>::max();
         const auto& overrides = scenario.ranks.overrides;
@@ -178,6 +182,9 @@ Result<Scenario> scenarioForRank(const Scenario& scenario, int rank, int localRa
         Scenario out = std::move(read.scenario);
         out.ranks = scenario.ranks;
         out.ranks.overrides.clear();
+        out.ranks.bindDeviceByLocalRank = false; // applied below: the rank's scenario names its own GPU
+        out.expect = scenario.expect;
+        out.variants = scenario.variants;
         if (scenario.ranks.bindDeviceByLocalRank && localRank != 0) {
             // The rank's device 0 is GPU <local rank> (cudaSetDevice(local rank), as launchers expect).
             for (auto& d : out.devices)

@@ -77,6 +77,7 @@ const std::map<std::string, std::string>& lessonRules()
         {"07-multi-gpu/one-device", "gpu-filling-kernel"},
         {"16-sync-in-loop/sync-every-launch", "sync-in-loop"},
         {"17-implicit-sync/malloc-in-loop", "implicit-sync"},
+        {"19-straggler", "straggler"},
     };
     return r;
 }
@@ -137,6 +138,7 @@ private slots:
                                               "launch-bound",
                                               "implicit-sync",
                                               "timing-perturbation",
+                                              "straggler",
                                               "wait-unrecorded-event",
                                               "streams-overlap",
                                               "stream-serialization",
@@ -150,7 +152,7 @@ private slots:
             const auto& r = diagnosticRules()[i];
             QCOMPARE(q(std::string(r.id)), q(ids[i]));
             QVERIFY(r.severity == "info" || r.severity == "warning" || r.severity == "error");
-            QCOMPARE(r.severity == "info", i >= 10); // the first ten are problems, the rest effects
+            QCOMPARE(r.severity == "info", i >= 11); // the first eleven are problems, the rest effects
             QVERIFY(!r.title.empty() && !r.fix.empty());
             QCOMPARE(findDiagnosticRule(r.id), &r);
         }

@@ -73,6 +73,8 @@ const std::set<std::pair<std::string, std::string>>& contrasts()
         {"15-host-functions", "kernels-instead"},
         {"16-sync-in-loop", "sync-every-launch"},
         {"17-implicit-sync", "malloc-in-loop"},
+        {"18-data-parallel", "after-backward"},
+        {"19-straggler", "balanced"},
     };
     return c;
 }
