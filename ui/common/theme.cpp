@@ -129,6 +129,7 @@ Theme makeLight()
         rgb(0x882255), // sync
         rgb(0x6A3D9A), // implicit
         rgb(0x8A96A8), // op call: the ranges' slate, darker (an annotation, no dependency)
+        rgb(0x117733), // collective: green (Tol), one call across the ranks of a job
     };
     return t;
 }
@@ -205,6 +206,7 @@ Theme makeDark()
         rgb(0xD0609A), // sync
         rgb(0xA888E0), // implicit
         rgb(0x8A96A8), // op call
+        rgb(0x44AA99), // collective
     };
     return t;
 }

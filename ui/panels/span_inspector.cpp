@@ -55,6 +55,8 @@ QString flowText(FlowKind k, bool incoming)
     case FlowKind::Implicit:
         return incoming ? QStringLiteral("implicitly waited for") : QStringLiteral("implicitly held back");
     case FlowKind::Call: return incoming ? QStringLiteral("called in") : QStringLiteral("made the call");
+    case FlowKind::Collective:
+        return incoming ? QStringLiteral("same collective call as") : QStringLiteral("same collective call as");
     }
     return {};
 }

@@ -482,8 +482,8 @@ std::optional<std::array<bool, kFlowKindCount>> parseImageArrows(const QString& 
         const std::optional<FlowKind> kind = flowKindFromString(name.trimmed().toStdString());
         if (!kind) {
             if (error)
-                *error = QStringLiteral("unknown arrow kind \"%1\" (all, none, or launch, event, sync, implicit, call "
-                                        "separated by commas)")
+                *error = QStringLiteral("unknown arrow kind \"%1\" (all, none, or launch, event, sync, implicit, call, "
+                                        "collective separated by commas)")
                              .arg(name.trimmed());
             return std::nullopt;
         }

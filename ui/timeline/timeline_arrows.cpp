@@ -31,6 +31,9 @@ QPointF TimelinePlottable::flowFrom(const Flow& f) const
     // Host <-> GPU: straight, between the bars' facing edges. A launch leaves its call at the moment the op began
     // when that was during the call; a sync leaves the end of the GPU op the host waited for.
     // An op's call arrow leaves the op where the call began.
+    // A collective's parts on two ranks start together: the arrow joins their starts.
+    if (f.kind == FlowKind::Collective)
+        return {m.xOfTime(tr.spans.start[f.from]), b.center().y() > a.center().y() ? a.bottom() : a.top()};
     const int64_t t = f.kind == FlowKind::Launch || f.kind == FlowKind::Call
         ? std::clamp(tr.spans.start[f.to], tr.spans.start[f.from], tr.spans.end[f.from])
         : tr.spans.end[f.from];

@@ -54,6 +54,7 @@ QString flowKindLabel(FlowKind kind)
     case FlowKind::Sync: return QStringLiteral("sync");
     case FlowKind::Implicit: return QStringLiteral("implicit");
     case FlowKind::Call: return QStringLiteral("op call");
+    case FlowKind::Collective: return QStringLiteral("collective");
     }
     return {};
 }
@@ -66,6 +67,7 @@ Qt::PenStyle flowKindPenStyle(FlowKind kind)
     case FlowKind::Sync: return Qt::DashLine;
     case FlowKind::Implicit: return Qt::DotLine;
     case FlowKind::Call: return Qt::SolidLine;
+    case FlowKind::Collective: return Qt::DashDotLine;
     }
     return Qt::SolidLine;
 }

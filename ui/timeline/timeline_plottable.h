@@ -217,7 +217,7 @@ private:
 
     const Trace* m_trace = nullptr;
     const TimelineLayout* m_layout = nullptr;
-    std::array<bool, kFlowKindCount> m_flowVisible{true, true, true, true, true};
+    std::array<bool, kFlowKindCount> m_flowVisible{true, true, true, true, true, true};
     int m_maxFlows = 600;
     bool m_labels = true;
     bool m_rowShading = true;

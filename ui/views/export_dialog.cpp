@@ -21,6 +21,7 @@ QString arrowLabel(FlowKind k)
     case FlowKind::Sync: return QStringLiteral("Sync");
     case FlowKind::Implicit: return QStringLiteral("Implicit");
     case FlowKind::Call: return QStringLiteral("Call");
+    case FlowKind::Collective: return QStringLiteral("Collective");
     }
     return {};
 }

@@ -234,7 +234,8 @@ void MainWindow::createActions()
     // Which arrows are drawn is kept between sessions. Sync arrows start off: a 32-stream lesson draws one from
     // every stream to each synchronize call, and they hide the arrows between streams.
     QMenu* arrows = m_viewMenu->addMenu(QStringLiteral("Dependency &Arrows"));
-    for (FlowKind k : {FlowKind::Launch, FlowKind::Event, FlowKind::Sync, FlowKind::Implicit, FlowKind::Call}) {
+    for (FlowKind k : {FlowKind::Launch, FlowKind::Event, FlowKind::Sync, FlowKind::Implicit, FlowKind::Call,
+                       FlowKind::Collective}) {
         QAction* a = arrows->addAction(flowKindLabel(k));
         const std::string_view name = toString(k);
         const QString key = QStringLiteral("view/arrows/") + QString::fromLatin1(name.data(), qsizetype(name.size()));
