@@ -81,6 +81,11 @@ fi
 # held-out runs), one process each: a deadline cuts both alike, and drift over the session weighs on both.
 names=()
 for id in $("$CLI" presets | awk 'NF {print $1}'); do
+    # Jobs of several ranks with collectives run on the simulator only (no NCCL backend): no GPU recording.
+    if grep -q '"ranks"' "$REPO/resources/presets/$id.json"; then
+        note "$id: skipped, collectives run on the simulator only (no NCCL backend)"
+        continue
+    fi
     names+=("$id")
     for v in $(python3 -c "import json,sys; print(' '.join(v['id'] for v in json.load(open(sys.argv[1])).get('variants', [])))" \
         "$REPO/resources/presets/$id.json"); do
