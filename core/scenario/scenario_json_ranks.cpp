@@ -289,6 +289,12 @@ Result<Scenario> expandJob(const Scenario& scenario, int worldSize, const std::s
             job.job.localThread.push_back(int(t));
         }
     }
+    // Every rank is simulated in one process: the whole job must stay within what one run may issue.
+    const ScenarioLimits limits;
+    if (const int64_t issued = countOperations(job); issued > limits.maxIssued)
+        return Error{file, "/ranks/count",
+                     "the job of " + std::to_string(worldSize) + " ranks issues " + std::to_string(issued)
+                         + " operations in all; one simulation issues at most " + std::to_string(limits.maxIssued)};
     return job;
 }
 
