@@ -222,7 +222,8 @@ int cmdRun(const RunArgs& args, const std::string& command)
             output = *expanded;
         }
     }
-    auto loaded = loadScenarioArg(args.scenario, args.variant);
+    std::string scenarioFile;
+    auto loaded = loadScenarioArg(args.scenario, args.variant, &scenarioFile);
     if (!loaded)
         return fail(loaded.error(), exitCodeOf(loaded.errorClass()));
     printWarnings(loaded->warnings);
@@ -268,7 +269,7 @@ int cmdRun(const RunArgs& args, const std::string& command)
                           << " started " << r.worldSize << ": simulating " << r.worldSize << '\n';
             toRun.ranks.count = r.worldSize;
         } else {
-            auto own = ss::scenarioForRank(scenario, r.rank, r.localRank, args.scenario);
+            auto own = ss::scenarioForRank(scenario, r.rank, r.localRank, scenarioFile);
             if (!own)
                 return fail(own.error(), kExitBadInput);
             toRun = std::move(own).value();
@@ -282,7 +283,7 @@ int cmdRun(const RunArgs& args, const std::string& command)
         if (args.check)
             jobTrace = outcome.trace;
         ss::Trace own = ss::extractRankTrace(outcome.trace, outcome.job, (*rank)->rank);
-        if (auto rs = ss::scenarioForRank(scenario, (*rank)->rank, (*rank)->localRank, args.scenario))
+        if (auto rs = ss::scenarioForRank(scenario, (*rank)->rank, (*rank)->localRank, scenarioFile))
             own.info.scenarioJson = ss::scenarioToJson(*rs);
         outcome.trace = std::move(own);
     }
@@ -296,7 +297,12 @@ int cmdRun(const RunArgs& args, const std::string& command)
 
     int code = kExitOk;
     if (!outcome.status) {
-        code = fail(outcome.status.error(), exitCodeOf(outcome.status.errorClass()));
+        ss::Error error = outcome.status.error();
+        // What the simulation found wrong in the scenario (collectives that do not match across ranks) names its op's
+        // JSON path: the file is this one.
+        if (outcome.status.errorClass() == ss::ErrorClass::BadInput && error.file.empty() && !error.path.empty())
+            error.file = scenarioFile;
+        code = fail(error, exitCodeOf(outcome.status.errorClass()));
     } else {
         printScenarioLine(trace.info);
         std::cout << "backend: " << chosen.backend->name() << '\n';

@@ -94,12 +94,14 @@ bool Simulation::joinCollective(uint32_t g, const Op& op, int scenarioThread)
     const int thread = job.expanded() ? job.localThread[size_t(scenarioThread)] : scenarioThread;
     const bool p2p = op.collective == CollectiveKind::Send || op.collective == CollectiveKind::Recv;
     const std::string threadName = m_scenario.threads[size_t(scenarioThread)].name;
+    // The op's JSON path in the rank's scenario, for messages.
+    const std::string path = "/threads/" + std::to_string(thread) + "/ops/" + std::to_string(m_ops[g].key.op);
     int src = -1, dst = -1, side = 0;
     if (p2p) {
         const int peer = op.peerOffset != 0 ? ((rank + op.peerOffset) % world + world) % world : op.peer;
         auto fail = [&](const std::string& why) {
             m_error =
-                Status(Error{{}, {}, std::string(toString(op.collective)) + " on thread " + threadName + ": " + why},
+                Status(Error{{}, path, std::string(toString(op.collective)) + " on thread " + threadName + ": " + why},
                        ErrorClass::BadInput);
             return false;
         };
@@ -133,7 +135,7 @@ bool Simulation::joinCollective(uint32_t g, const Op& op, int scenarioThread)
     const bool kindMatches = p2p || call.kind == op.collective;
     if (!kindMatches || call.bytes != op.bytes || (!p2p && call.root != op.root)) {
         m_error = Status(Error{{},
-                               {},
+                               path,
                                "rank " + std::to_string(rank) + " calls " + std::string(toString(op.collective))
                                    + " of " + std::to_string(op.bytes) + " bytes where rank "
                                    + std::to_string(call.ranks.front()) + " calls " + std::string(toString(call.kind))
@@ -143,7 +145,7 @@ bool Simulation::joinCollective(uint32_t g, const Op& op, int scenarioThread)
         return false;
     }
     if (int(call.ops.size()) >= call.expected) {
-        m_error = Status(Error{{}, {}, call.what + ": more ranks call it than the job has"}, ErrorClass::BadInput);
+        m_error = Status(Error{{}, path, call.what + ": more ranks call it than the job has"}, ErrorClass::BadInput);
         return false;
     }
     call.ops.push_back(g);

@@ -11,6 +11,10 @@
 #include "scenario_json.h"
 #include "simulator.h"
 
+#include "cli_process.h"
+
+#include <QFile>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <cmath>
@@ -223,6 +227,25 @@ private slots:
         QVERIFY2(m.find("send/recv #1 from rank 0 to rank 1") != std::string::npos, m.c_str());
         QVERIFY2(m.find("a send needs its recv") != std::string::npos, m.c_str());
         QCOMPARE(out.status.errorClass(), ss::ErrorClass::BadInput);
+    }
+
+    // Through streamscope-cli: ranks whose calls do not match are bad input (exit 2) naming the file and the op.
+    void mismatchThroughCli()
+    {
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("job.json"));
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray::fromStdString(jobJson(
+            2, kComputeThenAllReduce, R"(, "overrides": [{"ranks": [1], "set": {"/threads/0/ops/1/bytes": 8}}])")));
+        f.close();
+        const auto r = streamscope::testing::runCli(
+            {QStringLiteral("run"), file, QStringLiteral("--backend"), QStringLiteral("sim")});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains(file
+                                + QStringLiteral(": /threads/0/ops/1: rank 1 calls all-reduce of 8 bytes where "
+                                                 "rank 0 calls all-reduce of 16777216 bytes")),
+                 qPrintable(r.describe()));
     }
 
     // One rank's part of the job, cut out as its process under a launcher writes it, merges back with the calls
