@@ -254,6 +254,25 @@ std::string analysisToJson(const Trace& input, const TraceAnalysis& a, const Cri
     summary["host_ns"] = path.hostNs;
     j["critical_path_summary"] = std::move(summary);
 
+    // A job of several ranks: each collective call linked across its ranks (only where there are some).
+    if (const auto calls = collectiveCalls(trace); !calls.empty()) {
+        auto list = OrderedJson::array();
+        for (const auto& c : calls) {
+            OrderedJson jc;
+            jc["name"] = c.name;
+            jc["spans"] = c.spans;
+            jc["arrival_ns"] = c.arrival;
+            jc["start_ns"] = c.start;
+            jc["end_ns"] = c.end;
+            jc["last_rank"] = rankOfTrack(trace, trace.spans.track[c.last]);
+            jc["last_span"] = c.last;
+            jc["longest_wait_ns"] = c.waitedNs;
+            jc["total_wait_ns"] = c.totalWaitNs;
+            list.push_back(std::move(jc));
+        }
+        j["collectives"] = std::move(list);
+    }
+
     auto diags = OrderedJson::array();
     for (const auto& d : diagnostics) {
         OrderedJson jd;

@@ -2,6 +2,7 @@
 // a collective starting when the last rank reaches it (a straggler holds everyone), an all-reduce in a second stream
 // overlapping backward kernels, send/recv pairing, per-rank overrides and device binding, the job's rows cut out per
 // rank and merged back with the calls linked, the straggler diagnostic, and bad input.
+#include "analysis.h"
 #include "collective_model.h"
 #include "collectives.h"
 #include "diagnostics.h"
@@ -16,6 +17,8 @@
 #include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <string>
@@ -155,6 +158,11 @@ private slots:
         const auto d = ss::findEffect(t, "straggler");
         QVERIFY(d.has_value());
         QVERIFY2(d->message.starts_with("Rank 2 reached 1 of 1 collective calls last"), d->message.c_str());
+        // The JSON report lists the call with its last rank.
+        const auto json = nlohmann::json::parse(ss::analysisToJson(t));
+        QCOMPARE(json.at("collectives").size(), size_t(1));
+        QCOMPARE(json["collectives"][0].at("last_rank").get<int>(), 2);
+        QCOMPARE(json["collectives"][0].at("spans").size(), size_t(4));
         // Balanced, nobody waits and the rule is silent.
         const auto balanced = simulate(parse(jobJson(4, kComputeThenAllReduce)));
         QVERIFY(!ss::findEffect(balanced.trace, "straggler").has_value());
