@@ -312,6 +312,22 @@ void Calibrator::deriveFields(DeviceProfile& p)
                "= f x (time of the 264-block matmul - kernel_overhead_ns) / (2 x 768^3 / matmul rate), "
                "f = 264 / resident blocks of 256 threads: where a compute-bound kernel's rate "
                "stops growing with its blocks");
+    // A streaming memory-bound kernel of few blocks: the triad of 2 blocks of 256 threads per SM fills the fraction f
+    // of the resident blocks and ran t where the device's bandwidth gives t_full: its rate saturates at f x t /
+    // t_full of the resident blocks (1: in proportion to the blocks).
+    if (m_cal.figure("triad_few_blocks_kernel_ns") && m_fewTriadBlocks > 0) {
+        const double fullTriadNs = 12.0 * m_fewTriadN / p.dramBps * 1e9;
+        p.memorySaturation =
+            figure("memory_saturation", "  memory_saturation", "fraction",
+                   derived("triad_few_blocks_kernel_ns",
+                           [&](double ns) {
+                               const double f = std::min(1.0, m_fewTriadBlocks / std::max(1.0, resident));
+                               return std::clamp(f * std::max(1.0, ns - overhead) / fullTriadNs, f, 1.0);
+                           }),
+                   "= f x (time of the triad of 2 blocks per SM - kernel_overhead_ns) / (12 bytes x n / dram rate), "
+                   "f = its blocks / resident blocks of 256 threads: where a streaming kernel's bandwidth stops "
+                   "growing with its blocks");
+    }
     // The L2 rule: the same matmul with its buffers evicted against back to back.
     if (m_cal.figure("matmul_264_blocks_cold_kernel_ns")) {
         const double warm = std::max(1.0, med("matmul_264_blocks_kernel_ns") - overhead);

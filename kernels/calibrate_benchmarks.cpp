@@ -627,6 +627,20 @@ void Calibrator::kernelThroughput()
         "host clock from device sync to device sync of 5 triad kernels (kernel library, block 256, the derived "
         "grid) over "
             + std::to_string(n) + " floats in one stream, per kernel");
+    // The same kernel with a quarter of the blocks the model fills (264 of 256 threads on an H200's 132 SMs): a
+    // streaming kernel of few blocks moves more than its blocks' share of the bandwidth.
+    kernels::LaunchArgs fewTriad = triad;
+    fewTriad.size = std::min<int64_t>(n, int64_t(1) << 24);
+    fewTriad.grid = dim3(uint32_t(std::max(1, m_sms * 2)), 1, 1);
+    measured(
+        "triad_few_blocks_kernel_ns",
+        "triad kernel, " + std::to_string(fewTriad.size >> 20) + " Mi floats, 2 blocks per SM", "ns",
+        [&] { return perKernel(fewTriad, 5); },
+        "as triad_kernel_ns with 5 kernels over " + std::to_string(fewTriad.size) + " floats and a grid of "
+            + std::to_string(fewTriad.grid.x)
+            + " blocks of 256 threads (2 per SM, a quarter of the 8 the model fills)");
+    m_fewTriadN = double(fewTriad.size);
+    m_fewTriadBlocks = double(fewTriad.grid.x);
 
     kernels::LaunchArgs fma;
     fma.kernel = Kernel::Fma;

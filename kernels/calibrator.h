@@ -256,6 +256,8 @@ private:
     int64_t m_fmaIterations = 0;
     double m_fmaThreads = 0;
     double m_triadN = 0;
+    double m_fewTriadN = 0; // the triad of few blocks (memory_saturation)
+    double m_fewTriadBlocks = 0;
     double m_reduceBlocks = 0; // the blocks of reduce_kernel_ns
     double m_matmulN = 0;
 };

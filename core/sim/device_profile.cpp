@@ -62,6 +62,7 @@ const std::vector<std::pair<std::string, Field>>& fields()
         {"l2_bytes", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.l2Bytes; }}},
         {"l2_cold_factor", {Field::Double, [](DeviceProfile& p) -> void* { return &p.l2ColdFactor; }}},
         {"compute_saturation", {Field::Double, [](DeviceProfile& p) -> void* { return &p.computeSaturation; }}},
+        {"memory_saturation", {Field::Double, [](DeviceProfile& p) -> void* { return &p.memorySaturation; }}},
         {"launch_api_ns", {Field::Int64, [](DeviceProfile& p) -> void* { return &p.launchApiNs; }}},
         {"launch_api_round_robin_ns",
          {Field::Int64, [](DeviceProfile& p) -> void* { return &p.launchApiRoundRobinNs; }}},
@@ -161,7 +162,7 @@ ValueRange valueRange(const std::string& key, Field::Type type)
     for (const auto& [name, range] : kCounts)
         if (key == name)
             return range;
-    if (key == "compute_saturation")
+    if (key == "compute_saturation" || key == "memory_saturation")
         return {0.01, 1}; // a fraction of the resident blocks
     if (key == "l2_cold_factor")
         return {1, 100}; // never faster than with the buffers in the L2

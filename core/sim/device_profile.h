@@ -113,6 +113,9 @@ struct DeviceProfile {
                                           // (fma, matmul) reaches the device's full rate; fewer blocks run
                                           // proportionally slower [1: in proportion to the blocks, as memory-bound
                                           // kernels do]
+    double memorySaturation = 1.0;        // the fraction of the resident blocks at which a streaming memory-bound
+                                          // kernel (triad, reduce) reaches the device memory's bandwidth; fewer
+                                          // blocks run proportionally slower [1: in proportion to the blocks]
 
     int64_t hostFuncDozeNs = 0;        // the driver's host-function thread, idle longer than this, wakes up
     int64_t hostFuncDeepLatencyNs = 0; // host_func_deep_latency_ns after the stream reaches a host function [0: off]

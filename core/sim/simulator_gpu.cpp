@@ -45,7 +45,10 @@ uint32_t Simulation::makeGpuOp(const Op& op, int stream, RecordRef rec, bool gra
                              ErrorClass::BadInput);
             return kNone;
         }
-        g.blockNs = blockDuration(op, p, occ, g.blocksTotal, g.threadsPerBlock, graphNode);
+        const BlockTime bt = blockDuration(op, p, occ, g.blocksTotal, g.threadsPerBlock, graphNode);
+        g.blockNs = bt.ns;
+        g.load = bt.load;
+        g.capacity = double(std::max(1, p.smCount)) * occ;
         g.l2Bytes = l2Footprint(op);
         break;
     }
@@ -123,6 +126,7 @@ void Simulation::applyMeasured(GpuOp& g, const OpRecord& r, const DeviceProfile&
         g.dramBound = false;
         return;
     }
+    g.load = KernelLoad::None; // its measured time already holds what its neighbours did to it
     const int occ = occupancy(p, g.threadsPerBlock, g.sharedPerBlock);
     const uint64_t resident = uint64_t(std::max(1, p.smCount)) * uint64_t(std::max(1, occ));
     const uint64_t waves = std::max<uint64_t>(1, (uint64_t(g.blocksTotal) + resident - 1) / resident);
@@ -149,9 +153,11 @@ int64_t Simulation::measuredHost(const MeasuredOpKey& key, int64_t modelled) con
 }
 
 // Time one thread block runs. Spin blocks run their duration; problem-size kernels share the device's
-// throughput among all resident blocks, so a full wave of blocks takes the kernel's whole-GPU time.
-int64_t Simulation::blockDuration(const Op& op, const DeviceProfile& p, int occ, uint32_t blocks, uint32_t threads,
-                                  bool graphNode)
+// throughput among all resident blocks, so a full wave of blocks takes the kernel's whole-GPU time. That is a
+// block's time at its share of the device's rate; what the kernel gets beside others, or with fewer blocks than the
+// device holds, is its speed (simulator_rates.cpp).
+Simulation::BlockTime Simulation::blockDuration(const Op& op, const DeviceProfile& p, int occ, uint32_t blocks,
+                                                uint32_t threads, bool graphNode)
 {
     const double resident = double(p.smCount) * occ;
     const double n = double(std::max<int64_t>(1, op.size));
@@ -164,30 +170,29 @@ int64_t Simulation::blockDuration(const Op& op, const DeviceProfile& p, int occ,
     case KernelKind::Spin:
         // Its spin, the spin loop's own cost and what an empty kernel costs (on an H200 graph nodes of 1, 2, 5 and
         // 20 µs spins ran 100, 130, 69 and 80 ns further apart than their spin plus the empty nodes' spacing).
-        return std::max<int64_t>(1, int64_t(std::llround(op.durationUs * 1000.0))) + p.spinOverheadNs + empty;
-    case KernelKind::Empty: return empty;
+        return {std::max<int64_t>(1, int64_t(std::llround(op.durationUs * 1000.0))) + p.spinOverheadNs + empty,
+                KernelLoad::None};
+    case KernelKind::Empty: return {empty, KernelLoad::None};
     case KernelKind::Fma: fullGpuNs = 2.0 * n * double(blocks) * threads / p.fp32Flops * 1e9; break;
     case KernelKind::Triad: fullGpuNs = 12.0 * n / p.dramBps * 1e9; break;
     case KernelKind::Matmul: fullGpuNs = 2.0 * n * n * n / p.matmulFlops * 1e9; break;
     case KernelKind::Transpose: fullGpuNs = 8.0 * n * n / p.dramBps * 1e9; break;
     case KernelKind::Reduce: fullGpuNs = 4.0 * n / p.dramBps * 1e9; break;
     }
-    // One wave or more: every block gets its share of the device's rate. Fewer blocks than the device holds:
-    // memory-bound kernels run in proportion to their blocks; compute-bound ones reach the full rate already at
-    // compute_saturation of the resident blocks (a block keeps its SM's pipelines busier than its share).
-    const bool compute = op.kernel == KernelKind::Fma || op.kernel == KernelKind::Matmul;
+    // Every block gets its share of the device's rate.
     const double b = double(std::max(1u, blocks));
-    if (compute && b < resident) {
-        const double wave = fullGpuNs * std::max(1.0, p.computeSaturation * resident / b);
-        return std::max<int64_t>(p.minKernelNs / 2, int64_t(std::llround(wave)));
-    }
-    double perBlock = fullGpuNs * resident / b;
+    const double perBlock = fullGpuNs * resident / b;
+    KernelLoad load = op.kernel == KernelKind::Fma || op.kernel == KernelKind::Matmul ? KernelLoad::Compute
+        : op.kernel == KernelKind::Transpose                                          ? KernelLoad::Tiled
+                                                                                      : KernelLoad::Streaming;
     // A reduce's blocks each end with a __threadfence and an atomicAdd on the one counter, which the device does one
     // after another: a wave of the resident blocks lasts at least that many of them (on an H200 262144 blocks of one
-    // element per thread took 0.93 ms, where the memory model gives 0.07 ms).
-    if (op.kernel == KernelKind::Reduce)
-        perBlock = std::max(perBlock, std::min(b, resident) * p.reduceBlockNs);
-    return std::max<int64_t>(p.minKernelNs / 2, int64_t(std::llround(perBlock)));
+    // element per thread took 0.93 ms, where the memory model gives 0.07 ms). Bound by that, its blocks are not
+    // sped up by the memory's rules (they are counted as a tiled kernel's: in proportion).
+    const double serialized = op.kernel == KernelKind::Reduce ? std::min(b, resident) * p.reduceBlockNs : 0;
+    if (serialized > perBlock)
+        load = KernelLoad::Tiled;
+    return {std::max<int64_t>(p.minKernelNs / 2, int64_t(std::llround(std::max(perBlock, serialized)))), load};
 }
 
 // The device memory a kernel of the library touches (its buffers: triad three arrays of `size` floats, matmul three
@@ -415,7 +420,7 @@ void Simulation::start(uint32_t g)
         op.progressAt = m_now;
         op.rate = 0; // set below
         dev.dramRunning.push_back(g);
-        setCopyRates(dev);
+        setRates(dev);
         return;
     case GpuOpType::Collective: collectiveArrived(g); return;
     case GpuOpType::HostFunc: {
@@ -464,6 +469,7 @@ void Simulation::dispatch(int device)
             continue;
         }
         const auto first = uint32_t(m_batchItems.size());
+        uint32_t blocks = 0;
         // Breadth first, as the hardware spreads blocks over SMs: at most an even share per SM first.
         const uint32_t share = (k.blocksLeft + uint32_t(sms) - 1) / uint32_t(sms);
         for (int pass = 0; pass < 2 && k.blocksLeft > 0; ++pass) {
@@ -483,6 +489,7 @@ void Simulation::dispatch(int device)
                 dev.freeShared[s] -= int64_t(n) * k.sharedPerBlock;
                 dev.sumFreeThreads -= int64_t(n) * k.threadsPerBlock;
                 k.blocksLeft -= n;
+                blocks += n;
                 m_batchItems.push_back({uint16_t(sm), n});
             }
         }
@@ -495,21 +502,34 @@ void Simulation::dispatch(int device)
                 if (m_now > k.queuedAt)
                     holdBy(k, WaitCause::Sms, m_freedBy);
             }
-            m_batches.push_back({g, first, count});
-            schedule(m_now + k.blockNs, EvType::BlocksDone, uint32_t(m_batches.size() - 1));
+            // Its end is set with its rate, below (setRates).
+            m_batches.push_back({g, first, count, blocks, double(k.blockNs), 0.0, m_now, -1, false});
+            dev.runningBatches.push_back(uint32_t(m_batches.size() - 1));
+            if (k.resident == 0)
+                dev.runningKernels.push_back(g);
+            k.resident += blocks;
         }
         if (k.blocksLeft == 0)
             dev.dispatchList.erase(dev.dispatchList.begin() + std::ptrdiff_t(i));
         else
             ++i;
     }
+    setRates(dev);
 }
 
+// A batch's end: only the event at its current end counts (a change of its rate moved it).
 void Simulation::blocksDone(uint32_t b)
 {
+    if (m_batches[b].done || m_batches[b].end != m_now)
+        return;
+    m_batches[b].done = true;
     const Batch batch = m_batches[b];
     auto& k = m_ops[batch.kernel];
     auto& dev = m_devices[size_t(k.device)];
+    std::erase(dev.runningBatches, b);
+    k.resident -= batch.blocks;
+    if (k.resident == 0)
+        std::erase(dev.runningKernels, batch.kernel);
     for (uint32_t i = 0; i < batch.count; ++i) {
         const auto [sm, n] = m_batchItems[batch.first + i];
         dev.freeBlocks[sm] += int32_t(n);
@@ -565,38 +585,8 @@ void Simulation::pumpCopies()
                 started = true;
             }
     }
-    for (size_t d = 0; d < m_devices.size(); ++d)
-        setCopyRates(m_devices[d]);
-}
-
-// Pinned copies in both directions at once share the link: each runs at its duplex bandwidth while the other
-// runs. Memsets and device-to-device copies each saturate the device memory: k of them at once run at 1/k of their
-// own rate. An op whose rate changes gets its end moved (the event at the old end is then ignored).
-void Simulation::setCopyRates(DeviceState& dev)
-{
-    const uint32_t h2d = dev.engineRunning.empty() ? kNone : dev.engineRunning[0];
-    const uint32_t d2h = dev.engineRunning.size() >= 2 ? dev.engineRunning[1] : kNone;
-    const bool duplex = h2d != kNone && d2h != kNone && m_ops[h2d].duplexRate < 1.0 && m_ops[d2h].duplexRate < 1.0;
-    const double dramShare = dev.dramRunning.empty() ? 1.0 : 1.0 / double(dev.dramRunning.size());
-    auto setRate = [&](uint32_t g) {
-        auto& op = m_ops[g];
-        double rate = duplex && (g == h2d || g == d2h) ? op.duplexRate : 1.0;
-        if (op.dramBound)
-            rate *= dramShare;
-        if (rate == op.rate)
-            return;
-        op.workLeftNs = std::max(0.0, op.workLeftNs - double(m_now - op.progressAt) * op.rate);
-        op.progressAt = m_now;
-        op.rate = rate;
-        op.end = m_now + int64_t(std::ceil(op.workLeftNs / rate));
-        schedule(op.end, EvType::OpDone, g);
-    };
-    for (uint32_t g : dev.engineRunning)
-        if (g != kNone && m_ops[g].device == int(&dev - m_devices.data())) // a peer copy: its source's business
-            setRate(g);
-    for (uint32_t g : dev.dramRunning)
-        if (m_ops[g].type == GpuOpType::Memset)
-            setRate(g); // (device-to-device copies are among engineRunning)
+    for (auto& dev : m_devices)
+        setRates(dev);
 }
 
 // A memset's end that shares the device memory: only the event at its current end counts.
@@ -608,7 +598,7 @@ void Simulation::memsetDone(uint32_t g)
     auto& dev = m_devices[size_t(op.device)];
     std::erase(dev.dramRunning, g);
     complete(g);
-    setCopyRates(dev);
+    setRates(dev);
 }
 
 // A copy's end: only the event at its current end counts (a rate change moved it).

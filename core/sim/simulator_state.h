@@ -40,6 +40,12 @@ struct Ev {
 };
 
 enum class GpuOpType : uint8_t { Kernel, Copy, Memset, HostFunc, Marker, Collective };
+
+// What a kernel's blocks spend their time on, for the rules of kernels side by side (simulator_rates.cpp): the SMs'
+// pipelines (fma, matmul), the device memory as a stream of loads and stores (triad, reduce), the device memory tile
+// by tile with a barrier between a tile's loads and its stores (transpose), or neither (spin, empty; replayed
+// kernels, whose measured durations already hold what their neighbours did to them).
+enum class KernelLoad : uint8_t { None, Compute, Streaming, Tiled };
 enum class OpState : uint8_t { Pending, Ready, Started, Done };
 
 struct GpuOp {
@@ -70,8 +76,12 @@ struct GpuOp {
     uint32_t threadsPerBlock = 0;
     uint32_t sharedPerBlock = 0;
     int priority = 0;
-    int64_t blockNs = 0;
+    int64_t blockNs = 0; // a block's time at its share of the device's rate (simulator_rates.cpp: its speed)
     uint64_t readySeq = 0;
+    KernelLoad load = KernelLoad::None;
+    double capacity = 1;   // the blocks of it the device holds at once (SMs x occupancy)
+    uint32_t resident = 0; // its blocks on the SMs now
+    double speed = 1;      // its blocks' rate against their share of the device's rate
     // copies, memsets, host functions
     int64_t durationNs = 0;
     int engine = -1;
@@ -150,10 +160,18 @@ struct WaitSet {
     int64_t extraNs = 0; // cost of the call after the wait (malloc/free)
 };
 
+// Thread blocks of one kernel dispatched together: they end together, when their work (in nanoseconds at their
+// share of the device's rate) is done at the speed their kernel gets while they run.
 struct Batch {
     uint32_t kernel;
     uint32_t first; // in m_batchItems
     uint32_t count;
+    uint32_t blocks;
+    double workLeftNs;
+    double rate;
+    int64_t progressAt;
+    int64_t end;
+    bool done;
 };
 
 struct DeviceState {
@@ -167,6 +185,8 @@ struct DeviceState {
     std::vector<uint32_t> engineRunning;           // the copy each engine runs now, or kNone
     std::vector<uint32_t> engineLastOp;            // the copy that holds or last held each engine
     std::vector<uint32_t> dramRunning;             // memsets and device-to-device copies running now
+    std::vector<uint32_t> runningBatches;          // batches of thread blocks on the SMs now
+    std::vector<uint32_t> runningKernels;          // kernels with blocks on the SMs now
     int64_t hostFuncBusyUntil = 0;
     uint32_t hostFuncLastOp = kNone;
     uint32_t legacyStream = kNone;
@@ -258,8 +278,12 @@ private:
     int64_t streamGap(uint32_t g, RecordRef rec, int64_t modelled);
     int64_t measuredHost(const MeasuredOpKey& key, int64_t modelled) const;
     static int64_t l2Footprint(const Op& op);
-    static int64_t blockDuration(const Op& op, const DeviceProfile& p, int occ, uint32_t blocks, uint32_t threads,
-                                 bool graphNode);
+    struct BlockTime {
+        int64_t ns;
+        KernelLoad load;
+    };
+    static BlockTime blockDuration(const Op& op, const DeviceProfile& p, int occ, uint32_t blocks, uint32_t threads,
+                                   bool graphNode);
     void addDep(uint32_t src, uint32_t dst, int64_t gap);
     int64_t gapBefore(const GpuOp& dst, uint32_t src) const;
     void issue(uint32_t g, int stream, int64_t launchTime, RecordRef rec);
@@ -274,7 +298,10 @@ private:
     void blocksDone(uint32_t b);
     DeviceState* copyDestination(const GpuOp& op);
     void pumpCopies();
-    void setCopyRates(DeviceState& dev);
+    void setRates(DeviceState& dev);
+    double dramDemand(const DeviceState& dev) const;
+    void setKernelRates(DeviceState& dev, double dram);
+    void setCopyRates(DeviceState& dev, double dram);
     void copyDone(uint32_t g);
     void memsetDone(uint32_t g);
     void complete(uint32_t g);

@@ -261,8 +261,8 @@ void TestSimulator::recordsWhatHeldEachOp()
 }
 
 // A spin kernel runs its spin, spin_overhead_ns and an empty kernel's cost; a compute-bound kernel of fewer blocks than
-// the device holds reaches the full rate at compute_saturation of them, a memory-bound one runs in proportion; a reduce
-// of many blocks lasts at least its blocks times reduce_block_ns.
+// the device holds reaches the full rate at compute_saturation of them, a transpose runs in proportion (streaming
+// kernels: tst_simulator_kernels.cpp); a reduce of many blocks lasts at least its blocks times reduce_block_ns.
 void TestSimulator::kernelDurations()
 {
     const auto kernel = [](KernelKind kind, int64_t size, uint32_t grid, Dim3 block) {

@@ -3,7 +3,7 @@
 // builder, simulating with a profile and queries on the trace, and the test class. The tests: tst_simulator.cpp
 // (streams, events, hardware queues, block dispatch and kernel durations), tst_simulator_copies.cpp (copy engines,
 // the link and memory bandwidth, older GPUs' shared queues), tst_simulator_host.cpp (host threads, their calls and
-// host functions, graphs, iterations).
+// host functions, graphs, iterations), tst_simulator_kernels.cpp (kernels side by side).
 #pragma once
 
 #include "device_profile.h"
@@ -249,6 +249,9 @@ private slots:
     void freeSynchronizesImplicitly();
     void mallocDoesNotWait();
     void l2Residency();
+    void computeKernelsShareTheSms();
+    void fewBlocksStreamFasterThanTheirShare();
+    void memoryKernelsShareBandwidth();
     void syncBlocksHost();
     void graphLaunchCost();
     void graphNodesAndSpinCost();
