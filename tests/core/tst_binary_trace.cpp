@@ -132,7 +132,7 @@ private slots:
             for (const bool compress : {false, true}) {
                 const std::string bytes = traceToBinary(*fromJson, BinaryTraceOptions{compress});
                 QVERIFY(looksLikeBinaryTrace(bytes));
-                QCOMPARE(detectTraceFormatFromContent(bytes), TraceFormat::StreamscopeBinary);
+                QCOMPARE(n(detectTraceFormatFromContent(bytes)), n(TraceFormat::StreamscopeBinary));
                 auto back = parseBinaryTrace(bytes, name);
                 QVERIFY2(back.ok(), (name + ": " + back.error().toString()).c_str());
                 QVERIFY2(traceToJson(*back) == json, name.c_str());
@@ -161,7 +161,7 @@ private slots:
             QVERIFY2(packed.size() * 3 < raw.size(),
                      qPrintable(QStringLiteral("%1 vs %2").arg(packed.size()).arg(raw.size())));
         else
-            QCOMPARE(packed, raw);
+            QVERIFY(packed == raw);
     }
 
     void filesAreRecognizedAndChosenByName()
@@ -172,8 +172,8 @@ private slots:
         const std::string jsonPath = dir.filePath(QStringLiteral("t.json")).toStdString();
         QVERIFY(saveNativeTrace(t, binPath).ok());
         QVERIFY(saveNativeTrace(t, jsonPath).ok());
-        QCOMPARE(detectTraceFormat(binPath), TraceFormat::StreamscopeBinary);
-        QCOMPARE(detectTraceFormat(jsonPath), TraceFormat::Streamscope);
+        QCOMPARE(n(detectTraceFormat(binPath)), n(TraceFormat::StreamscopeBinary));
+        QCOMPARE(n(detectTraceFormat(jsonPath)), n(TraceFormat::Streamscope));
         QVERIFY(nativeFormatForPath("A.SSTRACE") == ExportFormat::StreamscopeBinary);
         QVERIFY(nativeFormatForPath("a.sstrace.json") == ExportFormat::Streamscope);
         QVERIFY(exportFormatFromString("streamscope-binary") == ExportFormat::StreamscopeBinary);
@@ -264,7 +264,7 @@ private slots:
         case 4: h.spanCount = 99, setHeader(b, h); break;
         case 5: h.blockCount = 1000, setHeader(b, h); break;
         case 6: b.resize(sizeof h + 40); break;
-        case 7: e.offset = b.size() - 8, setEntry(b, start, e); break;
+        case 7: e.offset = (b.size() - 8) & ~uint64_t(7), setEntry(b, start, e); break;
         case 8: e.offset += 4, setEntry(b, start, e); break;
         case 9: e.id = 63, setEntry(b, start, e); break;
         case 10: e.id = tb::SpanStart, setEntry(b, entryIndex(b, tb::SpanEnd), e); break;
@@ -353,17 +353,17 @@ private slots:
         // By the output's name, or by --to; --to streamscope keeps JSON whatever the name.
         auto r = runCli({QStringLiteral("convert"), json, QStringLiteral("-o"), bin});
         QVERIFY2(r.code == 0, qPrintable(r.describe()));
-        QCOMPARE(detectTraceFormat(bin.toStdString()), TraceFormat::StreamscopeBinary);
+        QCOMPARE(n(detectTraceFormat(bin.toStdString())), n(TraceFormat::StreamscopeBinary));
         r = runCli({QStringLiteral("convert"), bin, QStringLiteral("-o"), again, QStringLiteral("--to"),
                     QStringLiteral("streamscope")});
         QVERIFY2(r.code == 0, qPrintable(r.describe()));
-        QCOMPARE(detectTraceFormat(again.toStdString()), TraceFormat::Streamscope);
+        QCOMPARE(n(detectTraceFormat(again.toStdString())), n(TraceFormat::Streamscope));
         QCOMPARE(q(readFile(again.toStdString())), q(readFile(json.toStdString())));
         const QString bin2 = dir.filePath(QStringLiteral("b.json"));
         r = runCli({QStringLiteral("convert"), json, QStringLiteral("-o"), bin2, QStringLiteral("--to"),
                     QStringLiteral("streamscope-binary")});
         QVERIFY2(r.code == 0, qPrintable(r.describe()));
-        QCOMPARE(readFile(bin2.toStdString()), readFile(bin.toStdString()));
+        QVERIFY(readFile(bin2.toStdString()) == readFile(bin.toStdString()));
         // A damaged binary trace: exit 2 and a message naming the file and the block.
         std::string bytes = readFile(bin.toStdString());
         bytes.resize(bytes.size() / 2);
