@@ -102,8 +102,8 @@ inline BlockShape shapeOf(uint32_t id)
 inline constexpr uint32_t kBlockIdLimit = 64; // ids are below this
 
 // Blocks whose stored bytes unpack to more than this many times the file's size (and more than kSmallTraceBytes in
-// all) are refused before anything is allocated: a few kilobytes must not claim gigabytes. zstd packs our columns
-// of the lesson, simulator and imported traces at most about 30:1 in all (docs/TRACE.md).
+// all) are refused before anything is allocated: a few kilobytes must not claim gigabytes. zstd packs the lesson
+// traces and bench_import's 1 GB trace about 6:1 in all (docs/PERFORMANCE.md), far below the limit.
 inline constexpr uint64_t kMaxExpansion = 256;
 inline constexpr uint64_t kSmallTraceBytes = uint64_t(256) << 20;
 
