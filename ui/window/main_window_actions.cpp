@@ -107,7 +107,7 @@ void MainWindow::createActions()
         QSettings settings;
         const QString path = QFileDialog::getOpenFileName(
             this, QStringLiteral("Open a scenario or trace"), settings.value(QStringLiteral("lastDir")).toString(),
-            QStringLiteral("Scenarios and traces (*.json *.json.gz *.csv *.sqlite);;All files (*)"));
+            QStringLiteral("Scenarios and traces (*.json *.json.gz *.sstrace *.csv *.sqlite);;All files (*)"));
         if (!path.isEmpty()) {
             settings.setValue(QStringLiteral("lastDir"), QFileInfo(path).absolutePath());
             openPath(path);
@@ -454,7 +454,7 @@ void MainWindow::createCompareActions()
         const QString path = QFileDialog::getOpenFileName(
             this, QStringLiteral("Compare with a trace or scenario"),
             settings.value(QStringLiteral("lastDir")).toString(),
-            QStringLiteral("Traces and scenarios (*.json *.json.gz *.csv *.sqlite);;All files (*)"));
+            QStringLiteral("Traces and scenarios (*.json *.json.gz *.sstrace *.csv *.sqlite);;All files (*)"));
         if (path.isEmpty())
             return;
         settings.setValue(QStringLiteral("lastDir"), QFileInfo(path).absolutePath());
