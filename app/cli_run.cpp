@@ -13,6 +13,7 @@
 #include "runner.h"
 #include "scenario_json.h"
 #include "simulator.h"
+#include "trace_formats.h"
 #include "trace_import.h"
 #include "trace_json.h"
 
@@ -318,7 +319,7 @@ int cmdRun(const RunArgs& args, const std::string& command)
 
     if (!output.empty()) {
         // Also after a failure: the partial trace shows how far the run got.
-        if (ss::Status saved = ss::saveTextFileAtomic(output, ss::traceToJson(trace)); !saved) {
+        if (ss::Status saved = ss::saveNativeTrace(trace, output); !saved) {
             const bool ranWell = code == kExitOk || code == kExitCheckFailed;
             return fail(saved.error(), ranWell ? exitCodeOf(saved.errorClass()) : code);
         }

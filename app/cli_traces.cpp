@@ -12,6 +12,7 @@
 #include "resources.h"
 #include "runner.h"
 #include "scenario_json.h"
+#include "trace_formats.h"
 #include "trace_import.h"
 #include "trace_json.h"
 
@@ -119,9 +120,11 @@ int cmdCheck(const std::string& path)
 
 int cmdConvert(const std::string& in, const std::string& out, const std::string& to)
 {
-    const auto format = ss::exportFormatFromString(to);
+    // No format named: the native format by the output's name (binary for *.sstrace, else JSON).
+    const auto format = to.empty() ? std::optional(ss::nativeFormatForPath(out)) : ss::exportFormatFromString(to);
     if (!format)
-        return fail("unknown output format '" + to + "' (streamscope, chrome or csv)", kExitBadInput);
+        return fail("unknown output format '" + to + "' (streamscope, streamscope-binary, chrome or csv)",
+                    kExitBadInput);
     // The input format (StreamScope, Chrome/Perfetto JSON, PyTorch profiler, Nsight Systems SQLite, CSV) is
     // recognized from the content.
     auto trace = ss::importTraceFile(in);
@@ -185,7 +188,7 @@ int cmdMerge(const MergeArgs& args)
         std::cout << "collectives: " << *linked << '\n';
     for (const std::string& note : merged->notes)
         std::cout << "note: " << note << '\n';
-    if (ss::Status saved = ss::saveTextFileAtomic(args.output, ss::traceToJson(merged->trace)); !saved)
+    if (ss::Status saved = ss::saveNativeTrace(merged->trace, args.output); !saved)
         return fail(saved.error(), exitCodeOf(saved.errorClass()));
     std::cerr << "trace written to " << args.output << '\n';
     return kExitOk;

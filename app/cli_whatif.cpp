@@ -10,6 +10,7 @@
 #include "resources.h"
 #include "runner.h"
 #include "scenario_json.h"
+#include "trace_formats.h"
 #include "trace_import.h"
 #include "trace_json.h"
 #include "whatif.h"
@@ -146,7 +147,7 @@ int cmdReplay(const ReplayArgs& args, const std::string& command)
     }
     if (!args.output.empty()) {
         replay->changed.info.command = command;
-        if (ss::Status saved = ss::saveTextFileAtomic(args.output, ss::traceToJson(replay->changed)); !saved)
+        if (ss::Status saved = ss::saveNativeTrace(replay->changed, args.output); !saved)
             return fail(saved.error(), exitCodeOf(saved.errorClass()));
         std::cerr << "replayed trace written to " << args.output << '\n';
     }

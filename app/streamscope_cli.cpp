@@ -47,7 +47,7 @@ int runMain(int argc, char** argv)
     runCmd->add_option("--backend", run.backend, "auto: the GPU when one is usable, else the simulator")
         ->check(CLI::IsMember({"auto", "cuda", "sim"}))
         ->capture_default_str();
-    runCmd->add_option("-o,--output", run.output, "Write the trace (JSON) here");
+    runCmd->add_option("-o,--output", run.output, "Write the trace here (binary for *.sstrace, else JSON)");
     runCmd->add_flag("--check", run.check, "Evaluate the scenario's expectations; exit 1 if one fails");
     runCmd->add_option("--profile", run.profile, "Simulator device profile: a shipped id or a JSON file");
     runCmd->add_option("--variant", run.variant, "Run this variant of the scenario");
@@ -139,15 +139,17 @@ int runMain(int argc, char** argv)
 
     std::string convertIn;
     std::string convertOut;
-    std::string convertTo = "streamscope";
+    std::string convertTo; // by the output's name: streamscope-binary for *.sstrace, else streamscope
     CLI::App* convertCmd = app.add_subcommand(
         "convert",
         "Convert a trace (StreamScope, Chrome/Perfetto, PyTorch, Nsight Systems SQLite, CSV) to another format");
     convertCmd->add_option("input", convertIn, "Input trace")->required();
     convertCmd->add_option("-o,--output", convertOut, "Output file")->required();
-    convertCmd->add_option("--to", convertTo, "Output format")
-        ->check(CLI::IsMember({"streamscope", "chrome", "perfetto", "csv"}))
-        ->capture_default_str();
+    convertCmd
+        ->add_option("--to", convertTo,
+                     "Output format; default: streamscope-binary for an output named *.sstrace, else streamscope "
+                     "(JSON)")
+        ->check(CLI::IsMember({"streamscope", "streamscope-binary", "chrome", "perfetto", "csv"}));
 
     MergeArgs merge;
     CLI::App* mergeCmd = app.add_subcommand(

@@ -8,8 +8,8 @@ say() { printf '==> %s\n' "$*"; }
 # 4-rank job of the tests (mpirun_job); desktop-file-utils and appstream validate the app's menu entry and metainfo
 # (validate_desktop_file, validate_metainfo, install_tree).
 PACKAGES=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev qt6-base-dev qt6-svg-dev
-          libqcustomplot-dev xvfb xauth libgtest-dev libsqlite3-dev zlib1g-dev clang clang-format openmpi-bin
-          desktop-file-utils appstream)
+          libqcustomplot-dev xvfb xauth libgtest-dev libsqlite3-dev zlib1g-dev libzstd-dev clang clang-format
+          openmpi-bin desktop-file-utils appstream)
 
 ensure_packages() {
     if ! command -v dpkg-query >/dev/null; then

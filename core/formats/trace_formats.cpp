@@ -5,6 +5,7 @@
 #include "file_io.h"
 #include "nsys_sqlite.h"
 #include "pytorch_trace.h"
+#include "trace_binary.h"
 #include "trace_json.h"
 
 #include <algorithm>
@@ -160,6 +161,7 @@ std::string_view toString(TraceFormat f)
 {
     switch (f) {
     case TraceFormat::Streamscope: return "streamscope";
+    case TraceFormat::StreamscopeBinary: return "streamscope-binary";
     case TraceFormat::Chrome: return "chrome";
     case TraceFormat::PyTorch: return "pytorch";
     case TraceFormat::NsysSqlite: return "nsys-sqlite";
@@ -173,6 +175,7 @@ std::string_view toString(ExportFormat f)
 {
     switch (f) {
     case ExportFormat::Streamscope: return "streamscope";
+    case ExportFormat::StreamscopeBinary: return "streamscope-binary";
     case ExportFormat::Chrome: return "chrome";
     case ExportFormat::Csv: return "csv";
     }
@@ -183,6 +186,8 @@ std::optional<ExportFormat> exportFormatFromString(std::string_view s)
 {
     if (s == "streamscope")
         return ExportFormat::Streamscope;
+    if (s == "streamscope-binary")
+        return ExportFormat::StreamscopeBinary;
     if (s == "chrome" || s == "perfetto")
         return ExportFormat::Chrome;
     if (s == "csv")
@@ -205,6 +210,8 @@ static TraceFormat detectFormat(std::string_view prefix, bool* undecided)
         *undecided = false;
     if (startsWith(prefix, std::string_view("SQLite format 3\0", 16)))
         return TraceFormat::NsysSqlite;
+    if (looksLikeBinaryTrace(prefix))
+        return TraceFormat::StreamscopeBinary;
     std::string_view p = prefix;
     if (startsWith(p, "\xef\xbb\xbf"))
         p.remove_prefix(3);
@@ -380,6 +387,7 @@ Result<Trace> importTraceFile(const std::string& path)
     }
     switch (format) {
     case TraceFormat::Streamscope: return loadTraceFile(path);
+    case TraceFormat::StreamscopeBinary: return loadBinaryTraceFile(path);
     case TraceFormat::Chrome: return loadChromeTraceFile(path);
     case TraceFormat::PyTorch: return loadPyTorchTraceFile(path);
     case TraceFormat::NsysSqlite: return loadNsysSqliteFile(path);
@@ -407,6 +415,7 @@ Result<Trace> importTraceText(std::string_view text, const std::string& file)
         format = detectFormat(text, nullptr);
     switch (format) {
     case TraceFormat::Streamscope: return parseTrace(std::string(text), file);
+    case TraceFormat::StreamscopeBinary: return parseBinaryTrace(text, file);
     case TraceFormat::Chrome: return parseChromeTrace(text, file);
     case TraceFormat::PyTorch: return parsePyTorchTrace(text, file);
     case TraceFormat::NsysSqlite:
@@ -421,6 +430,7 @@ std::string exportTraceText(const Trace& trace, ExportFormat format)
 {
     switch (format) {
     case ExportFormat::Streamscope: return traceToJson(trace);
+    case ExportFormat::StreamscopeBinary: return traceToBinary(trace);
     case ExportFormat::Chrome: return traceToChromeJson(trace);
     case ExportFormat::Csv: return traceToCsv(trace);
     }
@@ -436,6 +446,16 @@ Status exportTrace(const Trace& trace, const std::string& path, ExportFormat for
         return Error{path, {}, "cannot save: not enough memory to write the trace"};
     }
     return saveTextFileAtomic(path, text);
+}
+
+ExportFormat nativeFormatForPath(std::string_view path)
+{
+    return hasBinaryTraceExtension(path) ? ExportFormat::StreamscopeBinary : ExportFormat::Streamscope;
+}
+
+Status saveNativeTrace(const Trace& trace, const std::string& path)
+{
+    return exportTrace(trace, path, nativeFormatForPath(path));
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -1,10 +1,10 @@
 // Opening other tools' traces and exporting to them: the one entry point the CLI and the GUI use.
 //
 //   importTraceFile(path)          the format is detected from the content, never from the file name:
-//                                  StreamScope's own trace, Chrome/Perfetto JSON, a PyTorch profiler trace,
-//                                  an Nsight Systems SQLite export, or a CSV written by exportTrace; any of
-//                                  the text formats also gzip-compressed (*.json.gz), where zlib is built in
-//   exportTrace(trace, path, fmt)  streamscope | chrome | csv, saved atomically
+//                                  StreamScope's own trace (JSON or binary), Chrome/Perfetto JSON, a PyTorch profiler
+//                                  trace, an Nsight Systems SQLite export, or a CSV written by exportTrace; any of the
+//                                  text formats also gzip-compressed (*.json.gz), where zlib is built in
+//   exportTrace(trace, path, fmt)  streamscope | streamscope-binary | chrome | csv, saved atomically
 //
 // docs/FORMATS.md lists what each format carries and how it maps onto the trace model.
 #pragma once
@@ -23,19 +23,25 @@
 namespace streamscope {
 
 enum class TraceFormat {
-    Streamscope, // "streamscope-trace" JSON
-    Chrome,      // Chrome Trace Event JSON (chrome://tracing, Perfetto)
-    PyTorch,     // torch.profiler's export_chrome_trace
-    NsysSqlite,  // nsys export --type sqlite
-    Csv,         // exportTrace(..., ExportFormat::Csv)
+    Streamscope,       // "streamscope-trace" JSON
+    StreamscopeBinary, // the binary native format (trace_binary.h), *.sstrace
+    Chrome,            // Chrome Trace Event JSON (chrome://tracing, Perfetto)
+    PyTorch,           // torch.profiler's export_chrome_trace
+    NsysSqlite,        // nsys export --type sqlite
+    Csv,               // exportTrace(..., ExportFormat::Csv)
     Unknown,
 };
 
-enum class ExportFormat { Streamscope, Chrome, Csv };
+enum class ExportFormat { Streamscope, StreamscopeBinary, Chrome, Csv };
 
-std::string_view toString(TraceFormat);  // "streamscope", "chrome", "pytorch", "nsys-sqlite", "csv", "unknown"
-std::string_view toString(ExportFormat); // "streamscope", "chrome", "csv"
+// "streamscope", "streamscope-binary", "chrome", "pytorch", "nsys-sqlite", "csv", "unknown"
+std::string_view toString(TraceFormat);
+std::string_view toString(ExportFormat); // "streamscope", "streamscope-binary", "chrome", "csv"
 std::optional<ExportFormat> exportFormatFromString(std::string_view); // for --to
+// The native format a trace saved to `path` gets where no format is named: binary for *.sstrace, else JSON.
+ExportFormat nativeFormatForPath(std::string_view path);
+// Saves `trace` in the native format nativeFormatForPath chooses, atomically.
+Status saveNativeTrace(const Trace& trace, const std::string& path);
 // What a file is, from its first bytes. Unknown also for files that cannot be read (importTraceFile says why).
 TraceFormat detectTraceFormat(const std::string& path);
 // The same for text in memory (the first bytes are enough).
@@ -57,7 +63,7 @@ Result<Trace> importTraceText(std::string_view text, const std::string& file);
 
 // Writes atomically (saveTextFileAtomic): the file is the old one or the new one, never half of each.
 Status exportTrace(const Trace& trace, const std::string& path, ExportFormat format);
-// The text exportTrace writes.
+// The text exportTrace writes (bytes, for the binary format).
 std::string exportTraceText(const Trace& trace, ExportFormat format);
 
 // ---------------------------------------------------------------------------------------------------------------

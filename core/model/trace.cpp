@@ -282,18 +282,26 @@ void Trace::finalize()
         spans.wait.resize(n, WaitCause::None);
         spans.waitFor.resize(n, kNoSpan);
     }
-    std::vector<uint32_t> order(n);
-    std::iota(order.begin(), order.end(), 0u);
-    std::stable_sort(order.begin(), order.end(), [this](uint32_t a, uint32_t b) {
+    const auto before = [this](size_t a, size_t b) {
         if (spans.track[a] != spans.track[b])
             return spans.track[a] < spans.track[b];
         if (spans.start[a] != spans.start[b])
             return spans.start[a] < spans.start[b];
         return spans.end[a] < spans.end[b];
-    });
+    };
+    // Traces read from a file are in order already: one pass instead of sorting an index of every span.
     bool identity = true;
-    for (size_t i = 0; i < n && identity; ++i)
-        identity = order[i] == i;
+    for (size_t i = 1; i < n && identity; ++i)
+        identity = !before(i, i - 1);
+    std::vector<uint32_t> order;
+    if (!identity) {
+        order.resize(n);
+        std::iota(order.begin(), order.end(), 0u);
+        std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return before(a, b); });
+        identity = true;
+        for (size_t i = 0; i < n && identity; ++i)
+            identity = order[i] == i;
+    }
     if (!identity) {
         permute(spans.track, order);
         permute(spans.kind, order);
@@ -332,9 +340,11 @@ void Trace::finalize()
         }
     }
     std::erase_if(flows, [n](const Flow& f) { return f.from >= n || f.to >= n; });
-    std::sort(flows.begin(), flows.end(), [](const Flow& a, const Flow& b) {
+    const auto flowBefore = [](const Flow& a, const Flow& b) {
         return std::tie(a.from, a.to, a.kind) < std::tie(b.from, b.to, b.kind);
-    });
+    };
+    if (!std::is_sorted(flows.begin(), flows.end(), flowBefore))
+        std::sort(flows.begin(), flows.end(), flowBefore);
     flows.erase(std::unique(flows.begin(), flows.end()), flows.end());
 
     m_trackOffsets.assign(tracks.size() + 1, 0);

@@ -1,15 +1,20 @@
-// Import benchmark: generates a Chrome trace of about 1 GB (our own export of a synthetic run: 16 host threads
+// Import benchmark: generates a trace file of about 1 GB (our own export of a synthetic run: 16 host threads
 // launching kernels and copies into 32 streams on 2 devices, with launch, event and sync arrows) in a temporary
 // directory, then imports it with importTraceFile in a fresh process and reports throughput and peak memory against
 // the size of the loaded trace (Trace::memoryBytes). For comparison it also times nlohmann's SAX parser over the same
-// file with handlers that do nothing (the floor for a SAX-based importer).
+// file with handlers that do nothing (the floor for a SAX-based importer; JSON formats only).
 //
-//   bench_import [--json] [--mb 1024] [--dir DIR] [--keep] [--no-sax]
+//   bench_import [--json] [--mb 1024] [--dir DIR] [--keep] [--no-sax] [--format FORMAT]
+//
+// FORMAT: chrome (the default), streamscope (native JSON), streamscope-binary (zstd-compressed columns where zstd is
+// built in) or streamscope-binary-raw (uncompressed). For the binary formats --mb is the size of the uncompressed
+// file, about the size of the trace in memory: the compressed file of the same trace is smaller.
 //
 // Generation, import and the SAX pass each run in a child process (this executable re-executed), so that each peak
 // resident memory (getrusage ru_maxrss) belongs to that step alone.
 #include "chrome_trace.h"
 #include "trace.h"
+#include "trace_binary.h"
 #include "trace_formats.h"
 #include "trace_json.h"
 
@@ -41,6 +46,7 @@ struct Config {
     std::string dir;
     bool keep = false;
     bool sax = true;
+    std::string format = "chrome";
     std::string child; // "generate", "import", "sax"
     std::string file;
     int64_t ops = 0; // generate: operations
@@ -127,7 +133,13 @@ int runGenerate(const Config& cfg)
 {
     const auto t0 = std::chrono::steady_clock::now();
     const ss::Trace t = synthetic(cfg.ops);
-    const ss::Status st = ss::exportTrace(t, cfg.file, ss::ExportFormat::Chrome);
+    ss::Status st;
+    if (cfg.format.rfind("streamscope-binary", 0) == 0)
+        st = ss::saveTextFileAtomic(cfg.file,
+                                    ss::traceToBinary(t, ss::BinaryTraceOptions{cfg.format == "streamscope-binary"}));
+    else
+        st = ss::exportTrace(t, cfg.file,
+                             cfg.format == "streamscope" ? ss::ExportFormat::Streamscope : ss::ExportFormat::Chrome);
     if (!st) {
         std::cerr << "bench_import: " << st.error().toString() << '\n';
         return 1;
@@ -169,6 +181,7 @@ int runImport(const Config& cfg)
     j["spans"] = trace->spanCount();
     j["flows"] = trace->flows.size();
     j["trace_mb"] = double(trace->memoryBytes()) / (1024.0 * 1024.0);
+    j["trace_mb_per_second"] = seconds > 0 ? double(trace->memoryBytes()) / (1024.0 * 1024.0) / seconds : 0.0;
     j["peak_rss_mb"] = peakRssMb();
     j["rss_before_mb"] = rss0;
     j["peak_over_trace"] = trace->memoryBytes() ? peakRssMb() * 1024.0 * 1024.0 / double(trace->memoryBytes()) : 0.0;
@@ -234,7 +247,8 @@ bool parseArgs(int argc, char** argv, Config& cfg)
             cfg.keep = true;
         } else if (arg == "--no-sax") {
             cfg.sax = false;
-        } else if (arg == "--mb" || arg == "--dir" || arg == "--child" || arg == "--file" || arg == "--ops") {
+        } else if (arg == "--mb" || arg == "--dir" || arg == "--child" || arg == "--file" || arg == "--ops"
+                   || arg == "--format") {
             const char* v = next();
             if (!v)
                 return false;
@@ -246,13 +260,17 @@ bool parseArgs(int argc, char** argv, Config& cfg)
                 cfg.child = v;
             else if (arg == "--file")
                 cfg.file = v;
+            else if (arg == "--format")
+                cfg.format = v;
             else
                 cfg.ops = std::atoll(v);
         } else {
             return false;
         }
     }
-    return cfg.mb > 0;
+    return cfg.mb > 0
+        && (cfg.format == "chrome" || cfg.format == "streamscope" || cfg.format == "streamscope-binary"
+            || cfg.format == "streamscope-binary-raw");
 }
 
 } // namespace
@@ -261,7 +279,8 @@ int main(int argc, char** argv)
 {
     Config cfg;
     if (!parseArgs(argc, argv, cfg)) {
-        std::cerr << "usage: bench_import [--json] [--mb 1024] [--dir DIR] [--keep] [--no-sax]\n";
+        std::cerr << "usage: bench_import [--json] [--mb 1024] [--dir DIR] [--keep] [--no-sax] [--format chrome|"
+                     "streamscope|streamscope-binary|streamscope-binary-raw]\n";
         return 2;
     }
     if (cfg.child == "generate")
@@ -283,10 +302,16 @@ int main(int argc, char** argv)
         madeDir = true;
     }
     const std::string self = shellQuote(selfPath(argv[0]));
-    const std::string file = (std::filesystem::path(dir) / "bench.chrome.json").string();
+    const bool binary = cfg.format.rfind("streamscope-binary", 0) == 0;
+    const std::string file =
+        (std::filesystem::path(dir) / (binary ? "bench.sstrace" : "bench." + cfg.format + ".json")).string();
+    if (binary)
+        cfg.sax = false;
 
-    // Bytes per operation from a small export, then the size asked for.
-    const nlohmann::json probe = runChild(self, "--child generate --ops 20000 --file " + shellQuote(file));
+    // Bytes per operation from a small export (uncompressed for the binary formats), then the size asked for.
+    const std::string probeFormat = binary ? "streamscope-binary-raw" : cfg.format;
+    const nlohmann::json probe =
+        runChild(self, "--child generate --ops 20000 --format " + probeFormat + " --file " + shellQuote(file));
     if (probe.is_null() || !probe.contains("bytes")) {
         std::cerr << "bench_import: generating the trace failed\n";
         return 1;
@@ -294,10 +319,11 @@ int main(int argc, char** argv)
     const double perOp = double(probe["bytes"].get<int64_t>()) / 20000.0;
     const auto ops = int64_t(double(cfg.mb) * 1024.0 * 1024.0 / perOp);
     if (!cfg.json)
-        std::printf("bench_import: generating a Chrome trace of ~%lld MB (%lld operations) in %s\n",
+        std::printf("bench_import: generating a %s trace of ~%lld MB (%lld operations) in %s\n", cfg.format.c_str(),
                     static_cast<long long>(cfg.mb), static_cast<long long>(ops), dir.c_str());
-    const nlohmann::json gen =
-        runChild(self, "--child generate --ops " + std::to_string(ops) + " --file " + shellQuote(file));
+    const nlohmann::json gen = runChild(self,
+                                        "--child generate --ops " + std::to_string(ops) + " --format " + cfg.format
+                                            + " --file " + shellQuote(file));
     if (gen.is_null()) {
         std::cerr << "bench_import: generating the trace failed\n";
         return 1;
@@ -316,6 +342,7 @@ int main(int argc, char** argv)
         return 1;
     }
     nlohmann::ordered_json out;
+    out["format"] = cfg.format;
     out["generate"] = gen;
     out["import"] = imp;
     if (cfg.sax)
@@ -327,9 +354,10 @@ int main(int argc, char** argv)
     std::printf("file: %.1f MB, %lld spans, %lld flows (generated in %.1f s)\n", imp["file_mb"].get<double>(),
                 static_cast<long long>(imp["spans"].get<int64_t>()),
                 static_cast<long long>(imp["flows"].get<int64_t>()), gen["seconds"].get<double>());
-    std::printf("import:        %6.2f s wall, %6.2f s CPU, %7.1f MB/s (%.1f MB per CPU second)\n",
+    std::printf("import:        %6.2f s wall, %6.2f s CPU, %7.1f MB/s (%.1f MB per CPU second) of the file\n",
                 imp["seconds"].get<double>(), imp["cpu_seconds"].get<double>(), imp["mb_per_second"].get<double>(),
                 imp["mb_per_cpu_second"].get<double>());
+    std::printf("               %7.1f MB/s of the trace in memory\n", imp["trace_mb_per_second"].get<double>());
     std::printf("memory:        trace %.1f MB, peak RSS %.1f MB (%.2f x the trace)\n", imp["trace_mb"].get<double>(),
                 imp["peak_rss_mb"].get<double>(), imp["peak_over_trace"].get<double>());
     if (cfg.sax && !sax.is_null())

@@ -8,7 +8,9 @@
 //     caused is done (the event queue drained), wall and CPU time.
 // A frame is within budget at 16 ms.
 //
-//   bench_window [--json] [--spans N] [--reps R] [--file TRACE]   (offscreen unless QT_QPA_PLATFORM says otherwise)
+//   bench_window [--json] [--spans N] [--reps R] [--file TRACE] [--binary]
+//                                                          (offscreen unless QT_QPA_PLATFORM says otherwise)
+// --binary saves the generated trace in the binary native format (*.sstrace) instead of JSON.
 #include "bench_process.h"
 #include "bench_workload.h"
 
@@ -53,6 +55,7 @@ struct Config {
     int64_t spans = 1'000'000;
     int reps = 15;
     QString file;
+    bool binary = false;
 };
 
 // Counts the paint events of one widget: a measured step must have repainted the timeline.
@@ -126,6 +129,8 @@ bool parseArgs(int argc, char** argv, Config& cfg)
         auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
         if (arg == "--json") {
             cfg.json = true;
+        } else if (arg == "--binary") {
+            cfg.binary = true;
         } else if (arg == "--spans" || arg == "--reps" || arg == "--file") {
             const char* v = next();
             if (!v)
@@ -160,7 +165,7 @@ int64_t writeTrace(int64_t spans, const std::string& path)
         std::fprintf(stderr, "bench_window: simulation failed: %s\n", outcome.status.error().toString().c_str());
         return -1;
     }
-    if (Status saved = saveTextFileAtomic(path, traceToJson(outcome.trace)); !saved) {
+    if (Status saved = saveNativeTrace(outcome.trace, path); !saved) {
         std::fprintf(stderr, "bench_window: %s\n", saved.error().toString().c_str());
         return -1;
     }
@@ -175,7 +180,7 @@ int main(int argc, char** argv)
         setenv("QT_QPA_PLATFORM", "offscreen", 1);
     Config cfg;
     if (!parseArgs(argc, argv, cfg)) {
-        std::fprintf(stderr, "usage: bench_window [--json] [--spans N] [--reps R] [--file TRACE]\n");
+        std::fprintf(stderr, "usage: bench_window [--json] [--spans N] [--reps R] [--file TRACE] [--binary]\n");
         return 2;
     }
     QStandardPaths::setTestModeEnabled(true); // the user's settings and recent files are left alone
@@ -187,7 +192,7 @@ int main(int argc, char** argv)
     QString file = cfg.file;
     nlohmann::ordered_json out;
     if (file.isEmpty()) {
-        file = dir.filePath(QStringLiteral("bench-window.json"));
+        file = dir.filePath(cfg.binary ? QStringLiteral("bench-window.sstrace") : QStringLiteral("bench-window.json"));
         QElapsedTimer t;
         t.start();
         const int64_t spans = writeTrace(cfg.spans, file.toStdString());

@@ -28,6 +28,7 @@
 #include "timeline_plottable.h"
 #include "timeline_view.h"
 #include "timing_text.h"
+#include "trace_binary.h"
 #include "trace_import.h"
 #include "trace_json.h"
 #include "whatif_dialog.h"
@@ -45,6 +46,7 @@
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -342,7 +344,11 @@ bool MainWindow::openPath(const QString& pathOrLesson, const QString& variant)
     };
     // Files are read and parsed off the GUI thread (traces can be large); the newest request wins. A big trace
     // file is drawn first and analysed after (analyzeShownTrace).
-    const bool analyzeNow = QFileInfo(pathOrLesson).size() < kAnalyzeLaterBytes;
+    // A compressed binary trace holds about 7 times the spans of JSON per byte (docs/PERFORMANCE.md: 11.6 against
+    // 76.7 MiB for 1.2 M spans), so it is "big" from an eighth of the size.
+    QFile head(pathOrLesson);
+    const bool binary = head.open(QIODevice::ReadOnly) && looksLikeBinaryTrace(head.read(8).toStdString());
+    const bool analyzeNow = QFileInfo(pathOrLesson).size() < (binary ? kAnalyzeLaterBytes / 8 : kAnalyzeLaterBytes);
     runOffGuiThread(
         this, &MainWindow::m_openGeneration,
         [pathOrLesson, variant, progress, analyzeNow, cancel] {

@@ -1,0 +1,110 @@
+// What the binary trace writer and reader share (trace_binary_writer.cpp, trace_binary_reader.cpp): the header,
+// the block directory and the block ids. Internal to core; docs/TRACE.md "Binary format" is the reference.
+#pragma once
+
+#include "trace.h"
+
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace streamscope::trace_binary {
+
+// Every number is little-endian; the column blocks are the in-memory arrays of a little-endian machine.
+struct Header {
+    char magic[8];
+    uint32_t version;
+    uint32_t blockCount;
+    uint64_t spanCount;
+    uint64_t flowCount;
+    uint64_t stringCount;
+    uint64_t reserved; // 0
+};
+static_assert(sizeof(Header) == 48);
+
+enum class Codec : uint32_t { Raw = 0, Zstd = 1 };
+
+struct BlockEntry {
+    uint32_t id;
+    uint32_t codec;
+    uint64_t offset;     // from the start of the file, a multiple of 8
+    uint64_t storedSize; // bytes in the file
+    uint64_t rawSize;    // bytes once unpacked
+};
+static_assert(sizeof(BlockEntry) == 32);
+
+enum BlockId : uint32_t {
+    Meta = 1,          // a native JSON trace (docs/TRACE.md) with the run info, legends and tracks, and no spans
+    StringOffsets = 2, // u64 x (strings + 1): string i is bytes [offsets[i], offsets[i+1]) of StringBytes
+    StringBytes = 3,
+    SpanTrack = 16,      // u32 per span
+    SpanKind_,           // u8: index into the meta's span_kinds
+    SpanName,            // u32: index into the strings
+    SpanStart,           // i64 ns
+    SpanEnd,             // i64 ns
+    SpanThread,          // i32
+    SpanOp,              // i32
+    SpanIteration,       // i32
+    SpanBytes,           // i64
+    SpanGrid,            // 3 x u32
+    SpanBlock,           // 3 x u32
+    SpanTiming_,         // u8, optional
+    SpanEventStartError, // i64, optional, with SpanEventEndError
+    SpanEventEndError,
+    SpanWait,      // u8, optional, with SpanWaitFor
+    SpanWaitFor,   // u32, 0xffffffff: none
+    SpanTask,      // i32, optional
+    FlowFrom = 48, // u32 per flow
+    FlowTo,        // u32
+    FlowKind_,     // u8: index into the meta's flow_kinds
+};
+
+// Which count a block's length follows and the bytes per entry: the reader checks rawSize against them before it
+// allocates anything.
+enum class CountOf { None, Spans, Flows, StringsPlusOne };
+struct BlockShape {
+    std::string_view name;
+    CountOf count;
+    uint32_t elementSize;
+    bool required;
+};
+
+inline BlockShape shapeOf(uint32_t id)
+{
+    switch (id) {
+    case Meta: return {"meta", CountOf::None, 1, true};
+    case StringOffsets: return {"string_offsets", CountOf::StringsPlusOne, 8, true};
+    case StringBytes: return {"string_bytes", CountOf::None, 1, true};
+    case SpanTrack: return {"span track", CountOf::Spans, 4, true};
+    case SpanKind_: return {"span kind", CountOf::Spans, 1, true};
+    case SpanName: return {"span name", CountOf::Spans, 4, true};
+    case SpanStart: return {"span start", CountOf::Spans, 8, true};
+    case SpanEnd: return {"span end", CountOf::Spans, 8, true};
+    case SpanThread: return {"span thread", CountOf::Spans, 4, true};
+    case SpanOp: return {"span op", CountOf::Spans, 4, true};
+    case SpanIteration: return {"span iteration", CountOf::Spans, 4, true};
+    case SpanBytes: return {"span bytes", CountOf::Spans, 8, true};
+    case SpanGrid: return {"span grid", CountOf::Spans, 12, true};
+    case SpanBlock: return {"span block", CountOf::Spans, 12, true};
+    case SpanTiming_: return {"span timing", CountOf::Spans, 1, false};
+    case SpanEventStartError: return {"span event_start_error", CountOf::Spans, 8, false};
+    case SpanEventEndError: return {"span event_end_error", CountOf::Spans, 8, false};
+    case SpanWait: return {"span wait", CountOf::Spans, 1, false};
+    case SpanWaitFor: return {"span wait_for", CountOf::Spans, 4, false};
+    case SpanTask: return {"span task", CountOf::Spans, 4, false};
+    case FlowFrom: return {"flow from", CountOf::Flows, 4, true};
+    case FlowTo: return {"flow to", CountOf::Flows, 4, true};
+    case FlowKind_: return {"flow kind", CountOf::Flows, 1, true};
+    default: return {{}, CountOf::None, 0, false};
+    }
+}
+
+inline constexpr uint32_t kBlockIdLimit = 64; // ids are below this
+
+// Blocks whose stored bytes unpack to more than this many times the file's size (and more than kSmallTraceBytes in
+// all) are refused before anything is allocated: a few kilobytes must not claim gigabytes. zstd packs the lesson
+// traces and bench_import's 1 GB trace about 6:1 in all (docs/PERFORMANCE.md), far below the limit.
+inline constexpr uint64_t kMaxExpansion = 256;
+inline constexpr uint64_t kSmallTraceBytes = uint64_t(256) << 20;
+
+} // namespace streamscope::trace_binary

@@ -1,0 +1,491 @@
+// The binary native trace format, reading: parseBinaryTrace and loadBinaryTraceFile (docs/TRACE.md "Binary
+// format"). Every offset, size and count is checked against the file before it is used or allocated, and every
+// value against the same rules as the JSON reader's, so that a damaged file gives an error naming the block and the
+// span, never a crash.
+#include "trace_binary.h"
+#include "trace_binary_layout.h"
+#include "trace_json.h"
+#include "trace_json_format.h"
+
+#include "file_io.h"
+#include "import_progress.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <sys/mman.h>
+
+#ifdef STREAMSCOPE_HAVE_ZSTD
+#include <zstd.h>
+#endif
+
+namespace streamscope {
+
+namespace {
+
+using namespace trace_binary;
+
+struct ReadError {
+    std::string where;
+    std::string message;
+};
+
+[[noreturn]] void fail(std::string where, std::string message)
+{
+    throw ReadError{std::move(where), std::move(message)};
+}
+
+std::string blockWhere(uint32_t id)
+{
+    return "block \"" + std::string(shapeOf(id).name) + "\"";
+}
+
+std::string spanWhere(uint32_t id, size_t i)
+{
+    return blockWhere(id) + ", entry " + std::to_string(i);
+}
+
+// Unpacked bytes between progress reports (and the pages of a mapped file released behind them).
+constexpr size_t kChunk = size_t(64) << 20;
+
+// Room for `count` entries, asked to be backed by 2 MiB pages where the kernel has transparent huge pages on
+// request (madvise mode, the Debian default): filling a 1 GB trace in 4 KiB pages took 262,000 page faults, more
+// than half of the open's CPU time on the 2-core VM of docs/PERFORMANCE.md.
+template <typename T>
+void reserveColumn(std::vector<T>& v, size_t count)
+{
+    v.reserve(count);
+    constexpr uintptr_t kHuge = uintptr_t(2) << 20;
+    const auto p = reinterpret_cast<uintptr_t>(v.data());
+    const uintptr_t begin = (p + kHuge - 1) & ~(kHuge - 1);
+    const uintptr_t end = (p + count * sizeof(T)) & ~(kHuge - 1);
+    if (end > begin)
+        ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+}
+
+class BinaryReader {
+public:
+    BinaryReader(std::string_view bytes, bool mapped) : m_bytes(bytes), m_mapped(mapped) {}
+
+    Trace read()
+    {
+        readHeader();
+        readDirectory();
+        Trace t = readMeta();
+        readStrings(t);
+        readSpans(t);
+        readFlows(t);
+        t.finalize();
+        return t;
+    }
+
+private:
+    void readHeader()
+    {
+        if (m_bytes.size() < kBinaryTraceMagic.size() || !looksLikeBinaryTrace(m_bytes))
+            fail("header", "not a binary StreamScope trace: wrong magic number");
+        if (m_bytes.size() < sizeof(Header))
+            fail("header",
+                 "truncated: " + std::to_string(m_bytes.size()) + " bytes, less than the "
+                     + std::to_string(sizeof(Header)) + "-byte header");
+        std::memcpy(&m_header, m_bytes.data(), sizeof m_header);
+        if (m_header.version != kBinaryTraceVersion)
+            fail("header",
+                 "unsupported version " + std::to_string(m_header.version) + " (this StreamScope reads version "
+                     + std::to_string(kBinaryTraceVersion) + ")");
+        // Span and flow indices are 32-bit, and 0xffffffff means "no span".
+        if (m_header.spanCount >= kNoSpan)
+            fail("header", "span count " + std::to_string(m_header.spanCount) + " is more than a trace can hold");
+        if (m_header.flowCount > std::numeric_limits<uint32_t>::max())
+            fail("header", "flow count " + std::to_string(m_header.flowCount) + " is more than a trace can hold");
+        if (m_header.stringCount > std::numeric_limits<uint32_t>::max())
+            fail("header", "string count " + std::to_string(m_header.stringCount) + " is more than a trace can hold");
+        if (m_header.blockCount == 0 || m_header.blockCount > kBlockIdLimit)
+            fail("header",
+                 "block count " + std::to_string(m_header.blockCount) + " is out of range (1 to "
+                     + std::to_string(kBlockIdLimit) + ")");
+    }
+
+    void readDirectory()
+    {
+        const uint64_t dirEnd = sizeof(Header) + uint64_t(m_header.blockCount) * sizeof(BlockEntry);
+        if (dirEnd > m_bytes.size())
+            fail("block directory",
+                 "truncated: the file has " + std::to_string(m_bytes.size()) + " bytes, the directory of "
+                     + std::to_string(m_header.blockCount) + " blocks ends at byte " + std::to_string(dirEnd));
+        uint64_t packedRaw = 0;
+        for (uint32_t i = 0; i < m_header.blockCount; ++i) {
+            BlockEntry e;
+            std::memcpy(&e, m_bytes.data() + sizeof(Header) + i * sizeof(BlockEntry), sizeof e);
+            const std::string where = "block directory, entry " + std::to_string(i);
+            const BlockShape shape = shapeOf(e.id);
+            if (shape.name.empty())
+                fail(where, "unknown block id " + std::to_string(e.id));
+            if (m_entries[e.id])
+                fail(where, "a second " + blockWhere(e.id));
+            if (e.codec != uint32_t(Codec::Raw) && e.codec != uint32_t(Codec::Zstd))
+                fail(where, "unknown codec " + std::to_string(e.codec) + " (0: raw, 1: zstd)");
+            if (e.offset < dirEnd || e.offset % 8 != 0)
+                fail(where, "offset " + std::to_string(e.offset) + " is inside the header or not a multiple of 8");
+            if (e.offset > m_bytes.size() || e.storedSize > m_bytes.size() - e.offset)
+                fail(where,
+                     "truncated: " + blockWhere(e.id) + " ends at byte "
+                         + std::to_string(e.offset + std::min<uint64_t>(e.storedSize, m_bytes.size()))
+                         + " of a file of " + std::to_string(m_bytes.size()) + " bytes");
+            if (e.codec == uint32_t(Codec::Raw) && e.storedSize != e.rawSize)
+                fail(where, "an uncompressed block whose stored and unpacked sizes differ");
+            if (const std::optional<uint64_t> count = expectedCount(shape.count)) {
+                if (e.rawSize / shape.elementSize != *count || e.rawSize % shape.elementSize != 0)
+                    fail(where,
+                         blockWhere(e.id) + " holds " + std::to_string(e.rawSize) + " bytes; " + std::to_string(*count)
+                             + " entries of " + std::to_string(shape.elementSize) + " bytes are "
+                             + std::to_string(*count * shape.elementSize));
+            }
+            if (e.codec == uint32_t(Codec::Zstd))
+                packedRaw += e.rawSize;
+            m_entries[e.id] = e;
+        }
+        // Checked before anything is allocated: a few compressed bytes must not claim gigabytes.
+        if (packedRaw > kSmallTraceBytes && packedRaw / kMaxExpansion > m_bytes.size())
+            fail("block directory",
+                 "the compressed blocks claim " + std::to_string(packedRaw) + " bytes, more than "
+                     + std::to_string(kMaxExpansion) + " times the file's size");
+        for (uint32_t id = 0; id < kBlockIdLimit; ++id)
+            if (shapeOf(id).required && !m_entries[id])
+                fail("block directory", "missing " + blockWhere(id));
+        if (bool(m_entries[SpanEventStartError]) != bool(m_entries[SpanEventEndError]))
+            fail("block directory", "blocks \"span event_start_error\" and \"span event_end_error\" come together");
+        if (bool(m_entries[SpanWait]) != bool(m_entries[SpanWaitFor]))
+            fail("block directory", "blocks \"span wait\" and \"span wait_for\" come together");
+        for (const auto& e : m_entries)
+            if (e)
+                m_totalRaw += e->rawSize;
+    }
+
+    std::optional<uint64_t> expectedCount(CountOf c) const
+    {
+        switch (c) {
+        case CountOf::None: return std::nullopt;
+        case CountOf::Spans: return m_header.spanCount;
+        case CountOf::Flows: return m_header.flowCount;
+        case CountOf::StringsPlusOne: return m_header.stringCount + 1;
+        }
+        return std::nullopt;
+    }
+
+    // Unpacks block `id` into `out` (exactly its raw size), reporting progress as it goes.
+    void unpack(uint32_t id, void* out)
+    {
+        const BlockEntry& e = *m_entries[id];
+        const char* src = m_bytes.data() + e.offset;
+        auto* dst = static_cast<char*>(out);
+        if (e.codec == uint32_t(Codec::Raw)) {
+            for (size_t done = 0; done < e.rawSize;) {
+                const size_t n = std::min<size_t>(kChunk, e.rawSize - done);
+                std::memcpy(dst + done, src + done, n);
+                release(src + done, n);
+                done += n;
+                progress(n);
+            }
+            return;
+        }
+#ifdef STREAMSCOPE_HAVE_ZSTD
+        const std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> owner(ZSTD_createDCtx(), ZSTD_freeDCtx);
+        ZSTD_DCtx* ctx = owner.get();
+        if (!ctx)
+            throw std::bad_alloc();
+        ZSTD_inBuffer in{src, e.storedSize, 0};
+        ZSTD_outBuffer outBuf{dst, 0, 0};
+        char probe = 0;
+        bool overflow = false;
+        size_t ret = 1;
+        while (ret != 0) {
+            const size_t before = outBuf.pos, consumed = in.pos;
+            if (outBuf.pos < e.rawSize) {
+                outBuf.size = std::min<size_t>(e.rawSize, outBuf.pos + kChunk);
+                ret = ZSTD_decompressStream(ctx, &outBuf, &in);
+            } else {
+                // The directory's size is reached: the frame must end here, with no byte more.
+                ZSTD_outBuffer extra{&probe, 1, 0};
+                ret = ZSTD_decompressStream(ctx, &extra, &in);
+                overflow = !ZSTD_isError(ret) && extra.pos > 0;
+            }
+            if (ZSTD_isError(ret) || overflow)
+                break;
+            progress(outBuf.pos - before);
+            if (ret != 0 && outBuf.pos == before && in.pos == consumed)
+                break; // the input ends inside the frame
+        }
+        if (overflow)
+            fail(blockWhere(id),
+                 "corrupt zstd data: unpacks to more than the " + std::to_string(e.rawSize)
+                     + " bytes the directory gives");
+        if (ZSTD_isError(ret))
+            fail(blockWhere(id), std::string("corrupt zstd data: ") + ZSTD_getErrorName(ret));
+        if (ret != 0 || outBuf.pos != e.rawSize)
+            fail(blockWhere(id),
+                 "corrupt zstd data: unpacks to " + std::to_string(outBuf.pos) + " bytes, the directory gives "
+                     + std::to_string(e.rawSize));
+        if (in.pos != in.size)
+            fail(blockWhere(id), "corrupt zstd data: bytes after the end of the compressed block");
+        release(src, e.storedSize);
+#else
+        (void)src;
+        (void)dst;
+        fail(blockWhere(id),
+             "compressed with zstd, and this StreamScope was built without zstd (libzstd-dev): convert the trace "
+             "with a build that has it (streamscope-cli convert IN -o OUT.json), or rebuild with libzstd-dev");
+#endif
+    }
+
+    template <typename T>
+    void unpackInto(uint32_t id, std::vector<T>& v)
+    {
+        const BlockEntry& e = *m_entries[id];
+        const size_t count = e.rawSize / sizeof(T);
+        const char* src = m_bytes.data() + e.offset;
+        v.clear();
+        reserveColumn(v, count);
+        if (e.codec == uint32_t(Codec::Raw) && reinterpret_cast<uintptr_t>(src) % alignof(T) == 0) {
+            // Appended from the file's bytes: no zero-filling of a column that is overwritten at once.
+            const auto* first = reinterpret_cast<const T*>(src);
+            const size_t step = std::max<size_t>(1, kChunk / sizeof(T));
+            for (size_t done = 0; done < count;) {
+                const size_t k = std::min(step, count - done);
+                v.insert(v.end(), first + done, first + done + k);
+                release(reinterpret_cast<const char*>(first + done), k * sizeof(T));
+                done += k;
+                progress(k * sizeof(T));
+            }
+            return;
+        }
+        v.resize(count);
+        if (!v.empty())
+            unpack(id, v.data());
+    }
+
+    // A mapped file's pages are dropped once copied, so that its bytes are not counted twice in memory.
+    void release(const char* p, size_t n)
+    {
+        if (!m_mapped || n == 0)
+            return;
+        constexpr uintptr_t kPage = 4096;
+        const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kPage - 1) & ~(kPage - 1);
+        const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) & ~(kPage - 1);
+        if (end > begin)
+            ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+    }
+
+    void progress(size_t n)
+    {
+        m_done += n;
+        if (!import_detail::step(m_done, std::max<uint64_t>(m_totalRaw, 1)))
+            fail({}, kImportCancelled);
+    }
+
+    Trace readMeta()
+    {
+        const BlockEntry& e = *m_entries[Meta];
+        std::string text(e.rawSize, '\0');
+        if (!text.empty())
+            unpack(Meta, text.data());
+        auto parsed = parseTrace(text, "meta");
+        if (!parsed)
+            fail(blockWhere(Meta) + (parsed.error().path.empty() ? "" : " " + parsed.error().path),
+                 parsed.error().message);
+        Trace t = std::move(parsed).value();
+        if (t.spanCount() != 0 || !t.strings.empty() || !t.flows.empty())
+            fail(blockWhere(Meta), "carries spans, strings or flows: they belong in their blocks");
+        // The legends: a kind byte is an index into them, as in the JSON format.
+        const auto doc = trace_json::Json::parse(text, nullptr, false);
+        for (const auto& name : doc.at("span_kinds"))
+            m_spanKinds.push_back(*spanKindFromString(name.get<std::string>()));
+        for (const auto& name : doc.at("flow_kinds"))
+            m_flowKinds.push_back(*flowKindFromString(name.get<std::string>()));
+        return t;
+    }
+
+    void readStrings(Trace& t)
+    {
+        std::vector<uint64_t> offsets;
+        unpackInto(StringOffsets, offsets);
+        std::string bytes(m_entries[StringBytes]->rawSize, '\0');
+        if (!bytes.empty())
+            unpack(StringBytes, bytes.data());
+        if (offsets.front() != 0)
+            fail(spanWhere(StringOffsets, 0), "the first string must start at 0");
+        for (size_t i = 1; i < offsets.size(); ++i)
+            if (offsets[i] < offsets[i - 1] || offsets[i] > bytes.size())
+                fail(spanWhere(StringOffsets, i),
+                     "offset " + std::to_string(offsets[i]) + " is before the previous one or past the "
+                         + std::to_string(bytes.size()) + " string bytes");
+        if (offsets.back() != bytes.size())
+            fail(spanWhere(StringOffsets, offsets.size() - 1), "the last string must end at the end of the bytes");
+        t.strings.reserve(offsets.size() - 1);
+        for (size_t i = 0; i + 1 < offsets.size(); ++i)
+            t.strings.emplace_back(bytes, offsets[i], offsets[i + 1] - offsets[i]);
+    }
+
+    template <typename T>
+    void checkIndex(uint32_t id, const std::vector<T>& v, size_t count, std::string_view what, std::string_view table)
+    {
+        for (size_t i = 0; i < v.size(); ++i)
+            if (size_t(v[i]) >= count)
+                fail(spanWhere(id, i),
+                     std::string(what) + " " + std::to_string(uint64_t(v[i])) + " is out of range ("
+                         + std::string(table) + " has " + std::to_string(count)
+                         + (count == 1 ? " entry)" : " entries)"));
+    }
+
+    void readSpans(Trace& t)
+    {
+        auto& s = t.spans;
+        const size_t n = m_header.spanCount;
+        unpackInto(SpanTrack, s.track);
+        checkIndex(SpanTrack, s.track, t.tracks.size(), "track", "tracks");
+        unpackInto(SpanKind_, s.kind);
+        {
+            const auto* raw = reinterpret_cast<const uint8_t*>(s.kind.data());
+            for (size_t i = 0; i < n; ++i)
+                if (raw[i] >= m_spanKinds.size())
+                    fail(spanWhere(SpanKind_, i),
+                         "kind " + std::to_string(raw[i]) + " is out of range (span_kinds has "
+                             + std::to_string(m_spanKinds.size()) + " entries)");
+            for (auto& k : s.kind)
+                k = m_spanKinds[size_t(k)];
+        }
+        unpackInto(SpanName, s.name);
+        checkIndex(SpanName, s.name, t.strings.size(), "name", "strings");
+        unpackInto(SpanStart, s.start);
+        unpackInto(SpanEnd, s.end);
+        for (size_t i = 0; i < n; ++i)
+            if (s.end[i] < s.start[i])
+                fail(spanWhere(SpanEnd, i),
+                     "end before start (" + std::to_string(s.end[i]) + " < " + std::to_string(s.start[i]) + ")");
+        unpackInto(SpanThread, s.thread);
+        unpackInto(SpanOp, s.op);
+        unpackInto(SpanIteration, s.iteration);
+        unpackInto(SpanBytes, s.bytes);
+        unpackInto(SpanGrid, s.grid);
+        unpackInto(SpanBlock, s.block);
+        if (m_entries[SpanTiming_]) {
+            unpackInto(SpanTiming_, s.timing);
+            const auto* raw = reinterpret_cast<const uint8_t*>(s.timing.data());
+            for (size_t i = 0; i < n; ++i)
+                if (raw[i] > uint8_t(SpanTiming::Uncertain))
+                    fail(spanWhere(SpanTiming_, i),
+                         "timing " + std::to_string(raw[i]) + " is not 0 (measured), 1 (corrected) or 2 (uncertain)");
+        }
+        if (m_entries[SpanEventStartError]) {
+            unpackInto(SpanEventStartError, s.eventStartError);
+            unpackInto(SpanEventEndError, s.eventEndError);
+        }
+        if (m_entries[SpanWait]) {
+            unpackInto(SpanWait, s.wait);
+            const auto* raw = reinterpret_cast<const uint8_t*>(s.wait.data());
+            for (size_t i = 0; i < n; ++i)
+                if (raw[i] >= kWaitCauseCount)
+                    fail(spanWhere(SpanWait, i),
+                         "wait " + std::to_string(raw[i]) + " is not a wait cause (0 to "
+                             + std::to_string(kWaitCauseCount - 1) + ")");
+            unpackInto(SpanWaitFor, s.waitFor);
+            for (size_t i = 0; i < n; ++i)
+                if (s.waitFor[i] != kNoSpan && s.waitFor[i] >= n)
+                    fail(spanWhere(SpanWaitFor, i),
+                         "span " + std::to_string(s.waitFor[i]) + " is out of range (spans has " + std::to_string(n)
+                             + " entries)");
+        }
+        if (m_entries[SpanTask]) {
+            unpackInto(SpanTask, s.task);
+            for (size_t i = 0; i < n; ++i)
+                if (s.task[i] < 0)
+                    fail(spanWhere(SpanTask, i),
+                         "task " + std::to_string(s.task[i]) + " is not a repeat index (0 or more)");
+        }
+    }
+
+    void readFlows(Trace& t)
+    {
+        const size_t n = m_header.flowCount;
+        std::vector<uint32_t> from, to;
+        std::vector<uint8_t> kind;
+        unpackInto(FlowFrom, from);
+        checkIndex(FlowFrom, from, t.spans.size(), "span", "spans");
+        unpackInto(FlowTo, to);
+        checkIndex(FlowTo, to, t.spans.size(), "span", "spans");
+        unpackInto(FlowKind_, kind);
+        checkIndex(FlowKind_, kind, m_flowKinds.size(), "kind", "flow_kinds");
+        reserveColumn(t.flows, n);
+        for (size_t i = 0; i < n; ++i)
+            t.flows.push_back({from[i], to[i], m_flowKinds[kind[i]]});
+    }
+
+    std::string_view m_bytes;
+    bool m_mapped;
+    Header m_header{};
+    std::optional<BlockEntry> m_entries[kBlockIdLimit];
+    uint64_t m_totalRaw = 0;
+    uint64_t m_done = 0;
+    std::vector<SpanKind> m_spanKinds;
+    std::vector<FlowKind> m_flowKinds;
+};
+
+Result<Trace> readBinary(std::string_view bytes, const std::string& file, bool mapped)
+{
+    if constexpr (std::endian::native != std::endian::little)
+        return Error{file, {}, "binary traces are read on little-endian machines only: use the JSON format"};
+    try {
+        return BinaryReader(bytes, mapped).read();
+    } catch (const ReadError& e) {
+        return Error{file, e.where, e.message};
+    } catch (const std::bad_alloc&) {
+        return Error{file, {}, "out of memory while reading the trace"};
+    }
+}
+
+// A read-only private mapping, unmapped when it goes.
+struct Mapping {
+    void* data = MAP_FAILED;
+    size_t size = 0;
+    ~Mapping()
+    {
+        if (data != MAP_FAILED)
+            ::munmap(data, size);
+    }
+};
+
+} // namespace
+
+Result<Trace> parseBinaryTrace(std::string_view bytes, const std::string& file)
+{
+    return readBinary(bytes, file, false);
+}
+
+Result<Trace> loadBinaryTraceFile(const std::string& path)
+{
+    OpenFile file;
+    if (Status opened = openForReading(path, file); !opened)
+        return opened.error();
+    if (S_ISREG(file.status.st_mode) && file.status.st_size > 0) {
+        Mapping map;
+        map.size = size_t(file.status.st_size);
+        map.data = ::mmap(nullptr, map.size, PROT_READ, MAP_PRIVATE, file.fd, 0);
+        if (map.data != MAP_FAILED) {
+            ::madvise(map.data, map.size, MADV_SEQUENTIAL);
+            return readBinary({static_cast<const char*>(map.data), map.size}, path, true);
+        }
+    }
+    // Not a regular file (a pipe), or the mapping failed: read it whole.
+    auto bytes = readTextFile(path);
+    if (!bytes)
+        return bytes.error();
+    return readBinary(*bytes, path, false);
+}
+
+} // namespace streamscope

@@ -1,0 +1,380 @@
+// The binary native trace format (trace_binary.h): every field of rich traces round-trips JSON -> binary -> JSON
+// exactly, compressed or not; the format is recognized by content wherever a trace is opened and chosen by the
+// *.sstrace name where one is saved; damaged files give an error naming the block, never a crash.
+#include "import_export_fixtures.h"
+
+#include "cli_process.h"
+#include "trace_binary.h"
+#include "trace_binary_layout.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <atomic>
+#include <cstring>
+#include <random>
+
+using streamscope::testing::runCli;
+namespace tb = streamscope::trace_binary;
+
+namespace {
+
+// The traces the round trip covers: every kind of field (richTrace), the lessons as simulated (waits, tasks,
+// scenarios), PyTorch imports with CPU ops, annotations and flows, recorded GPU traces (event timing, errors).
+std::vector<std::pair<std::string, Trace>> richTraces()
+{
+    std::vector<std::pair<std::string, Trace>> out;
+    out.emplace_back("rich", richTrace());
+    for (const auto& preset : listPresets())
+        out.emplace_back("lesson " + preset.id, simulated(preset.id));
+    for (const char* name : {"copy-pipeline.json", "two-streams-event.json", "threads-own-streams.json"}) {
+        auto t = importTraceFile((kSource / "tests" / "data" / "pytorch" / name).string());
+        if (t)
+            out.emplace_back(std::string("pytorch ") + name, std::move(*t));
+    }
+    for (const auto& dir : {kSource / "tests" / "data" / "h200", kSource / "tests" / "data" / "cupti"})
+        for (const auto& entry : fs::directory_iterator(dir))
+            if (entry.path().extension() == ".json" && entry.path().string().find(".capture.") == std::string::npos)
+                if (auto t = importTraceFile(entry.path().string()))
+                    out.emplace_back(entry.path().filename().string(), std::move(*t));
+    Trace empty;
+    empty.finalize();
+    out.emplace_back("empty", std::move(empty));
+    return out;
+}
+
+tb::Header headerOf(const std::string& bytes)
+{
+    tb::Header h{};
+    std::memcpy(&h, bytes.data(), sizeof h);
+    return h;
+}
+
+void setHeader(std::string& bytes, const tb::Header& h)
+{
+    std::memcpy(bytes.data(), &h, sizeof h);
+}
+
+// The directory entry of block `id` (its index in the directory, or -1).
+int entryIndex(const std::string& bytes, uint32_t id)
+{
+    const tb::Header h = headerOf(bytes);
+    for (uint32_t i = 0; i < h.blockCount; ++i) {
+        tb::BlockEntry e{};
+        std::memcpy(&e, bytes.data() + sizeof h + i * sizeof e, sizeof e);
+        if (e.id == id)
+            return int(i);
+    }
+    return -1;
+}
+
+tb::BlockEntry entryAt(const std::string& bytes, int i)
+{
+    tb::BlockEntry e{};
+    std::memcpy(&e, bytes.data() + sizeof(tb::Header) + size_t(i) * sizeof e, sizeof e);
+    return e;
+}
+
+void setEntry(std::string& bytes, int i, const tb::BlockEntry& e)
+{
+    std::memcpy(bytes.data() + sizeof(tb::Header) + size_t(i) * sizeof e, &e, sizeof e);
+}
+
+// A small uncompressed trace whose blocks the bad-input tests edit in place.
+Trace smallTrace()
+{
+    Trace t;
+    const uint32_t host = t.addTrack({TrackKind::HostThread, "main"});
+    const uint32_t s = t.addTrack({TrackKind::Stream, "s1", 0});
+    for (int64_t i = 0; i < 50; ++i) {
+        const uint32_t api = t.addSpan({host, SpanKind::ApiCall, "cudaLaunchKernel", i * 1000, i * 1000 + 300});
+        const uint32_t k = t.addSpan({s, SpanKind::Kernel, "kernel", i * 1000 + 400, i * 1000 + 900});
+        t.addFlow(api, k, FlowKind::Launch);
+    }
+    t.finalize();
+    return t;
+}
+
+std::string rawBytes()
+{
+    return traceToBinary(smallTrace(), BinaryTraceOptions{false});
+}
+
+// Overwrites a value of block `id` at entry `index` (uncompressed files only).
+template <typename T>
+void poke(std::string& bytes, uint32_t id, size_t index, T value)
+{
+    const tb::BlockEntry e = entryAt(bytes, entryIndex(bytes, id));
+    std::memcpy(bytes.data() + e.offset + index * sizeof(T), &value, sizeof value);
+}
+
+QString errorOf(const std::string& bytes)
+{
+    auto r = parseBinaryTrace(bytes, "bad.sstrace");
+    return r ? QString() : q(r.error().toString());
+}
+
+} // namespace
+
+class TestBinaryTrace : public QObject {
+    Q_OBJECT
+
+private slots:
+    void roundTripsEveryField()
+    {
+        const auto traces = richTraces();
+        QVERIFY(traces.size() > 30); // lessons, PyTorch, recorded traces
+        for (const auto& [name, t] : traces) {
+            const std::string json = traceToJson(t);
+            // Through the JSON reader first, as a file on disk is.
+            auto fromJson = parseTrace(json, name);
+            QVERIFY2(fromJson.ok(), fromJson.error().toString().c_str());
+            for (const bool compress : {false, true}) {
+                const std::string bytes = traceToBinary(*fromJson, BinaryTraceOptions{compress});
+                QVERIFY(looksLikeBinaryTrace(bytes));
+                QCOMPARE(n(detectTraceFormatFromContent(bytes)), n(TraceFormat::StreamscopeBinary));
+                auto back = parseBinaryTrace(bytes, name);
+                QVERIFY2(back.ok(), (name + ": " + back.error().toString()).c_str());
+                QVERIFY2(traceToJson(*back) == json, name.c_str());
+                // Written again, the same bytes.
+                QVERIFY2(traceToBinary(*back, BinaryTraceOptions{compress}) == bytes, name.c_str());
+                // The columns as they were, optional ones included.
+                const Trace& want = *fromJson;
+                QCOMPARE(back->spans.timing.size(), want.spans.timing.size());
+                QCOMPARE(back->spans.wait.size(), want.spans.wait.size());
+                QCOMPARE(back->spans.task.size(), want.spans.task.size());
+                QCOMPARE(back->spans.eventStartError.size(), want.spans.eventStartError.size());
+                QVERIFY(back->spans.start == want.spans.start && back->spans.end == want.spans.end);
+                QVERIFY(back->spans.grid == want.spans.grid && back->spans.block == want.spans.block);
+                QVERIFY(back->flows == want.flows);
+                QVERIFY(back->strings == want.strings);
+            }
+        }
+    }
+
+    void compressionIsUsedWhereBuiltIn()
+    {
+        const Trace t = simulated("10-many-small-kernels");
+        const std::string raw = traceToBinary(t, BinaryTraceOptions{false});
+        const std::string packed = traceToBinary(t, BinaryTraceOptions{true});
+        if (binaryTraceCompressionSupported())
+            QVERIFY2(packed.size() * 3 < raw.size(),
+                     qPrintable(QStringLiteral("%1 vs %2").arg(packed.size()).arg(raw.size())));
+        else
+            QVERIFY(packed == raw);
+    }
+
+    void filesAreRecognizedAndChosenByName()
+    {
+        QTemporaryDir dir;
+        const Trace t = richTrace();
+        const std::string binPath = dir.filePath(QStringLiteral("t.sstrace")).toStdString();
+        const std::string jsonPath = dir.filePath(QStringLiteral("t.json")).toStdString();
+        QVERIFY(saveNativeTrace(t, binPath).ok());
+        QVERIFY(saveNativeTrace(t, jsonPath).ok());
+        QCOMPARE(n(detectTraceFormat(binPath)), n(TraceFormat::StreamscopeBinary));
+        QCOMPARE(n(detectTraceFormat(jsonPath)), n(TraceFormat::Streamscope));
+        QVERIFY(nativeFormatForPath("A.SSTRACE") == ExportFormat::StreamscopeBinary);
+        QVERIFY(nativeFormatForPath("a.sstrace.json") == ExportFormat::Streamscope);
+        QVERIFY(exportFormatFromString("streamscope-binary") == ExportFormat::StreamscopeBinary);
+        QCOMPARE(n(TraceFormat::StreamscopeBinary), QStringLiteral("streamscope-binary"));
+        // Opened by content whatever its name.
+        const std::string renamed = dir.filePath(QStringLiteral("renamed.json")).toStdString();
+        fs::copy_file(binPath, renamed);
+        auto back = importTraceFile(renamed);
+        QVERIFY2(back.ok(), back.error().toString().c_str());
+        QCOMPARE(q(traceToJson(*back)), q(traceToJson(t)));
+        // In memory too (importTraceText: gzip-compressed files come this way).
+        auto text = importTraceText(readFile(binPath), "t.sstrace");
+        QVERIFY2(text.ok(), text.error().toString().c_str());
+        QCOMPARE(q(traceToJson(*text)), q(traceToJson(t)));
+    }
+
+    void progressAndCancel()
+    {
+        Trace t;
+        const uint32_t s = t.addTrack({TrackKind::Stream, "s1", 0});
+        for (int64_t i = 0; i < 2'000'000; ++i)
+            t.addSpan({s, SpanKind::Kernel, "k", i * 10, i * 10 + 5});
+        t.finalize();
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("big.sstrace")).toStdString();
+        QVERIFY(saveNativeTrace(t, path).ok());
+        std::vector<double> seen;
+        ImportProgress progress;
+        progress.report = [&](double f) { seen.push_back(f); };
+        auto back = importTraceFile(path, progress);
+        QVERIFY2(back.ok(), back.error().toString().c_str());
+        QCOMPARE(back->spanCount(), t.spanCount());
+        QVERIFY2(seen.size() >= 3, qPrintable(QString::number(seen.size())));
+        QVERIFY(std::is_sorted(seen.begin(), seen.end()));
+        QCOMPARE(seen.back(), 1.0);
+        std::atomic<bool> cancel{false};
+        progress.cancel = &cancel;
+        progress.report = [&](double) { cancel = true; };
+        auto stopped = importTraceFile(path, progress);
+        QVERIFY(!stopped.ok());
+        QCOMPARE(q(stopped.error().message), QStringLiteral("cancelled"));
+    }
+
+    void badInput_data()
+    {
+        QTest::addColumn<QString>("expected");
+        QTest::addColumn<int>("edit");
+        QTest::newRow("wrong magic") << QStringLiteral("wrong magic number") << 0;
+        QTest::newRow("header truncated") << QStringLiteral("less than the 48-byte header") << 1;
+        QTest::newRow("version") << QStringLiteral("unsupported version 99") << 2;
+        QTest::newRow("huge span count") << QStringLiteral("span count 4294967295 is more than a trace can hold") << 3;
+        QTest::newRow("span count off") << QStringLiteral("entries of 4 bytes are") << 4;
+        QTest::newRow("block count") << QStringLiteral("block count 1000 is out of range") << 5;
+        QTest::newRow("directory truncated") << QStringLiteral("the directory of") << 6;
+        QTest::newRow("offset past the end") << QStringLiteral("truncated: block \"span start\" ends at byte") << 7;
+        QTest::newRow("offset misaligned") << QStringLiteral("not a multiple of 8") << 8;
+        QTest::newRow("unknown block") << QStringLiteral("unknown block id 63") << 9;
+        QTest::newRow("duplicate block") << QStringLiteral("a second block \"span start\"") << 10;
+        QTest::newRow("unknown codec") << QStringLiteral("unknown codec 7") << 11;
+        QTest::newRow("track out of range")
+            << QStringLiteral("block \"span track\", entry 3: track 9 is out of range (tracks has 2 entries)") << 12;
+        QTest::newRow("end before start") << QStringLiteral("block \"span end\", entry 0: end before start") << 13;
+        QTest::newRow("kind out of range") << QStringLiteral("kind 200 is out of range (span_kinds has 11") << 14;
+        QTest::newRow("name out of range") << QStringLiteral("name 77 is out of range (strings has 2 entries)") << 15;
+        QTest::newRow("flow out of range") << QStringLiteral("block \"flow to\", entry 1: span 100000") << 16;
+        QTest::newRow("string offsets") << QStringLiteral("block \"string_offsets\", entry 1") << 17;
+        QTest::newRow("meta not JSON") << QStringLiteral("block \"meta\"") << 18;
+        QTest::newRow("missing block") << QStringLiteral("missing block \"flow kind\"") << 19;
+        QTest::newRow("compressed claim too big") << QStringLiteral("times the file's size") << 20;
+        QTest::newRow("zstd block") << QStringLiteral("block \"span start\": ") << 21;
+        QTest::newRow("empty file") << QStringLiteral("wrong magic number") << 22;
+    }
+
+    void badInput()
+    {
+        QFETCH(QString, expected);
+        QFETCH(int, edit);
+        std::string b = rawBytes();
+        QVERIFY(parseBinaryTrace(b, "good").ok());
+        tb::Header h = headerOf(b);
+        const int start = entryIndex(b, tb::SpanStart);
+        tb::BlockEntry e = entryAt(b, start);
+        switch (edit) {
+        case 0: b[1] = 'X'; break;
+        case 1: b.resize(20); break;
+        case 2: h.version = 99, setHeader(b, h); break;
+        case 3: h.spanCount = 0xffffffffu, setHeader(b, h); break;
+        case 4: h.spanCount = 99, setHeader(b, h); break;
+        case 5: h.blockCount = 1000, setHeader(b, h); break;
+        case 6: b.resize(sizeof h + 40); break;
+        case 7: e.offset = (b.size() - 8) & ~uint64_t(7), setEntry(b, start, e); break;
+        case 8: e.offset += 4, setEntry(b, start, e); break;
+        case 9: e.id = 63, setEntry(b, start, e); break;
+        case 10: e.id = tb::SpanStart, setEntry(b, entryIndex(b, tb::SpanEnd), e); break;
+        case 11: e.codec = 7, setEntry(b, start, e); break;
+        case 12: poke<uint32_t>(b, tb::SpanTrack, 3, 9); break;
+        case 13: poke<int64_t>(b, tb::SpanEnd, 0, -5); break;
+        case 14: poke<uint8_t>(b, tb::SpanKind_, 0, 200); break;
+        case 15: poke<uint32_t>(b, tb::SpanName, 0, 77); break;
+        case 16: poke<uint32_t>(b, tb::FlowTo, 1, 100000); break;
+        case 17: poke<uint64_t>(b, tb::StringOffsets, 1, 1u << 30); break;
+        case 18: poke<char>(b, tb::Meta, 0, '['); break;
+        case 19: {
+            const int last = int(h.blockCount) - 1;
+            QCOMPARE(entryAt(b, last).id, uint32_t(tb::FlowKind_));
+            h.blockCount -= 1, setHeader(b, h);
+            break;
+        }
+        case 20: {
+            // A few bytes that claim 3 GB once unpacked: refused before anything is allocated.
+            h.spanCount = 400'000'000, setHeader(b, h);
+            for (uint32_t i = 0; i < h.blockCount; ++i) {
+                tb::BlockEntry x = entryAt(b, int(i));
+                const tb::BlockShape shape = tb::shapeOf(x.id);
+                if (shape.count == tb::CountOf::Spans)
+                    x.codec = uint32_t(tb::Codec::Zstd), x.rawSize = h.spanCount * shape.elementSize,
+                    setEntry(b, int(i), x);
+            }
+            break;
+        }
+        case 21: e.codec = uint32_t(tb::Codec::Zstd), setEntry(b, start, e); break; // raw bytes are no zstd frame
+        case 22: b.clear(); break;
+        }
+        const QString error = errorOf(b);
+        QVERIFY2(error.startsWith(QStringLiteral("bad.sstrace: ")), qPrintable(error));
+        QVERIFY2(error.contains(expected), qPrintable(error));
+        if (edit == 21 && !binaryTraceCompressionSupported())
+            QVERIFY2(error.contains(QStringLiteral("built without zstd")), qPrintable(error));
+        else if (edit == 21)
+            QVERIFY2(error.contains(QStringLiteral("corrupt zstd data")), qPrintable(error));
+    }
+
+    void corruptCompressedBlocks()
+    {
+        if (!binaryTraceCompressionSupported())
+            QSKIP("built without zstd: tested by badInput's \"zstd block\"");
+        const Trace t = simulated("08-copy-compute-pipeline");
+        const std::string good = traceToBinary(t);
+        const int start = entryIndex(good, tb::SpanStart);
+        const tb::BlockEntry e = entryAt(good, start);
+        QCOMPARE(e.codec, uint32_t(tb::Codec::Zstd));
+        // Bytes of the frame changed, its end cut, its unpacked size misstated: errors, each naming the block.
+        std::string flipped = good;
+        for (uint64_t i = e.offset + 4; i < e.offset + e.storedSize; i += 7)
+            flipped[i] = char(flipped[i] ^ 0x5a);
+        QVERIFY(errorOf(flipped).contains(QStringLiteral("block \"span start\": corrupt zstd data")));
+        std::string shorter = good;
+        tb::BlockEntry cut = e;
+        cut.storedSize /= 2;
+        setEntry(shorter, start, cut);
+        QVERIFY2(errorOf(shorter).contains(QStringLiteral("corrupt zstd data")), qPrintable(errorOf(shorter)));
+    }
+
+    void everyTruncationAndByteFlipIsAnError()
+    {
+        // Never a crash: each prefix of a small file, and random damage to a compressed one.
+        const std::string raw = rawBytes();
+        for (size_t len = 0; len < raw.size(); len += 3)
+            QVERIFY(!parseBinaryTrace(std::string_view(raw).substr(0, len), "cut").ok());
+        const std::string packed = traceToBinary(simulated("03-record-wait"));
+        std::mt19937 rng(7);
+        for (int round = 0; round < 2000; ++round) {
+            std::string b = packed;
+            for (int k = 0; k < 4; ++k)
+                b[rng() % b.size()] = char(rng());
+            (void)parseBinaryTrace(b, "flipped"); // a value or an error
+        }
+    }
+
+    void commandLine()
+    {
+        QTemporaryDir dir;
+        const QString json = dir.filePath(QStringLiteral("t.json"));
+        const QString bin = dir.filePath(QStringLiteral("t.sstrace"));
+        const QString again = dir.filePath(QStringLiteral("again.sstrace"));
+        QVERIFY(saveNativeTrace(richTrace(), json.toStdString()).ok());
+        // By the output's name, or by --to; --to streamscope keeps JSON whatever the name.
+        auto r = runCli({QStringLiteral("convert"), json, QStringLiteral("-o"), bin});
+        QVERIFY2(r.code == 0, qPrintable(r.describe()));
+        QCOMPARE(n(detectTraceFormat(bin.toStdString())), n(TraceFormat::StreamscopeBinary));
+        r = runCli({QStringLiteral("convert"), bin, QStringLiteral("-o"), again, QStringLiteral("--to"),
+                    QStringLiteral("streamscope")});
+        QVERIFY2(r.code == 0, qPrintable(r.describe()));
+        QCOMPARE(n(detectTraceFormat(again.toStdString())), n(TraceFormat::Streamscope));
+        QCOMPARE(q(readFile(again.toStdString())), q(readFile(json.toStdString())));
+        const QString bin2 = dir.filePath(QStringLiteral("b.json"));
+        r = runCli({QStringLiteral("convert"), json, QStringLiteral("-o"), bin2, QStringLiteral("--to"),
+                    QStringLiteral("streamscope-binary")});
+        QVERIFY2(r.code == 0, qPrintable(r.describe()));
+        QVERIFY(readFile(bin2.toStdString()) == readFile(bin.toStdString()));
+        // A damaged binary trace: exit 2 and a message naming the file and the block.
+        std::string bytes = readFile(bin.toStdString());
+        bytes.resize(bytes.size() / 2);
+        const QString cut = dir.filePath(QStringLiteral("cut.sstrace"));
+        QVERIFY(writeFile(cut.toStdString(), bytes));
+        r = runCli({QStringLiteral("analyze"), cut});
+        QVERIFY2(r.code == 2, qPrintable(r.describe()));
+        QVERIFY2(r.err.contains(QStringLiteral("cut.sstrace: ")) && r.err.contains(QStringLiteral("truncated")),
+                 qPrintable(r.describe()));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestBinaryTrace)
+#include "tst_binary_trace.moc"
