@@ -1,7 +1,8 @@
 // Timeline rendering benchmark: replot time of the timeline at 1920x1080, offscreen, at full view and at 1 % and
-// 0.01 % zoom, for synthetic traces of 100k, 1M and 10M spans over 64 tracks (8 host threads issuing API calls with
-// launch arrows, 56 streams of kernels and copies); the hover hit test; memory per span; and, as the naive baseline,
-// the same 100k spans drawn as one QCPItemRect each.
+// 0.01 % zoom, for synthetic traces of 100k, 1M and 10M spans (100M with --max 100000000: about 9 GB) over 64 tracks
+// (8 host threads issuing API calls with launch arrows, 56 streams of kernels and copies); full view and 1 % also
+// without the lanes' summaries (the span walk, for comparison); the hover hit test; memory per span; and, as the
+// naive baseline, the same 100k spans drawn as one QCPItemRect each.
 //
 //   bench_timeline [--json] [--max SPANS] [--reps R] [--no-naive]     (offscreen unless QT_QPA_PLATFORM says otherwise)
 #include "timeline_plottable.h"
@@ -150,6 +151,7 @@ double replotMs(QCustomPlot& plot, int reps, double* cpuMs = nullptr)
 struct Result {
     double fullMs = 0, zoom1Ms = 0, zoom001Ms = 0, hoverUs = 0, bytesPerSpan = 0;
     double fullCpu = 0, zoom1Cpu = 0, zoom001Cpu = 0;
+    double fullWalkMs = 0, fullWalkCpu = 0, zoom1WalkMs = 0; // the same views drawn from the spans, no summaries
     double setTraceMs = 0;
     TimelineDrawStats full, zoom1, zoom001;
 };
@@ -167,11 +169,17 @@ Result benchTimeline(size_t n, int reps)
     r.setTraceMs = double(timer.nsecsElapsed()) / 1e6;
 
     view.fitToView();
+    view.spansPlottable()->setSummariesUsed(false);
+    r.fullWalkMs = replotMs(view, reps, &r.fullWalkCpu);
+    view.spansPlottable()->setSummariesUsed(true);
     r.fullMs = replotMs(view, reps, &r.fullCpu);
     r.full = view.spansPlottable()->lastDrawStats();
     const auto [lo, hi] = view.visibleTimeRange();
     const double mid = (lo + hi) / 2, width = hi - lo;
     view.setVisibleTimeRange(mid - width * 0.005, mid + width * 0.005);
+    view.spansPlottable()->setSummariesUsed(false);
+    r.zoom1WalkMs = replotMs(view, reps);
+    view.spansPlottable()->setSummariesUsed(true);
     r.zoom1Ms = replotMs(view, reps, &r.zoom1Cpu);
     r.zoom1 = view.spansPlottable()->lastDrawStats();
 
@@ -249,7 +257,7 @@ int main(int argc, char** argv)
     }
 
     std::map<size_t, Result> results;
-    for (size_t n : {size_t(100'000), size_t(1'000'000), size_t(10'000'000)}) {
+    for (size_t n : {size_t(100'000), size_t(1'000'000), size_t(10'000'000), size_t(100'000'000)}) {
         if (n > maxSpans)
             continue;
         results[n] = benchTimeline(n, reps);
@@ -260,6 +268,8 @@ int main(int argc, char** argv)
                         n, r.fullMs, r.zoom1Ms, r.zoom001Ms, r.hoverUs, r.bytesPerSpan, r.setTraceMs);
             std::printf("           cpu: full %.2f ms  1%% %.2f ms  0.01%% %.2f ms\n", r.fullCpu, r.zoom1Cpu,
                         r.zoom001Cpu);
+            std::printf("           without summaries (span walk): full %.2f ms (cpu %.2f ms)  1%% %.2f ms\n",
+                        r.fullWalkMs, r.fullWalkCpu, r.zoom1WalkMs);
             std::printf("           rects full %zu (merged %zu, visited %zu)  1%% %zu (labels %zu, arrows %zu, "
                         "skipped %zu)  0.01%% %zu (labels %zu, arrows %zu)\n",
                         r.full.rects(), r.full.mergedRects, r.full.spansVisited, r.zoom1.rects(), r.zoom1.labels,
@@ -273,8 +283,9 @@ int main(int argc, char** argv)
         bool first = true;
         for (const auto& [n, r] : results) {
             std::printf("%s\"%zu\": {\"full_ms\": %.3f, \"zoom1_ms\": %.3f, \"zoom001_ms\": %.3f, \"hover_us\": %.3f, "
-                        "\"bytes_per_span\": %.1f}",
-                        first ? "" : ", ", n, r.fullMs, r.zoom1Ms, r.zoom001Ms, r.hoverUs, r.bytesPerSpan);
+                        "\"bytes_per_span\": %.1f, \"full_walk_ms\": %.3f, \"zoom1_walk_ms\": %.3f}",
+                        first ? "" : ", ", n, r.fullMs, r.zoom1Ms, r.zoom001Ms, r.hoverUs, r.bytesPerSpan, r.fullWalkMs,
+                        r.zoom1WalkMs);
             first = false;
         }
         std::printf("}, \"naive_100k_full_ms\": %.3f}\n", naive);

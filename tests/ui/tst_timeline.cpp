@@ -2,6 +2,8 @@
 // axis and its durations.
 #include "tst_timeline.h"
 
+#include <random>
+
 void TestTimeline::layoutRows()
 {
     auto t = makeTrace({streamTrack("s10", 0), streamTrack("s2", 0), hostTrack("main"),
@@ -99,7 +101,8 @@ void TestTimeline::layoutCostsNothingPerSpanWithoutOverlaps()
         spans.push_back({uint32_t(i % 4), SpanKind::Kernel, i * 100, i * 100 + 50});
     auto t = makeTrace({streamTrack("a"), streamTrack("b"), streamTrack("c"), streamTrack("d")}, spans);
     const TimelineLayout plain(*t);
-    QVERIFY2(plain.memoryBytes() < 4096, qPrintable(QString::number(plain.memoryBytes())));
+    // Nothing per span but the lanes' summaries by zoom level, a few bytes a span (lane_summary.h).
+    QVERIFY2(plain.memoryBytes() < 4096 + 4 * 20000, qPrintable(QString::number(plain.memoryBytes())));
     QCOMPARE(plain.globalLaneCount(), size_t(4));
     QVERIFY(plain.lane(0).list == nullptr);
     QCOMPARE(plain.lane(0).count, 5000u);
@@ -111,7 +114,7 @@ void TestTimeline::layoutCostsNothingPerSpanWithoutOverlaps()
     const TimelineRow& b = stacked.rows()[size_t(stacked.rowOfTrack(1))];
     QCOMPARE(b.laneCount, 2);
     QCOMPARE(stacked.lane(size_t(b.firstGlobalLane)).count + stacked.lane(size_t(b.firstGlobalLane + 1)).count, 5001u);
-    QVERIFY(stacked.memoryBytes() < 4096 + 5001 * 6);
+    QVERIFY(stacked.memoryBytes() < 4096 + 5001 * 6 + 4 * 20001);
 }
 
 void TestTimeline::naturalOrder_data()
@@ -232,6 +235,82 @@ void TestTimeline::merging()
                  qPrintable(QString::number(list.stats.spanRects)));
         QCOMPARE(list.stats.mergedRects, size_t(0));
     }
+}
+
+void TestTimeline::summariesDrawWhatTheSpansDraw_data()
+{
+    QTest::addColumn<double>("zoom"); // fraction of the trace visible
+    QTest::newRow("full view") << 1.0;
+    QTest::newRow("10 %") << 0.1;
+    QTest::newRow("1 %") << 0.01;
+    QTest::newRow("0.1 %") << 0.001;
+}
+
+// A wide view drawn from the lanes' summaries (lane_summary.h) shows what the walk over the spans shows: every
+// pixel column a span starts in is drawn, and nothing more than a pixel away from the spans; every span is in a
+// block; fewer items looked at than spans in view.
+void TestTimeline::summariesDrawWhatTheSpansDraw()
+{
+    QFETCH(double, zoom);
+    std::mt19937_64 rng(5);
+    std::vector<SpanSpec> spans;
+    for (uint32_t track = 0; track < 3; ++track) {
+        int64_t t = 0;
+        for (int i = 0; i < 40000; ++i) {
+            const int64_t scale = int64_t(1) << (rng() % 12); // 1 ns to 4 us, bursts and gaps
+            const int64_t d = int64_t(rng() % uint64_t(scale)) + 1;
+            const auto kind = rng() % 5 == 0 ? SpanKind::MemcpyH2D : SpanKind::Kernel;
+            spans.push_back({track, kind, t, t + d});
+            t += d + int64_t(rng() % uint64_t(scale));
+        }
+    }
+    auto t = makeTrace({streamTrack("a"), streamTrack("b"), streamTrack("c")}, spans);
+    auto v = makeView(t);
+    QVERIFY(!v->timelineLayout().summary(0).levels().empty());
+    const auto [first, last] = t->timeRange();
+    const double len = double(last - first);
+    v->setVisibleTimeRange(len * 0.37 - len * zoom / 2, len * 0.37 + len * zoom / 2);
+    v->replot();
+    TimelinePlottable* plottable = v->spansPlottable();
+    TimelineDrawList withSummaries, withSpans;
+    plottable->computeDrawList(withSummaries);
+    plottable->setSummariesUsed(false);
+    plottable->computeDrawList(withSpans);
+    plottable->setSummariesUsed(true);
+    QCOMPARE(withSummaries.laneTop, withSpans.laneTop);
+    // Pixel columns covered per lane.
+    const int width = withSpans.canvasRight - withSpans.canvasLeft + 2;
+    auto covered = [&](const TimelineDrawList& list) {
+        std::vector<std::vector<bool>> columns(list.laneTop.size(), std::vector<bool>(size_t(width), false));
+        for (const auto& r : list.runs)
+            for (int x = std::max(r.x0, list.canvasLeft - 1); x < std::min(r.x1, list.canvasRight + 1); ++x)
+                columns[r.lane][size_t(x - list.canvasLeft + 1)] = true;
+        return columns;
+    };
+    const auto a = covered(withSummaries), b = covered(withSpans);
+    for (size_t lane = 0; lane < a.size(); ++lane) {
+        for (int x = 0; x < width; ++x) {
+            const bool near = b[lane][size_t(x)] || (x > 0 && b[lane][size_t(x - 1)]);
+            QVERIFY2(!b[lane][size_t(x)] || a[lane][size_t(x)],
+                     qPrintable(QStringLiteral("lane %1 column %2 hidden").arg(lane).arg(x)));
+            QVERIFY2(!a[lane][size_t(x)] || near,
+                     qPrintable(QStringLiteral("lane %1 column %2 drawn from nothing").arg(lane).arg(x)));
+        }
+    }
+    // Every span in view is in a run.
+    size_t inView = 0, inRuns = 0;
+    for (const SpanSpec& s : spans)
+        inView += double(s.end - first) > v->visibleTimeRange().first
+            && double(s.start - first) < v->visibleTimeRange().second;
+    for (const auto& r : withSummaries.runs)
+        inRuns += r.spanCount;
+    QVERIFY2(double(inRuns) >= double(inView) * 0.99, qPrintable(QStringLiteral("%1 of %2").arg(inRuns).arg(inView)));
+    // Finer views than the finest level walk the spans: never more looked at, and fewer at full view.
+    QVERIFY2(zoom < 1.0 ? withSummaries.stats.spansVisited <= withSpans.stats.spansVisited
+                        : withSummaries.stats.spansVisited < withSpans.stats.spansVisited,
+             qPrintable(QStringLiteral("%1 items, %2 spans")
+                            .arg(withSummaries.stats.spansVisited)
+                            .arg(withSpans.stats.spansVisited)));
 }
 
 void TestTimeline::flowKinds()

@@ -125,6 +125,8 @@ private Q_SLOTS:
     void culling();
     void merging_data();
     void merging();
+    void summariesDrawWhatTheSpansDraw_data();
+    void summariesDrawWhatTheSpansDraw();
     void hitTest();
     void hitTestTinySpan();
     void clickSelects();

@@ -3,7 +3,8 @@
 // mode hides the menu bar; a geometry saved on a bigger screen restored to fit this one; View ▸ Reset Layout puts
 // the docks back and the window at its default size; the compare window fits the screen with its table and Close
 // button on it; the timeline shows rows, in the default layout and maximized with the sweep (and, in
-// tst_window_layout_scale2, at Qt's scale 2 on a 1920×1080 screen). With STREAMSCOPE_LAYOUT_SHOTS=DIR the About box,
+// tst_window_layout_scale2, at Qt's scale 2 on a 1920×1080 screen), the whole window on the screen with the sweep
+// open; presentation mode there too. With STREAMSCOPE_LAYOUT_SHOTS=DIR the About box,
 // the compare window and the window of the rows check are saved there as PNGs.
 #include "compare_view.h"
 #include "concurrency_plot.h"
@@ -18,6 +19,7 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QHeaderView>
+#include <QLabel>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QScreen>
@@ -27,6 +29,7 @@
 #include <QTableWidget>
 #include <QTemporaryFile>
 #include <QTest>
+#include <QToolBar>
 
 #include <map>
 #include <memory>
@@ -86,6 +89,34 @@ void shot(QWidget* w, const QString& name)
     QDir().mkpath(dir);
     QTest::qWait(300);
     QVERIFY(w->grab().save(QDir(dir).filePath(name + QStringLiteral(".png"))));
+}
+
+// What holds a window's minimum up, for failure messages: its bars, the centre and every dock shown.
+QString minimums(const MainWindow& w)
+{
+    QStringList out;
+    auto add = [&out](const QString& name, const QWidget* x) {
+        if (!x || !x->isVisible())
+            return;
+        const QSize m = x->minimumSizeHint().expandedTo(x->minimumSize());
+        out << QStringLiteral("%1 %2x%3 (now %4x%5)")
+                   .arg(name)
+                   .arg(m.width())
+                   .arg(m.height())
+                   .arg(x->width())
+                   .arg(x->height());
+    };
+    add(QStringLiteral("menu"), w.menuWidget());
+    add(QStringLiteral("centre"), w.centralWidget());
+    add(QStringLiteral("timeline"), w.timeline());
+    add(QStringLiteral("strip"), w.concurrencyPlot());
+    const auto bars = w.findChildren<QToolBar*>(Qt::FindDirectChildrenOnly);
+    for (const QToolBar* b : bars)
+        add(b->objectName(), b);
+    const auto docks = w.findChildren<QDockWidget*>(Qt::FindDirectChildrenOnly);
+    for (const QDockWidget* d : docks)
+        add(d->objectName(), d);
+    return out.join(QStringLiteral("; "));
 }
 
 int actionsWithKey(const QWidget& w, const QKeySequence& key)
@@ -261,7 +292,7 @@ private Q_SLOTS:
                                   .arg(w->devicePixelRatioF());
         QTRY_VERIFY2(available().contains(w->frameGeometry()), qPrintable(where));
         QTRY_VERIFY2(rows() >= 6, qPrintable(QStringLiteral("%1 rows, %2").arg(rows()).arg(where)));
-        w->findChild<QDockWidget*>(QStringLiteral("sweepDock"))->show();
+        w->findChild<QAction*>(QStringLiteral("sweep"))->trigger(); // Analysis ▸ Sweep: the dock shown and raised
         w->concurrencyPlot()->setMode(ConcurrencyPlot::Mode::Histogram);
         w->showMaximized();
         QTest::qWait(100);
@@ -273,6 +304,77 @@ private Q_SLOTS:
                                     .arg(w->frameGeometry().width())
                                     .arg(w->minimumSizeHint().width())
                                     .arg(where)));
+        // The whole window on the screen, and not held bigger by its minimum (at scale 2 the sweep once made it
+        // 603 px high on a 540 px screen).
+        const QSize least = w->minimumSizeHint().expandedTo(w->minimumSize());
+        QVERIFY2(least.width() <= available().width() && least.height() <= available().height(),
+                 qPrintable(QStringLiteral("minimum %1x%2, %3: %4")
+                                .arg(least.width())
+                                .arg(least.height())
+                                .arg(where, minimums(*w))));
+        QTRY_VERIFY2(w->frameGeometry().height() <= available().height(),
+                     qPrintable(QStringLiteral("%1 high, %2").arg(w->frameGeometry().height()).arg(where)));
+        // The sweep is there to be used: its dock on screen with room for its plot.
+        auto* sweep = w->findChild<QDockWidget*>(QStringLiteral("sweepDock"));
+        QVERIFY(sweep->isVisible());
+        QVERIFY2(
+            sweep->width() >= 200 && sweep->height() >= 150,
+            qPrintable(QStringLiteral("sweep dock %1x%2, %3").arg(sweep->width()).arg(sweep->height()).arg(where)));
+        // And smaller again after maximized (no minimum left behind by the wider view), the timeline's rows still
+        // there.
+        w->showNormal();
+        const QSize smaller = available().size() - QSize(60, 20);
+        w->resize(smaller);
+        QTRY_COMPARE(w->size(), smaller);
+        QTRY_VERIFY2(rows() >= 4, qPrintable(QStringLiteral("%1 rows after maximized, %2").arg(rows()).arg(where)));
+    }
+
+    // Presentation mode on this screen, with the sweep open: the explanation below or beside the timeline, never
+    // over it, the timeline's rows visible, and on leaving the window as it was (run again at scale 2 by
+    // tst_window_layout_scale2).
+    void presentsOnThisScreen()
+    {
+        auto w = std::make_unique<MainWindow>();
+        w->setGpuProbeEnabled(false);
+        w->setUnsavedPrompt([] { return MainWindow::UnsavedChoice::Discard; });
+        w->show();
+        QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+        QVERIFY(testing::openAndRun(*w, QStringLiteral("01"), {}, 60000));
+        w->findChild<QAction*>(QStringLiteral("sweep"))->trigger();
+        QTest::qWait(100);
+        const QRect geometry = w->geometry();
+        const auto docksBefore = describe(dockPlaces(*w));
+        auto* p = w->findChild<PresentationMode*>();
+        QVERIFY(p);
+        p->enter();
+        p->step();
+        QTRY_COMPARE_WITH_TIMEOUT(p->runState(), PresentationMode::RunState::Finished, 60000);
+        p->step();
+        p->step();
+        QCOMPARE(p->currentStep(), PresentationMode::Step::Explanation);
+        QTRY_VERIFY(w->timeline()->isVisible());
+        QTest::qWait(200);
+        auto* panel = p->stage()->findChild<QLabel*>(QStringLiteral("presentationExplanation"));
+        QVERIFY(panel && panel->isVisible());
+        const QRect timelineRect(w->timeline()->mapTo(p->stage(), QPoint(0, 0)), w->timeline()->size());
+        const QString where = QStringLiteral("screen %1x%2: explanation %3,%4 %5x%6, timeline %7,%8 %9x%10")
+                                  .arg(available().width())
+                                  .arg(available().height())
+                                  .arg(panel->geometry().x())
+                                  .arg(panel->geometry().y())
+                                  .arg(panel->width())
+                                  .arg(panel->height())
+                                  .arg(timelineRect.x())
+                                  .arg(timelineRect.y())
+                                  .arg(timelineRect.width())
+                                  .arg(timelineRect.height());
+        QVERIFY2(!panel->geometry().intersects(timelineRect), qPrintable(where));
+        QVERIFY2(p->stage()->rect().contains(panel->geometry()), qPrintable(where));
+        QVERIFY2(w->timeline()->timeAxisRect().height() >= 2 * w->timeline()->laneHeight(), qPrintable(where));
+        shot(w.get(), QStringLiteral("presentation-") + QString::number(available().width()));
+        p->leave();
+        QTRY_COMPARE(w->geometry(), geometry);
+        QCOMPARE(describe(dockPlaces(*w)), docksBefore);
     }
 
     void compareWindowFitsTheScreen()

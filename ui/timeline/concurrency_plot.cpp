@@ -506,6 +506,12 @@ void ConcurrencyPlot::changeEvent(QEvent* event)
     }
 }
 
+QSize ConcurrencyPlot::minimumSizeHint() const
+{
+    const QSize hint = QCustomPlot::minimumSizeHint();
+    return {std::min(hint.width(), axisRect()->margins().left() + 160), hint.height()};
+}
+
 void ConcurrencyPlot::resizeEvent(QResizeEvent* event)
 {
     QCustomPlot::resizeEvent(event);

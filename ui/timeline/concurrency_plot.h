@@ -95,6 +95,11 @@ public Q_SLOTS:
 Q_SIGNALS:
     void modeChanged(ConcurrencyPlot::Mode mode);
 
+public:
+    // Its layout's minimum width grows with the width it was given (as the timeline's, TimelineView::minimumSizeHint):
+    // a minimum that follows the timeline's instead.
+    QSize minimumSizeHint() const override;
+
 protected:
     void resizeEvent(QResizeEvent* event) override;
     bool event(QEvent* event) override;

@@ -10,6 +10,7 @@
 #include <QVarLengthArray>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -204,6 +205,72 @@ void walkLane(const LaneWalk& w, const uint32_t* lane, uint32_t base, size_t fir
     }
 }
 
+// Walks the items of a lane's summary level (lane_summary.h) that lie in [t0, t1) instead of its spans: a pixel
+// column holds one to three buckets, so the walk costs O(columns) however many spans are in view, and it reads one
+// small sequential array instead of missing the cache at every column of a multi-gigabyte span column. A span of
+// its own that is a pixel wide is drawn as the span walk draws it; the other items starting in one pixel column
+// become one block of their dominant kind (by time), joined with the block before when of the same kind.
+void walkSummary(const LaneWalk& w, const LaneSummaryLevel& level, const TimelineLane& lane, int64_t t0, int64_t t1,
+                 TimelineDrawList& out, size_t& visited)
+{
+    const auto& items = level.items;
+    size_t i = firstItemEndingAfter(level, 0, t0);
+    const size_t e = firstItemStartingAtOrAfter(level, i, t1);
+    auto& runs = out.runs;
+    const size_t laneStart = runs.size();
+    std::array<float, kSpanKindCount> weight{};
+    while (i < e) {
+        const LaneSummaryItem& it = items[i];
+        ++visited;
+        const double xs = w.px(it.start), xe = w.px(it.end);
+        if (it.count == 1 && xe - xs >= 1.0) {
+            const uint32_t s = lane.at(it.first);
+            const int L = floorPx(xs, w.pxLo, w.pxHi);
+            const int R = ceilPx(xe, w.pxLo, w.pxHi);
+            int width = std::max(1, R - L);
+            if (width >= 4)
+                --width; // a one-pixel gap tells back-to-back spans apart
+            runs.push_back({L, L + width, s, 1, w.row, it.kind, false});
+            ++out.stats.spanRects;
+            if (width >= w.labelMinWidth)
+                out.labels.push_back({QRect(L, w.y, width, w.barH), s});
+            ++i;
+            continue;
+        }
+        const int c = floorPx(xs, w.pxLo - 1, w.pxHi);
+        uint32_t count = 0;
+        double groupEnd = xe;
+        size_t j = i;
+        for (; j < e; ++j) {
+            const LaneSummaryItem& q = items[j];
+            const double qs = w.px(q.start), qe = w.px(q.end);
+            if (j > i && (floorPx(qs, w.pxLo - 1, w.pxHi) != c || (q.count == 1 && qe - qs >= 1.0)))
+                break;
+            weight[size_t(q.kind)] += std::max(q.weight, 1.0f);
+            count += q.count;
+            groupEnd = std::max(groupEnd, qe);
+        }
+        visited += j - i - 1;
+        int best = 0; // a tie goes to the lower kind, as in the summary
+        for (int k = 0; k < kSpanKindCount; ++k) {
+            if (weight[size_t(k)] > weight[size_t(best)])
+                best = k;
+        }
+        weight.fill(0.0f);
+        const auto kind = SpanKind(best);
+        // A block's spans start in a bucket, which may straddle two columns: it covers the columns its spans reach.
+        const int x1 = std::max(c + 1, ceilPx(groupEnd, w.pxLo, w.pxHi));
+        if (runs.size() > laneStart && runs.back().merged && runs.back().kind == kind && runs.back().x1 >= c) {
+            runs.back().x1 = std::max(runs.back().x1, x1);
+            runs.back().spanCount += count;
+        } else {
+            runs.push_back({c, x1, lane.at(it.first), count, w.row, kind, true});
+            ++out.stats.mergedRects;
+        }
+        i = j;
+    }
+}
+
 } // namespace
 
 void TimelinePlottable::computeDrawList(TimelineDrawList& out) const
@@ -261,8 +328,12 @@ void TimelinePlottable::computeDrawList(TimelineDrawList& out) const
             w.y = int(std::lround(m.yOfLane(laneIndex) + inset));
             w.row = uint16_t(std::min<size_t>(out.laneTop.size(), std::numeric_limits<uint16_t>::max()));
             out.laneTop.push_back(w.y);
-            // Lanes of tracks without overlaps hold consecutive span indices: no indirection.
-            if (!lane.list)
+            // Wide views draw a summary level's items (O(columns)); narrower ones the spans themselves. Lanes of
+            // tracks without overlaps hold consecutive span indices: no indirection.
+            const LaneSummaryLevel* level = m_useSummaries ? lay.summary(g).levelFor(w.invBx) : nullptr;
+            if (level)
+                walkSummary(w, *level, lane, t0, t1, out, visited);
+            else if (!lane.list)
                 walkLane<true>(w, nullptr, lane.base, p, e, out, visited);
             else
                 walkLane<false>(w, lane.list, 0, p, e, out, visited);

@@ -225,6 +225,7 @@ TimelineLayout::TimelineLayout(const Trace& trace) : m_trace(&trace)
 
     // Spans per lane: a track with one lane is its consecutive spans; the lanes of a track with overlaps list theirs.
     m_lanes.assign(size_t(globalLanes), TimelineLane{});
+    m_summaries.resize(size_t(globalLanes));
     if (!indexed)
         return;
     m_laneLists.reserve(m_spanLane.size());
@@ -257,6 +258,23 @@ TimelineLayout::TimelineLayout(const Trace& trace) : m_trace(&trace)
             ln.list = m_laneLists.data() + ln.base;
             ln.base = 0;
         }
+    }
+    buildSummaries();
+}
+
+void TimelineLayout::buildSummaries()
+{
+    const Trace& trace = *m_trace;
+    for (size_t g = 0; g < m_lanes.size(); ++g) {
+        const TimelineLane& lane = m_lanes[g];
+        LaneSpans spans;
+        spans.start = trace.spans.start.data();
+        spans.end = trace.spans.end.data();
+        spans.kind = trace.spans.kind.data();
+        spans.list = lane.list;
+        spans.base = lane.base;
+        spans.count = lane.count;
+        m_summaries[g] = LaneSummary(spans, m_origin);
     }
 }
 
@@ -291,7 +309,9 @@ size_t TimelineLayout::memoryBytes() const
     size_t bytes = m_spanLane.capacity() * sizeof(uint16_t) + m_laneLists.capacity() * sizeof(uint32_t)
         + m_lanes.capacity() * sizeof(TimelineLane) + m_trackLaneOffset.capacity() * sizeof(int64_t)
         + m_rowOfTrack.capacity() * sizeof(int) + m_rowFirstLane.capacity() * sizeof(int)
-        + m_trackFirstLane.capacity() * sizeof(int);
+        + m_trackFirstLane.capacity() * sizeof(int) + m_summaries.capacity() * sizeof(LaneSummary);
+    for (const LaneSummary& summary : m_summaries)
+        bytes += summary.memoryBytes();
     for (const TimelineRow& r : m_rows)
         bytes += sizeof(TimelineRow) + r.label.capacity();
     return bytes;

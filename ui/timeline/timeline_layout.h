@@ -7,6 +7,7 @@
 // time window is one binary search away, even when it began long before the window.
 #pragma once
 
+#include "lane_summary.h"
 #include "trace.h"
 
 #include <cstdint>
@@ -62,6 +63,8 @@ public:
     // Lanes over all tracks: row r has lanes rows()[r].firstGlobalLane + 0 .. laneCount - 1.
     size_t globalLaneCount() const { return m_lanes.size(); }
     const TimelineLane& lane(size_t globalLane) const { return m_lanes[globalLane]; }
+    // The lane's summaries by zoom level (lane_summary.h), built with the layout: what a wide view draws.
+    const LaneSummary& summary(size_t globalLane) const { return m_summaries[globalLane]; }
 
     // Time origin: the earliest span start; the view's x axis is ns relative to it (so that absolute epoch
     // timestamps of imported traces keep ns precision in a double).
@@ -77,7 +80,9 @@ private:
     std::vector<int> m_rowOfTrack;
     std::vector<int> m_rowFirstLane; // rows' firstLane, for binary search
     int m_totalLanes = 0;
+    void buildSummaries();
     std::vector<TimelineLane> m_lanes;      // per global lane
+    std::vector<LaneSummary> m_summaries;   // per global lane
     std::vector<uint32_t> m_laneLists;      // the span lists of lanes of tracks with overlaps
     std::vector<int64_t> m_trackLaneOffset; // per track: -1 (one lane) or offset into m_spanLane
     std::vector<uint16_t> m_spanLane;       // lane per span, for tracks with overlaps only

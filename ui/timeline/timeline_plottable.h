@@ -2,8 +2,10 @@
 // do (Qt Creator's tracing renderer, Tracy, Perfetto):
 // - cull: per visible lane, binary-search the first span ending after the window's start and the first starting
 //   after its end (a lane's spans are sorted by start and end, see timeline_layout.h);
-// - merge: spans narrower than a pixel fold into one block per pixel column (the next column is found by galloping
-//   search, so a wide view costs O(pixel columns), not O(spans)); neighbouring blocks of one colour join;
+// - merge: spans narrower than a pixel fold into one block per pixel column; a wide view walks the lane's summary
+//   level whose buckets are at most a pixel (lane_summary.h, built once with the layout; a block gets the kind with
+//   the most time in it), so it costs O(pixel columns), not O(spans); a narrower one walks the spans, finding the
+//   next column by galloping search (a block gets its first span's kind); neighbouring blocks of one colour join;
 // - batch: rectangles are grouped by span kind and filled with one drawRects call per colour, antialiasing off;
 // - labels inside bars where the name fits (the short name, span_display_names.h); dependency arrows (flows) per
 //   kind, only when few enough to read;
@@ -160,6 +162,10 @@ public:
     void setTheme(const Theme& theme);
     const Theme& theme() const { return *m_theme; }
 
+    // Wide views draw the lanes' summaries by zoom level (lane_summary.h) instead of walking their spans; off, every
+    // view walks the spans (for benchmarks and tests that compare the two).
+    void setSummariesUsed(bool on) { m_useSummaries = on; }
+    bool summariesUsed() const { return m_useSummaries; }
     // Computes what draw() would draw for the current axes (culling, merging, labels, arrows).
     void computeDrawList(TimelineDrawList& out) const;
     // Above this many arrows in view every arrow is drawn a pixel wide (fast); dependencies are wider below it.
@@ -222,6 +228,7 @@ private:
     bool m_labels = true;
     bool m_rowShading = true;
     bool m_highContrast = false;
+    bool m_useSummaries = true;
     const Theme* m_theme = &Theme::light();
     int m_maxLabelPx = 28;
     // Flows sorted by their earliest end point, with the prefix maximum of their latest, to cull arrows by time.

@@ -376,6 +376,8 @@ void TimelineView::updateMargins()
         const int legend = m_kindLegend->visible() ? m_kindLegend->minimumOuterSizeHint().height() : 0;
         const int fh = QFontMetrics(font()).height();
         setMinimumHeight(legend + m_minimumLanes * std::max(1, m_laneHeight) + 3 * fh + 8);
+    } else {
+        setMinimumHeight(0);
     }
 }
 
@@ -596,6 +598,12 @@ void TimelineView::selectSpan(int spanIndex)
     }
     if (changed)
         Q_EMIT spanSelected(spanIndex);
+}
+
+QSize TimelineView::minimumSizeHint() const
+{
+    const QSize hint = QCustomPlot::minimumSizeHint();
+    return {std::min(hint.width(), m_rowLabelWidth + 160), hint.height()};
 }
 
 void TimelineView::resizeEvent(QResizeEvent* event)

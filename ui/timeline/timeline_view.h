@@ -132,6 +132,12 @@ Q_SIGNALS:
     // A measured range was set (absolute ns); emitted with start == end == -1 when cleared.
     void measuredRangeChanged(qint64 startNs, qint64 endNs);
 
+public:
+    // QCustomPlot's minimum is its layout's: the legend's columns, which are as many as the last width allowed, so
+    // the window could never again be narrower than the timeline had once been (2146 px at Qt's scale 2). The
+    // legend wraps to fewer columns when narrower: only the row labels and a little of the plot are a minimum.
+    QSize minimumSizeHint() const override;
+
 protected:
     void mousePressEvent(QMouseEvent* event) override;
     void mouseMoveEvent(QMouseEvent* event) override;

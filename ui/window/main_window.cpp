@@ -86,6 +86,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -193,9 +194,7 @@ void MainWindow::createCentre()
     centreLayout->setSpacing(0);
     centreLayout->addWidget(m_messageBar);
     centreLayout->addWidget(m_timeline, 1);
-    // Rows first: the timeline keeps room for its legend, axis and six lanes (TimelineView::updateMargins) before
-    // the strip below gets more.
-    m_timeline->setMinimumVisibleLanes(6);
+    m_timeline->setMinimumVisibleLanes(kTimelineMinimumLanes);
     m_concurrency = new ConcurrencyPlot;
     m_concurrency->followTimeline(m_timeline);
     centreLayout->addWidget(m_concurrency);
@@ -436,6 +435,27 @@ void MainWindow::arrangeDocks()
     addDockWidget(Qt::LeftDockWidgetArea, scenarioDock);
     tabifyDockWidget(scenarioDock, lessonsDock);
     scenarioDock->raise();
+    setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+    setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
+    const QRect room = availableGeometry(this);
+    if (room.width() < kCompactLayoutSize.width() || room.height() < kCompactLayoutSize.height()) {
+        // A small screen (1920x1080 at Qt's scale 2 is 960x540): every dock a tab of one column on the left. Docks
+        // on the right left the timeline about 230 px wide, its legend wrapped to a column, and with the docks under
+        // it the window's minimum height was 603 px on a 540 px screen, with no timeline row to see.
+        QDockWidget* last = lessonsDock;
+        for (QDockWidget* d : {analysisDock, inspectorDock, runInfoDock, spansDock, sweepDock}) {
+            if (!d)
+                continue;
+            addDockWidget(Qt::LeftDockWidgetArea, d);
+            tabifyDockWidget(last, d);
+            last = d;
+        }
+        if (sweepDock)
+            sweepDock->hide();
+        scenarioDock->raise();
+        resizeDocks({scenarioDock}, {std::min(390, room.width() * 2 / 5)}, Qt::Horizontal);
+        return;
+    }
     addDockWidget(Qt::RightDockWidgetArea, analysisDock);
     addDockWidget(Qt::RightDockWidgetArea, inspectorDock);
     splitDockWidget(analysisDock, inspectorDock, Qt::Vertical);
@@ -449,8 +469,6 @@ void MainWindow::arrangeDocks()
         sweepDock->hide();
         spansDock->raise();
     }
-    setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
-    setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
     resizeDocks({scenarioDock, analysisDock}, {390, 340}, Qt::Horizontal);
     resizeDocks({analysisDock, inspectorDock}, {520, 320}, Qt::Vertical);
     resizeDocks({spansDock}, {250}, Qt::Vertical);

@@ -137,6 +137,8 @@ public:
     // default size (defaultSize(), shrunk to fit the screen).
     void resetLayout();
     static QSize defaultSize() { return {1600, 1000}; }
+    // Below this much room on the screen (logical pixels), the docks are tabs of one column on the left.
+    static constexpr QSize kCompactLayoutSize{1100, 640};
     // Help ▸ About: the name and version.
     static QString aboutText();
 

@@ -1,4 +1,4 @@
-// What the main window's files share (main_window*.cpp). Internal to the main window.
+// What the main window's files share (main_window*.cpp, presentation_mode.cpp). Internal to the main window.
 #pragma once
 
 #include <QDockWidget>
@@ -9,6 +9,11 @@
 #include <QWidget>
 
 namespace streamscope {
+
+// Rows first: the window's timeline keeps room for its legend, axis and this many lanes before the strip below it
+// and the docks get more (TimelineView::setMinimumVisibleLanes). Presentation mode sizes the lanes to the slide
+// instead and lifts it while it shows the timeline.
+inline constexpr int kTimelineMinimumLanes = 6;
 
 inline QDockWidget* makeDock(const QString& title, const QString& objectName, QWidget* content, QMainWindow* parent)
 {

@@ -8,6 +8,7 @@
 #include "format.h"
 #include "lesson_gallery.h"
 #include "main_window.h"
+#include "main_window_parts.h"
 #include "scenario_model.h"
 #include "timeline_view.h"
 
@@ -186,6 +187,10 @@ void PresentationMode::enter()
     m_concurrencyVisible = !w->concurrencyPlot()->isHidden();
     m_savedFontScale = timeline->fontScale();
     m_savedLaneHeight = timeline->laneHeight();
+    // The slide sizes the lanes to its height (fitTimeline): six of them at the slide's lane height made the
+    // timeline taller than its share above the explanation on a small screen (960x540, 1920x1080 at scale 2), and
+    // it ran under the explanation.
+    timeline->setMinimumVisibleLanes(0);
     m_savedFocus = QApplication::focusWidget();
 
     m_active = true;
@@ -242,6 +247,7 @@ void PresentationMode::leave()
     timeline->setPresentationStyle(false);
     timeline->setFontScale(m_savedFontScale);
     timeline->setLaneHeight(m_savedLaneHeight);
+    timeline->setMinimumVisibleLanes(kTimelineMinimumLanes);
 
     // The window's own centre goes back; the slide goes once the event that ended it is handled.
     if (m_stage) {

@@ -1,0 +1,187 @@
+#include "lane_summary.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+
+namespace streamscope {
+
+namespace {
+
+// Builds one level: the items of the level below (or the spans themselves) folded into buckets of 2^shift ns. Time
+// per kind is summed exactly (in a column per kind present in the lane) so that each block's dominant kind is that
+// of its spans, not a vote of the blocks below.
+class LevelBuilder {
+public:
+    LevelBuilder(int shift, int64_t origin, int kinds, const std::array<SpanKind, kSpanKindCount>& kindOfSlot)
+        : m_shift(shift), m_origin(origin), m_kinds(kinds), m_kindOfSlot(kindOfSlot)
+    {
+        m_level.shift = shift;
+    }
+
+    // An item of the level below (or a span: count 1) with its time per kind.
+    void add(int64_t start, int64_t end, uint32_t first, uint32_t count, const int64_t* kindNs)
+    {
+        if (count == 1 && end - start >= (int64_t(1) << m_shift)) { // a span of its own at this level too
+            flush();
+            begin(start, end, first, count, kindNs);
+            flush();
+            return;
+        }
+        const int64_t key = (start - m_origin) >> m_shift;
+        if (m_open && key == m_key) {
+            m_pending.end = end;
+            m_pending.count += count;
+            for (int k = 0; k < m_kinds; ++k)
+                m_pendingNs[size_t(k)] += kindNs[k];
+            return;
+        }
+        flush();
+        begin(start, end, first, count, kindNs);
+        m_key = key;
+    }
+
+    LaneSummaryLevel finish()
+    {
+        flush();
+        return std::move(m_level);
+    }
+    // Time per kind of each item of the level (m_kinds a row), for the next level up.
+    std::vector<int64_t> takeKindNs() { return std::move(m_kindNs); }
+
+private:
+    void begin(int64_t start, int64_t end, uint32_t first, uint32_t count, const int64_t* kindNs)
+    {
+        m_open = true;
+        m_key = -1;
+        m_pending = {start, end, first, count, 0.f, SpanKind::Kernel};
+        std::copy(kindNs, kindNs + m_kinds, m_pendingNs.begin());
+    }
+
+    void flush()
+    {
+        if (!m_open)
+            return;
+        m_open = false;
+        int best = 0; // slots are in SpanKind order: a tie goes to the lower kind
+        for (int k = 1; k < m_kinds; ++k)
+            if (m_pendingNs[size_t(k)] > m_pendingNs[size_t(best)])
+                best = k;
+        m_pending.kind = m_kindOfSlot[size_t(best)];
+        m_pending.weight = float(m_pendingNs[size_t(best)]);
+        m_level.items.push_back(m_pending);
+        m_kindNs.insert(m_kindNs.end(), m_pendingNs.begin(), m_pendingNs.begin() + m_kinds);
+    }
+
+    int m_shift;
+    int64_t m_origin;
+    int m_kinds;
+    const std::array<SpanKind, kSpanKindCount>& m_kindOfSlot;
+    LaneSummaryLevel m_level;
+    std::vector<int64_t> m_kindNs;
+    bool m_open = false;
+    int64_t m_key = -1;
+    LaneSummaryItem m_pending;
+    std::array<int64_t, kSpanKindCount> m_pendingNs{};
+};
+
+} // namespace
+
+LaneSummary::LaneSummary(const LaneSpans& spans, int64_t origin)
+{
+    const size_t n = spans.count;
+    if (n < kMinSpans || n > UINT32_MAX)
+        return;
+    // The kinds present, each a column of time sums, in SpanKind order.
+    std::array<bool, kSpanKindCount> present{};
+    for (size_t p = 0; p < n; ++p)
+        present[size_t(spans.kind[spans.at(p)])] = true;
+    std::array<int, kSpanKindCount> slotOfKind{};
+    std::array<SpanKind, kSpanKindCount> kindOfSlot{};
+    int kinds = 0;
+    for (int k = 0; k < kSpanKindCount; ++k)
+        if (present[size_t(k)]) {
+            slotOfKind[size_t(k)] = kinds;
+            kindOfSlot[size_t(kinds++)] = SpanKind(k);
+        }
+
+    // Start at buckets of about four times the lane's typical spacing (the median of a sample): finer levels would
+    // have more items than a sixteenth of the spans where the spans are, even in a lane that is busy in bursts.
+    std::vector<int64_t> spacings;
+    const size_t step = std::max<size_t>(1, (n - 1) / 1024);
+    for (size_t p = 0; p + 1 < n; p += step)
+        spacings.push_back(spans.start[spans.at(p + 1)] - spans.start[spans.at(p)]);
+    std::nth_element(spacings.begin(), spacings.begin() + ptrdiff_t(spacings.size() / 2), spacings.end());
+    const int64_t spacing = std::max<int64_t>(1, spacings[spacings.size() / 2]);
+    int shift = std::min(60, int(std::bit_width(uint64_t(spacing))) - 1 + 2);
+
+    LevelBuilder first(shift, origin, kinds, kindOfSlot);
+    std::array<int64_t, kSpanKindCount> ns{};
+    for (size_t p = 0; p < n; ++p) {
+        const uint32_t s = spans.at(p);
+        const int slot = slotOfKind[size_t(spans.kind[s])];
+        // A span of 0 ns counts as 1 ns, so that a block's kind is always one of its spans'.
+        ns[size_t(slot)] = std::max<int64_t>(1, spans.end[s] - spans.start[s]);
+        first.add(spans.start[s], spans.end[s], uint32_t(p), 1, ns.data());
+        ns[size_t(slot)] = 0;
+    }
+    LaneSummaryLevel level = first.finish();
+    std::vector<int64_t> kindNs = first.takeKindNs();
+    for (;;) {
+        const bool keep = level.items.size() * kReduction <= n;
+        const bool last = level.items.size() <= 1 || shift >= 61;
+        if (last && !keep)
+            break;
+        const LaneSummaryLevel* below = &level;
+        if (keep) {
+            m_levels.push_back(std::move(level));
+            below = &m_levels.back();
+        }
+        if (last)
+            break;
+        ++shift;
+        LevelBuilder next(shift, origin, kinds, kindOfSlot);
+        for (size_t i = 0; i < below->items.size(); ++i) {
+            const LaneSummaryItem& it = below->items[i];
+            next.add(it.start, it.end, it.first, it.count, kindNs.data() + i * size_t(kinds));
+        }
+        level = next.finish();
+        kindNs = next.takeKindNs();
+    }
+    for (LaneSummaryLevel& l : m_levels)
+        l.items.shrink_to_fit();
+}
+
+const LaneSummaryLevel* LaneSummary::levelFor(double nsPerPixel) const
+{
+    for (auto it = m_levels.rbegin(); it != m_levels.rend(); ++it)
+        if (double(it->bucketNs()) <= nsPerPixel)
+            return &*it;
+    return nullptr;
+}
+
+size_t LaneSummary::memoryBytes() const
+{
+    size_t bytes = m_levels.capacity() * sizeof(LaneSummaryLevel);
+    for (const LaneSummaryLevel& l : m_levels)
+        bytes += l.items.capacity() * sizeof(LaneSummaryItem);
+    return bytes;
+}
+
+size_t firstItemEndingAfter(const LaneSummaryLevel& level, size_t from, int64_t t)
+{
+    const auto& items = level.items;
+    return size_t(std::partition_point(items.begin() + ptrdiff_t(std::min(from, items.size())), items.end(),
+                                       [t](const LaneSummaryItem& it) { return it.end <= t; })
+                  - items.begin());
+}
+
+size_t firstItemStartingAtOrAfter(const LaneSummaryLevel& level, size_t from, int64_t t)
+{
+    const auto& items = level.items;
+    return size_t(std::partition_point(items.begin() + ptrdiff_t(std::min(from, items.size())), items.end(),
+                                       [t](const LaneSummaryItem& it) { return it.start < t; })
+                  - items.begin());
+}
+
+} // namespace streamscope
