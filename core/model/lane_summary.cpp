@@ -3,10 +3,19 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cstdint>
 
 namespace streamscope {
 
 namespace {
+
+// b - a for a <= b, saturating: a trace's times may lie anywhere in int64 (an imported file), and no difference of
+// two of them may overflow.
+int64_t distance(int64_t a, int64_t b)
+{
+    const uint64_t d = uint64_t(b) - uint64_t(a);
+    return d > uint64_t(INT64_MAX) ? INT64_MAX : int64_t(d);
+}
 
 // Builds one level: the items of the level below (or the spans themselves) folded into buckets of 2^shift ns. Time
 // per kind is summed exactly (in a column per kind present in the lane) so that each block's dominant kind is that
@@ -22,18 +31,19 @@ public:
     // An item of the level below (or a span: count 1) with its time per kind.
     void add(int64_t start, int64_t end, uint32_t first, uint32_t count, const int64_t* kindNs)
     {
-        if (count == 1 && end - start >= (int64_t(1) << m_shift)) { // a span of its own at this level too
+        if (count == 1 && distance(start, end) >= (int64_t(1) << m_shift)) { // a span of its own at this level too
             flush();
             begin(start, end, first, count, kindNs);
             flush();
             return;
         }
-        const int64_t key = (start - m_origin) >> m_shift;
+        const int64_t key = int64_t((uint64_t(start) - uint64_t(m_origin)) >> m_shift);
         if (m_open && key == m_key) {
             m_pending.end = end;
             m_pending.count += count;
             for (int k = 0; k < m_kinds; ++k)
-                m_pendingNs[size_t(k)] += kindNs[k];
+                m_pendingNs[size_t(k)] =
+                    kindNs[k] > INT64_MAX - m_pendingNs[size_t(k)] ? INT64_MAX : m_pendingNs[size_t(k)] + kindNs[k];
             return;
         }
         flush();
@@ -110,7 +120,7 @@ LaneSummary::LaneSummary(const LaneSpans& spans, int64_t origin)
     std::vector<int64_t> spacings;
     const size_t step = std::max<size_t>(1, (n - 1) / 1024);
     for (size_t p = 0; p + 1 < n; p += step)
-        spacings.push_back(spans.start[spans.at(p + 1)] - spans.start[spans.at(p)]);
+        spacings.push_back(distance(spans.start[spans.at(p)], spans.start[spans.at(p + 1)]));
     std::nth_element(spacings.begin(), spacings.begin() + ptrdiff_t(spacings.size() / 2), spacings.end());
     const int64_t spacing = std::max<int64_t>(1, spacings[spacings.size() / 2]);
     int shift = std::min(60, int(std::bit_width(uint64_t(spacing))) - 1 + 2);
@@ -121,7 +131,7 @@ LaneSummary::LaneSummary(const LaneSpans& spans, int64_t origin)
         const uint32_t s = spans.at(p);
         const int slot = slotOfKind[size_t(spans.kind[s])];
         // A span of 0 ns counts as 1 ns, so that a block's kind is always one of its spans'.
-        ns[size_t(slot)] = std::max<int64_t>(1, spans.end[s] - spans.start[s]);
+        ns[size_t(slot)] = std::max<int64_t>(1, distance(spans.start[s], spans.end[s]));
         first.add(spans.start[s], spans.end[s], uint32_t(p), 1, ns.data());
         ns[size_t(slot)] = 0;
     }

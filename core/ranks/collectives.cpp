@@ -121,6 +121,9 @@ int64_t arrivalOf(const Trace& t, uint32_t span, const std::vector<int64_t>& lau
     const uint32_t track = t.spans.track[span];
     if (span > t.trackBegin(track))
         ready = std::max(ready, t.spans.end[span - 1]);
+    // A span with neither a launch nor an earlier span (an imported trace, say) arrived when it started.
+    if (ready == INT64_MIN)
+        return t.spans.start[span];
     return std::min(ready, t.spans.start[span]);
 }
 
@@ -146,13 +149,18 @@ std::vector<CollectiveCallView> collectiveCalls(const Trace& trace)
     }
     if (!any)
         return out;
+    // A span belongs to one call: a file whose arrows join chains (two spans linked to one) is walked once, not once
+    // per head.
+    std::vector<bool> visited(n, false);
     for (uint32_t i = 0; i < n; ++i) {
-        if (next[i] == kNoSpan || prev[i] != kNoSpan)
+        if (next[i] == kNoSpan || prev[i] != kNoSpan || visited[i])
             continue;
         CollectiveCallView call;
         call.name = std::string(trace.spanName(i));
-        for (uint32_t c = i; c != kNoSpan && call.spans.size() <= n; c = next[c])
+        for (uint32_t c = i; c != kNoSpan && !visited[c]; c = next[c]) {
+            visited[c] = true;
             call.spans.push_back(c);
+        }
         call.start = INT64_MAX;
         call.end = INT64_MIN;
         int64_t lastArrival = INT64_MIN;
@@ -167,8 +175,10 @@ std::vector<CollectiveCallView> collectiveCalls(const Trace& trace)
             }
         }
         for (int64_t a : call.arrival) {
-            call.waitedNs = std::max(call.waitedNs, lastArrival - a);
-            call.totalWaitNs += lastArrival - a;
+            // Saturating: times of an imported trace may lie anywhere in int64.
+            const int64_t wait = a < 0 && lastArrival > INT64_MAX + a ? INT64_MAX : lastArrival - a;
+            call.waitedNs = std::max(call.waitedNs, wait);
+            call.totalWaitNs = wait > INT64_MAX - call.totalWaitNs ? INT64_MAX : call.totalWaitNs + wait;
         }
         out.push_back(std::move(call));
     }

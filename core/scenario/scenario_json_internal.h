@@ -35,9 +35,9 @@ inline constexpr int kMaxBlockThreads = 1024;
 inline constexpr int kMaxBlockZ = 64;
 inline constexpr int64_t kMaxGridX = std::numeric_limits<int32_t>::max();
 inline constexpr int64_t kMaxGridYZ = 65535;
-inline constexpr int kMaxConnections = 32;
-inline constexpr int kMaxRankCount =
-    4096; // as kMaxRanks of ranks.h: merge holds every rank in memory // CUDA_DEVICE_MAX_CONNECTIONS range
+inline constexpr int kMaxConnections = 32; // CUDA_DEVICE_MAX_CONNECTIONS range
+// As kMaxRanks of ranks.h: merge holds every rank in memory.
+inline constexpr int kMaxRankCount = 4096;
 // One hour: keeps nanosecond arithmetic far from overflow.
 inline constexpr double kMaxDurationUs = 3600.0 * 1'000'000.0;
 

@@ -94,6 +94,10 @@ void ScenarioReader::readRanks(const Json& root)
     checkCollectiveRanks();
     if (const Json* o = find(*ranks, "overrides")) {
         expectArray(*o, "/ranks/overrides");
+        // Each override is checked against a copy of the whole scenario: at most one per rank keeps that bounded.
+        if (o->size() > size_t(kMaxRankCount))
+            fail("/ranks/overrides",
+                 "at most " + std::to_string(kMaxRankCount) + " overrides, not " + std::to_string(o->size()));
         for (size_t i = 0; i < o->size(); ++i) {
             const std::string path = child("/ranks/overrides", i);
             const Json& item = (*o)[i];
@@ -235,6 +239,10 @@ Result<Scenario> expandJob(const Scenario& scenario, int worldSize, const std::s
     if (worldSize < 1 || worldSize > kMaxRankCount)
         return Error{file, "/ranks/count",
                      "a job has 1 to " + std::to_string(kMaxRankCount) + " ranks, not " + std::to_string(worldSize)};
+    // Every rank is simulated in one process: the whole job must stay within what one run may issue and hold,
+    // checked as each rank is built, before the next is (a rank's overrides may change its repeats).
+    const ScenarioLimits limits;
+    int64_t issued = 0, threads = 0, streams = 0;
     std::vector<Scenario> ranks;
     int devicesPerRank = 1;
     for (int r = 0; r < worldSize; ++r) {
@@ -242,6 +250,21 @@ Result<Scenario> expandJob(const Scenario& scenario, int worldSize, const std::s
         auto rs = scenarioForRank(scenario, r, 0, file);
         if (!rs)
             return rs.error();
+        issued = saturatingAdd(issued, countOperations(*rs));
+        threads += int64_t(rs->threads.size());
+        streams += int64_t(rs->streams.size());
+        if (issued > limits.maxIssued)
+            return Error{file, "/ranks/count",
+                         "the job of " + std::to_string(worldSize) + " ranks issues more than "
+                             + std::to_string(limits.maxIssued)
+                             + " operations in all (the most one simulation issues), from rank " + std::to_string(r)
+                             + " on"};
+        if (threads > limits.maxThreads || streams > limits.maxStreams)
+            return Error{
+                file, "/ranks/count",
+                "the job of " + std::to_string(worldSize) + " ranks has more than " + std::to_string(limits.maxThreads)
+                    + " host threads or " + std::to_string(limits.maxStreams)
+                    + " streams in all (the most one simulation holds), from rank " + std::to_string(r) + " on"};
         for (const auto& d : rs->devices)
             devicesPerRank = std::max(devicesPerRank, d.index + 1);
         for (const auto& s : rs->streams)
@@ -289,12 +312,6 @@ Result<Scenario> expandJob(const Scenario& scenario, int worldSize, const std::s
             job.job.localThread.push_back(int(t));
         }
     }
-    // Every rank is simulated in one process: the whole job must stay within what one run may issue.
-    const ScenarioLimits limits;
-    if (const int64_t issued = countOperations(job); issued > limits.maxIssued)
-        return Error{file, "/ranks/count",
-                     "the job of " + std::to_string(worldSize) + " ranks issues " + std::to_string(issued)
-                         + " operations in all; one simulation issues at most " + std::to_string(limits.maxIssued)};
     return job;
 }
 

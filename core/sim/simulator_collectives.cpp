@@ -69,7 +69,9 @@ int64_t collectiveNs(CollectiveKind kind, CollectiveAlgorithm algorithm, int64_t
     const double ns = chosenAlgorithm(kind, algorithm, bytes, ranks, bps, latencyNs) == CollectiveAlgorithm::Tree
         ? treeNs(kind, s, ranks, alpha)
         : ringNs(kind, s, double(ranks), alpha);
-    return int64_t(std::llround(ns));
+    // At most an hour, as any op's duration: a huge size over a slow link must not leave int64's range.
+    constexpr double kMaxNs = 3600.0 * 1e9;
+    return int64_t(std::llround(std::min(ns, kMaxNs)));
 }
 
 } // namespace streamscope
@@ -128,7 +130,9 @@ bool Simulation::joinCollective(uint32_t g, const Op& op, int scenarioThread)
         call.what = p2p ? "send/recv #" + std::to_string(seq + 1) + " from rank " + std::to_string(src) + " to rank "
                 + std::to_string(dst)
                         : std::string(toString(op.collective)) + " #" + std::to_string(seq + 1);
-        call.what += " of thread " + std::to_string(thread);
+        // The thread's own name, without the rank prefix a job's rows carry.
+        const size_t dot = threadName.find(" · ");
+        call.what += " of thread \"" + (dot == std::string::npos ? threadName : threadName.substr(dot + 4)) + "\"";
         m_collectives.push_back(std::move(call));
     }
     CollectiveCall& call = m_collectives[it->second];
@@ -188,14 +192,21 @@ std::string Simulation::stalledCollectives() const
     for (const auto& call : m_collectives) {
         if (call.arrived >= call.expected)
             continue;
-        std::string reached;
-        for (size_t i = 0; i < call.ops.size(); ++i)
-            if (m_ops[call.ops[i]].queuedAt >= 0)
-                reached += (reached.empty() ? "" : ", ") + std::to_string(call.ranks[i]);
-        return call.what + " was reached by rank(s) " + (reached.empty() ? std::string("none") : reached) + " of "
-            + std::to_string(call.expected)
-            + " that take part, and the others never call it: every rank must make the same collective calls in the "
-              "same order (a send needs its recv)";
+        std::string reached, blocked;
+        for (size_t i = 0; i < call.ops.size(); ++i) {
+            std::string& list = m_ops[call.ops[i]].queuedAt >= 0 ? reached : blocked;
+            list += (list.empty() ? "" : ", ") + std::to_string(call.ranks[i]);
+        }
+        std::string text = call.what + " was reached by rank(s) " + (reached.empty() ? std::string("none") : reached)
+            + " of " + std::to_string(call.expected) + " that take part";
+        if (!blocked.empty())
+            text +=
+                "; rank(s) " + blocked + " issued it, but their stream never reached it (blocked behind earlier work)";
+        if (call.ops.size() < size_t(call.expected))
+            text += "; the others never call it";
+        return text
+            + ": every rank must make the same collective calls in the same order (a send needs its recv, and "
+              "blocking sends on both sides deadlock as in NCCL outside a group)";
     }
     return {};
 }

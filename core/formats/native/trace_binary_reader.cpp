@@ -16,6 +16,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -147,8 +148,14 @@ private:
                              + " entries of " + std::to_string(shape.elementSize) + " bytes are "
                              + std::to_string(*count * shape.elementSize));
             }
-            if (e.codec == uint32_t(Codec::Zstd))
-                packedRaw += e.rawSize;
+            if (e.codec == uint32_t(Codec::Zstd)) {
+                // Each block alone, then the sum saturating: two blocks of 2^63 bytes must not add up to nothing.
+                if (e.rawSize > kSmallTraceBytes && e.rawSize / kMaxExpansion > m_bytes.size())
+                    fail(where,
+                         "a compressed block that claims " + std::to_string(e.rawSize) + " bytes, more than "
+                             + std::to_string(kMaxExpansion) + " times the file's size");
+                packedRaw = e.rawSize > UINT64_MAX - packedRaw ? UINT64_MAX : packedRaw + e.rawSize;
+            }
             m_entries[e.id] = e;
         }
         // Checked before anything is allocated: a few compressed bytes must not claim gigabytes.
@@ -446,6 +453,8 @@ Result<Trace> readBinary(std::string_view bytes, const std::string& file, bool m
         return Error{file, e.where, e.message};
     } catch (const std::bad_alloc&) {
         return Error{file, {}, "out of memory while reading the trace"};
+    } catch (const std::length_error&) {
+        return Error{file, {}, "a block too large for this machine's memory"};
     }
 }
 
