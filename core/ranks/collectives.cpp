@@ -114,7 +114,8 @@ int rankOfTrack(const Trace& trace, uint32_t track)
 
 namespace {
 
-// When a GPU span could have started: its launch call returned and the previous span of its stream ended.
+// When a GPU span could have started: its launch call returned, the work of the events it waited on and the previous
+// span of its stream ended.
 int64_t arrivalOf(const Trace& t, uint32_t span, const std::vector<int64_t>& launchEnd)
 {
     int64_t ready = launchEnd[span];
@@ -143,7 +144,9 @@ std::vector<CollectiveCallView> collectiveCalls(const Trace& trace)
             next[f.from] = f.to;
             prev[f.to] = f.from;
             any = true;
-        } else if (f.kind == FlowKind::Launch) {
+        } else if (f.kind == FlowKind::Launch || f.kind == FlowKind::Event || f.kind == FlowKind::Implicit) {
+            // What it waited for besides its stream: its launch, and the work of an event it waited on (a
+            // collective in a communication stream of its own, as NCCL's, waits for the gradients' event).
             launchEnd[f.to] = std::max(launchEnd[f.to], trace.spans.end[f.from]);
         }
     }

@@ -168,6 +168,27 @@ private slots:
         QVERIFY(!ss::findEffect(balanced.trace, "straggler").has_value());
     }
 
+    // In a communication stream of its own (as NCCL's), the all-reduce arrives when the event it waits on does: the
+    // straggler is still found, although the collective's launch and its stream were ready long before.
+    void stragglerFoundThroughAnEventWait()
+    {
+        const std::string ops =
+            R"([{"op": "kernel", "name": "compute", "stream": "s", "kernel": "spin", "duration_us": 500, "grid": 1},
+                {"op": "record", "stream": "s", "event": "grads"},
+                {"op": "wait", "stream": "comm", "event": "grads"},
+                {"op": "all-reduce", "stream": "comm", "bytes": 16777216}])";
+        const std::string overrides =
+            R"(, "overrides": [{"ranks": [2], "set": {"/threads/0/ops/0/duration_us": 1500}, "why": "slow"}])";
+        const auto out =
+            simulate(parse(jobJson(4, ops, overrides, R"([{"name": "s"}, {"name": "comm", "kind": "non-blocking"}])")));
+        const auto calls = ss::collectiveCalls(out.trace);
+        QCOMPARE(calls.size(), size_t(1));
+        QCOMPARE(ss::rankOfTrack(out.trace, out.trace.spans.track[calls[0].last]), 2);
+        QVERIFY2(calls[0].waitedNs > 900'000 && calls[0].waitedNs < 1'100'000,
+                 std::to_string(calls[0].waitedNs).c_str());
+        QVERIFY(ss::findEffect(out.trace, "straggler").has_value());
+    }
+
     // An all-reduce in a second stream, after an event, overlaps the next backward kernel of the compute stream.
     void allReduceInSecondStreamOverlapsBackward()
     {
