@@ -9,6 +9,20 @@ namespace streamscope::sim_detail {
 
 namespace {
 
+// Work (a batch of blocks, a copy) whose rate changes now: what it did at its old rate is done, the rest takes its
+// new one. False when the rate is unchanged (its end stands).
+template <class Work>
+bool changeRate(Work& w, double rate, int64_t now)
+{
+    if (rate == w.rate)
+        return false;
+    w.workLeftNs = std::max(0.0, w.workLeftNs - double(now - w.progressAt) * w.rate);
+    w.progressAt = now;
+    w.rate = rate;
+    w.end = now + int64_t(std::ceil(w.workLeftNs / rate));
+    return true;
+}
+
 // The fraction of the device's block slots a kernel holds now, and would hold with all its blocks on the SMs.
 double heldNow(const GpuOp& k)
 {
@@ -81,14 +95,8 @@ void Simulation::setKernelRates(DeviceState& dev, double dram)
     }
     for (uint32_t b : dev.runningBatches) {
         auto& batch = m_batches[b];
-        const double rate = m_ops[batch.kernel].speed;
-        if (rate == batch.rate)
-            continue;
-        batch.workLeftNs = std::max(0.0, batch.workLeftNs - double(m_now - batch.progressAt) * batch.rate);
-        batch.progressAt = m_now;
-        batch.rate = rate;
-        batch.end = m_now + int64_t(std::ceil(batch.workLeftNs / rate));
-        schedule(batch.end, EvType::BlocksDone, b);
+        if (changeRate(batch, m_ops[batch.kernel].speed, m_now))
+            schedule(batch.end, EvType::BlocksDone, b);
     }
 }
 
@@ -106,13 +114,8 @@ void Simulation::setCopyRates(DeviceState& dev, double dram)
         double rate = duplex && (g == h2d || g == d2h) ? op.duplexRate : 1.0;
         if (op.dramBound)
             rate *= dramShare;
-        if (rate == op.rate)
-            return;
-        op.workLeftNs = std::max(0.0, op.workLeftNs - double(m_now - op.progressAt) * op.rate);
-        op.progressAt = m_now;
-        op.rate = rate;
-        op.end = m_now + int64_t(std::ceil(op.workLeftNs / rate));
-        schedule(op.end, EvType::OpDone, g);
+        if (changeRate(op, rate, m_now))
+            schedule(op.end, EvType::OpDone, g);
     };
     for (uint32_t g : dev.engineRunning)
         if (g != kNone && m_ops[g].device == int(&dev - m_devices.data())) // a peer copy: its source's business
