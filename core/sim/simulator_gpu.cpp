@@ -461,6 +461,8 @@ void Simulation::dispatch(int device)
 {
     auto& dev = m_devices[size_t(device)];
     const int sms = dev.profile->smCount;
+    if (m_batchItems.size() > 65536 && m_batchItems.size() > 4 * m_liveBatchItems)
+        compactBatchItems();
     for (size_t i = 0; i < dev.dispatchList.size();) {
         const uint32_t g = dev.dispatchList[i];
         auto& k = m_ops[g];
@@ -503,8 +505,18 @@ void Simulation::dispatch(int device)
                     holdBy(k, WaitCause::Sms, m_freedBy);
             }
             // Its end is set with its rate, below (setRates).
-            m_batches.push_back({g, first, count, blocks, double(k.blockNs), 0.0, m_now, -1, false});
-            dev.runningBatches.push_back(uint32_t(m_batches.size() - 1));
+            const Batch batch{g, first, count, blocks, double(k.blockNs), 0.0, m_now, -1, false};
+            uint32_t slot = 0;
+            if (m_freeBatches.empty()) {
+                slot = uint32_t(m_batches.size());
+                m_batches.push_back(batch);
+            } else {
+                slot = m_freeBatches.back();
+                m_freeBatches.pop_back();
+                m_batches[slot] = batch;
+            }
+            m_liveBatchItems += count;
+            dev.runningBatches.push_back(slot);
             if (k.resident == 0)
                 dev.runningKernels.push_back(g);
             k.resident += blocks;
@@ -524,6 +536,7 @@ void Simulation::blocksDone(uint32_t b)
         return;
     m_batches[b].done = true;
     const Batch batch = m_batches[b];
+    m_liveBatchItems -= batch.count;
     auto& k = m_ops[batch.kernel];
     auto& dev = m_devices[size_t(k.device)];
     std::erase(dev.runningBatches, b);
@@ -543,6 +556,32 @@ void Simulation::blocksDone(uint32_t b)
     m_freedBy = batch.kernel;
     dispatch(k.device);
     m_freedBy = kNone;
+}
+
+// A BlocksDone event of batch b left the queue: a finished batch with no event left in the queue frees its slot (an
+// event of a reused slot would otherwise be taken for one of its new batch).
+void Simulation::batchEventPopped(uint32_t b)
+{
+    auto& batch = m_batches[b];
+    --batch.pending;
+    if (batch.done && batch.pending == 0)
+        m_freeBatches.push_back(b);
+}
+
+// Drops the items of finished batches: the running batches' items move to the front, in a vector of their own.
+void Simulation::compactBatchItems()
+{
+    std::vector<std::pair<uint16_t, uint32_t>> live;
+    live.reserve(2 * m_liveBatchItems + 1024);
+    for (const auto& dev : m_devices)
+        for (uint32_t b : dev.runningBatches) {
+            auto& batch = m_batches[b];
+            const auto first = uint32_t(live.size());
+            live.insert(live.end(), m_batchItems.begin() + batch.first,
+                        m_batchItems.begin() + batch.first + batch.count);
+            batch.first = first;
+        }
+    m_batchItems = std::move(live);
 }
 
 // A peer copy's destination device (its incoming engine is engine 0), or null.

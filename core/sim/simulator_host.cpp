@@ -71,7 +71,10 @@ Status Simulation::run()
             else
                 complete(ev.a);
             break;
-        case EvType::BlocksDone: blocksDone(ev.a); break;
+        case EvType::BlocksDone:
+            blocksDone(ev.a);
+            batchEventPopped(ev.a);
+            break;
         case EvType::IterationStart: startIteration(int(ev.a), m_now); break;
         }
         if (!m_error.ok())

@@ -95,8 +95,10 @@ void Simulation::setKernelRates(DeviceState& dev, double dram)
     }
     for (uint32_t b : dev.runningBatches) {
         auto& batch = m_batches[b];
-        if (changeRate(batch, m_ops[batch.kernel].speed, m_now))
+        if (changeRate(batch, m_ops[batch.kernel].speed, m_now)) {
+            ++batch.pending;
             schedule(batch.end, EvType::BlocksDone, b);
+        }
     }
 }
 

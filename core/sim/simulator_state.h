@@ -172,6 +172,7 @@ struct Batch {
     int64_t progressAt;
     int64_t end;
     bool done;
+    uint32_t pending = 0; // BlocksDone events of it still in the queue: its slot is reused only once none are left
 };
 
 struct DeviceState {
@@ -296,6 +297,8 @@ private:
     void dispatch(int device);
     void touchL2(uint32_t g);
     void blocksDone(uint32_t b);
+    void batchEventPopped(uint32_t b);
+    void compactBatchItems();
     DeviceState* copyDestination(const GpuOp& op);
     void pumpCopies();
     void setRates(DeviceState& dev);
@@ -333,8 +336,12 @@ private:
     std::vector<GpuOp> m_ops;
     std::vector<Link> m_links;
     std::vector<WaitSet> m_waitSets;
+    // Batches of thread blocks and their (SM, blocks) items. A million-op run dispatches tens of millions of items,
+    // so slots of finished batches are reused and the items of finished ones dropped (newBatchItems()).
     std::vector<Batch> m_batches;
+    std::vector<uint32_t> m_freeBatches;
     std::vector<std::pair<uint16_t, uint32_t>> m_batchItems;
+    size_t m_liveBatchItems = 0;
     std::vector<CollectiveCall> m_collectives;
     std::map<std::tuple<int, int, int, int64_t>, uint32_t> m_collectiveOf;  // (thread, src, dst, seq) -> call
     std::map<std::tuple<int, int, int, int, int>, int64_t> m_collectiveSeq; // (thread, src, dst, side, rank) -> seq

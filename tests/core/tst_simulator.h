@@ -251,6 +251,7 @@ private slots:
     void l2Residency();
     void computeKernelsShareTheSms();
     void fewBlocksStreamFasterThanTheirShare();
+    void batchSlotsAreReused();
     void memoryKernelsShareBandwidth();
     void syncBlocksHost();
     void graphLaunchCost();
