@@ -33,10 +33,10 @@ Result<RendezvousAddress> parseRendezvousAddress(const std::string& text, const 
 // variable turns the rendezvous off. nullopt: no rendezvous.
 Result<std::optional<RendezvousAddress>> rendezvousAddress(const std::string& option, const EnvLookup& env);
 
-// One rank's steady-clock offset to rank 0's, from the round trip with the shortest time (NTP's rule: the
-// shortest round trip is the one least delayed by queues). Rank 0's clock = this rank's clock + offsetNs, within
-// ±uncertaintyNs (half that round trip: rank 0 read its clock at some instant between the send and the receive,
-// so the bound holds whatever the paths; taking the middle assumes they are symmetric).
+// One rank's steady-clock offset to rank 0's, from the round trip with the least time in the network (NTP's rule:
+// the shortest round trip is the one least delayed by queues). Rank 0's clock = this rank's clock + offsetNs, within
+// ±uncertaintyNs: half that round trip less the time rank 0 held the ping (it read its clock as the ping arrived and
+// as the pong left, so the bound holds whatever the two paths took; taking the middle assumes they took the same).
 struct ClockOffset {
     int rank = 0;
     int64_t offsetNs = 0;
