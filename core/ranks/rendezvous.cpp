@@ -7,6 +7,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -263,12 +264,26 @@ Result<std::unique_ptr<Rendezvous>> Rendezvous::join(const RendezvousAddress& ad
         }
         if (listener < 0)
             return runtime("rank 0 cannot listen: " + why);
+        // One connection per rank: a large world needs more than the usual soft limit of 1024 open files.
+        if (rlimit files{}; ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < rlim_t(worldSize) + 64) {
+            files.rlim_cur = std::min<rlim_t>(files.rlim_max, rlim_t(worldSize) + 64);
+            ::setrlimit(RLIMIT_NOFILE, &files);
+        }
         rv->m_fds.assign(size_t(worldSize), -1);
         int joined = 1;
         while (joined < worldSize) {
             if (IoResult w = waitReady(listener, POLLIN, deadline); !w)
                 break;
             const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+            if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+                ::close(listener);
+                const std::string msg = "rank 0 cannot hold a connection to each of " + std::to_string(worldSize)
+                    + " ranks: it may open no more files (ulimit -n)";
+                for (int peer : rv->m_fds)
+                    if (peer >= 0)
+                        sendMessage(peer, MessageType::Refused, msg, deadlineIn(std::chrono::seconds(1)));
+                return runtime(msg);
+            }
             if (fd < 0)
                 continue; // EINTR, EAGAIN (taken by nobody else, but harmless), ECONNABORTED: wait again
             Message hello;
