@@ -79,9 +79,11 @@ struct RunArgs {
     std::string profile;
     std::string variant;
     bool progress = false;
-    std::string timing;       // auto, cupti, events, both; empty: the scenario's run.timing
-    std::string cuptiCapture; // where set: the CUPTI records of the last measured iteration (test fixtures)
-    std::string injectFault;  // "illegal-address:OP": that kernel op faults (checks what a failed run leaves)
+    std::string timing;            // auto, cupti, events, both; empty: the scenario's run.timing
+    std::string cuptiCapture;      // where set: the CUPTI records of the last measured iteration (test fixtures)
+    std::string injectFault;       // "illegal-address:OP": that kernel op faults (checks what a failed run leaves)
+    std::string rendezvous;        // HOST:PORT where the ranks meet, "none"; empty: STREAMSCOPE_RENDEZVOUS, MASTER_ADDR
+    double rendezvousTimeout = 60; // seconds, for every wait of the rendezvous
 };
 
 struct SweepArgs {

@@ -9,6 +9,7 @@
 #include "job.h"
 #include "metrics.h"
 #include "ranks.h"
+#include "rendezvous.h"
 #include "resources.h"
 #include "runner.h"
 #include "scenario_json.h"
@@ -23,8 +24,10 @@
 #endif
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -204,6 +207,58 @@ void printTiming(const ss::RunInfo& info)
         std::cerr << reason << '\n';
 }
 
+std::string microseconds(int64_t ns, bool sign = false)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, sign ? "%+.1f µs" : "%.1f µs", double(ns) / 1000.0);
+    return buf;
+}
+
+// The ranks meet at the rendezvous, if there is one, and measure their clock offsets to rank 0. Before the run: a
+// rank that never comes is found before any work is done, and every wait has one bound (after the run, ranks end at
+// different times: a straggler may be minutes late). Rank 0 reports every rank's offset on stderr.
+int meetRanks(const RunArgs& args, const ss::RankInfo& rank, const std::string& host,
+              std::unique_ptr<ss::Rendezvous>& out, std::optional<ss::ClockSync>& sync)
+{
+    auto address = ss::rendezvousAddress(args.rendezvous, [](const char* n) -> const char* { return std::getenv(n); });
+    if (!address)
+        return fail(address.error(), kExitBadInput);
+    if (!*address)
+        return kExitOk;
+    ss::RendezvousOptions options;
+    options.timeout = std::chrono::milliseconds(int64_t(args.rendezvousTimeout * 1000.0));
+    options.host = host;
+    auto joined = ss::Rendezvous::join(**address, rank.rank, rank.worldSize, options);
+    if (!joined)
+        return fail(joined.error(), exitCodeOf(joined.errorClass()));
+    std::vector<ss::ClockOffset> all;
+    auto offset = (*joined)->measureClockOffset(32, &all);
+    if (!offset)
+        return fail(offset.error(), exitCodeOf(offset.errorClass()));
+    // Every rank starts its run once all have measured: no rank's run disturbs another's round trips.
+    if (ss::Status s = (*joined)->barrier(); !s)
+        return fail(s.error(), exitCodeOf(s.errorClass()));
+    sync = ss::ClockSync{offset->offsetNs, offset->uncertaintyNs, offset->samples, (*joined)->rootHost(),
+                         (*joined)->jobId()};
+    if (rank.rank == 0 && rank.worldSize > 1) {
+        std::string line = "rendezvous at " + (*address)->text() + " (" + (*address)->source
+            + "): " + std::to_string(rank.worldSize) + " ranks; clock offset to rank 0, best of " + std::to_string(32)
+            + " round trips:";
+        int64_t worst = 0;
+        for (const ss::ClockOffset& o : all) {
+            worst = std::max(worst, o.uncertaintyNs);
+            if (o.rank > 0 && o.rank <= 16)
+                line += " rank " + std::to_string(o.rank) + " " + microseconds(o.offsetNs, true) + " ± "
+                    + microseconds(o.uncertaintyNs) + (o.rank < rank.worldSize - 1 ? "," : "");
+        }
+        if (rank.worldSize > 17)
+            line += " ...";
+        std::cerr << line << "; largest uncertainty " << microseconds(worst) << '\n';
+    }
+    out = std::move(*joined);
+    return kExitOk;
+}
+
 } // namespace
 
 int cmdRun(const RunArgs& args, const std::string& command)
@@ -277,6 +332,14 @@ int cmdRun(const RunArgs& args, const std::string& command)
             toRun.ranks = {};
         }
     }
+    std::unique_ptr<ss::Rendezvous> rendezvous; // held for the run: a GPU backend may share bytes (NCCL's id) over it
+    std::optional<ss::ClockSync> clockSync;
+    if (*rank) {
+        if (const int met = meetRanks(args, **rank, host, rendezvous, clockSync); met != kExitOk)
+            return met;
+    } else if (!args.rendezvous.empty() && args.rendezvous != "none") {
+        std::cerr << "note: no launcher (mpirun, srun, torchrun) started this run: --rendezvous is not used\n";
+    }
     ss::RunOutcome outcome = ss::runScenario(toRun, *chosen.backend, options);
     std::optional<ss::Trace> jobTrace;
     if (*rank && outcome.job.expanded()) {
@@ -292,6 +355,7 @@ int cmdRun(const RunArgs& args, const std::string& command)
         ss::RankClock clock = ss::sampleWallOffset();
         clock.simulated = outcome.simulatedClock;
         clock.originNs = outcome.clockOriginNs;
+        clock.sync = clockSync;
         ss::addRankSettings(outcome.trace.info, **rank, host, clock);
     }
     const ss::Trace& trace = outcome.trace;

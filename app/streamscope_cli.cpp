@@ -52,6 +52,13 @@ int runMain(int argc, char** argv)
     runCmd->add_option("--profile", run.profile, "Simulator device profile: a shipped id or a JSON file");
     runCmd->add_option("--variant", run.variant, "Run this variant of the scenario");
     runCmd->add_flag("--progress", run.progress, "Print \"progress: I/N iterations\" lines on stderr as the run goes");
+    runCmd->add_option("--rendezvous", run.rendezvous,
+                       "Under a launcher: where the ranks meet to measure their clock offsets to rank 0, HOST:PORT "
+                       "(rank 0's host; rank 0 listens), or none; default: STREAMSCOPE_RENDEZVOUS, else torchrun's "
+                       "MASTER_ADDR and MASTER_PORT + 1, else no rendezvous");
+    runCmd->add_option("--rendezvous-timeout", run.rendezvousTimeout, "Seconds to wait for the other ranks")
+        ->capture_default_str()
+        ->check(CLI::Range(0.1, 86400.0));
     const auto timingCheck = CLI::IsMember({"auto", "cupti", "events", "both"});
     const char* timingHelp = "GPU timing: cupti (CUPTI activity records; the default where usable), events (CUDA "
                              "events around every op), both (CUPTI plus the events' error); default: the scenario's "

@@ -5,11 +5,11 @@ say() { printf '==> %s\n' "$*"; }
 
 # Debian 12 / Ubuntu 24.04 package names. clang builds the fuzz harnesses of .ci/run (CMake preset fuzz);
 # clang-format checks the layout of the C++ files (tools/check_format.sh, ctest check_format); openmpi-bin runs the
-# 4-rank job of the tests (mpirun_job); desktop-file-utils and appstream validate the app's menu entry and metainfo
-# (validate_desktop_file, validate_metainfo, install_tree).
+# 4-rank job of the tests (mpirun_job), jq edits its traces into a two-host job; desktop-file-utils and appstream
+# validate the app's menu entry and metainfo (validate_desktop_file, validate_metainfo, install_tree).
 PACKAGES=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev qt6-base-dev qt6-svg-dev
           libqcustomplot-dev xvfb xauth libgtest-dev libsqlite3-dev zlib1g-dev libzstd-dev clang clang-format
-          openmpi-bin desktop-file-utils appstream)
+          openmpi-bin jq desktop-file-utils appstream)
 
 ensure_packages() {
     if ! command -v dpkg-query >/dev/null; then

@@ -2,6 +2,7 @@
 // then copy tracks, devices, spans and flows with their indices moved.
 #include "rank_merge.h"
 
+#include "clock_alignment.h"
 #include "collectives.h"
 #include "ranks.h"
 #include "scenario_json.h"
@@ -37,7 +38,8 @@ struct RankRecord {
     int64_t origin = 0;
     int64_t wallOffset = 0;
     int64_t wallError = 0;
-    int64_t shift = 0; // added to the rank's times
+    std::optional<ClockSync> sync; // the offset to rank 0's clock measured at the rendezvous
+    int64_t shift = 0;             // added to the rank's times
 };
 
 Error inFile(const RankTrace& r, const std::string& message)
@@ -79,6 +81,10 @@ Result<RankRecord> readRecord(const RankTrace& r, size_t index, const MergeOptio
     rec.origin = *origin;
     rec.wallOffset = settingInt(info, "clock_wall_offset_ns").value_or(0);
     rec.wallError = settingInt(info, "clock_wall_offset_error_ns").value_or(0);
+    auto sync = readClockSync(info);
+    if (!sync)
+        return Error{r.file, sync.error().path, sync.error().message};
+    rec.sync = std::move(*sync);
     if (rec.host.empty())
         return inFile(r, "info.host is empty: ranks can only be aligned by their host's clock when the host is known");
     return rec;
@@ -109,7 +115,9 @@ std::string microseconds(int64_t ns)
 }
 
 // Chooses each rank's shift onto the job's clock, and says how good the alignment is.
-Result<std::string> align(std::vector<RankRecord>& recs, const std::vector<RankTrace>& ranks, const MergeOptions& o)
+// alignmentError: the error that the alignment adds to each rank's own; notes: what the user should know about it.
+Result<std::string> align(std::vector<RankRecord>& recs, const std::vector<RankTrace>& ranks, const MergeOptions& o,
+                          int64_t& alignmentError, std::vector<std::string>& notes)
 {
     const auto simulated = size_t(std::count_if(recs.begin(), recs.end(), [](const auto& r) { return r.simulated; }));
     if (simulated == recs.size())
@@ -133,15 +141,17 @@ Result<std::string> align(std::vector<RankRecord>& recs, const std::vector<RankT
         return "one host (" + hosts.begin()->first + "): every rank's times are on its steady clock (exact)";
     }
     if (!o.alignWallClock) {
-        std::string which;
-        for (const auto& [h, rs] : hosts)
-            which += (which.empty() ? "" : "; ") + h + ": ranks " + rankList(rs);
-        return Error{{},
-                     {},
-                     "the ranks ran on " + std::to_string(hosts.size()) + " hosts (" + which
-                         + ") that share no clock, and their traces carry no measured offset between hosts; "
-                           "merge --align wall-clock aligns them by each host's system clock, with an error that "
-                           "depends on how well those clocks are synchronised (NTP: typically 0.1-10 ms)"};
+        std::vector<HostClockRank> clocks;
+        for (const auto& r : recs)
+            clocks.push_back({r.rank, r.host, r.origin, r.sync});
+        auto measured = alignByClockSync(clocks);
+        if (!measured)
+            return measured.error();
+        for (size_t i = 0; i < recs.size(); ++i)
+            recs[i].shift = measured->shifts[i];
+        alignmentError = measured->errorNs;
+        notes.insert(notes.end(), measured->notes.begin(), measured->notes.end());
+        return measured->sentence;
     }
     int64_t base = INT64_MAX;
     int64_t sampling = 0;
@@ -251,7 +261,8 @@ Result<MergeResult> mergeRankTraces(std::vector<RankTrace> ranks, const MergeOpt
         recs.push_back(std::move(*rec));
     }
     MergeResult result;
-    auto aligned = align(recs, ranks, options);
+    int64_t alignmentError = 0;
+    auto aligned = align(recs, ranks, options, alignmentError, result.notes);
     if (!aligned)
         return aligned.error();
     result.alignment = *aligned;
@@ -292,6 +303,7 @@ Result<MergeResult> mergeRankTraces(std::vector<RankTrace> ranks, const MergeOpt
         out.info.settings.emplace_back("rank " + std::to_string(rank), about);
         copyRank(out, t, rank, rec.shift);
     }
+    out.info.clockAlignmentErrorNs += double(alignmentError); // the ranks' own bounds and the hosts' add up
     out.finalize();
     // Collectives: each rank's ops from the scenario its trace embeds; each call linked across its ranks.
     std::vector<std::optional<Scenario>> scenarios(static_cast<size_t>(world));

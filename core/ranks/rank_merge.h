@@ -1,8 +1,9 @@
 // One job from its ranks: `streamscope-cli merge job.*.json -o job.json` (docs/RANKS.md). Each rank's trace keeps its
 // rows under "rank R · ...", its devices become devices of the job (one per rank and GPU), its times move onto one
 // clock. Ranks on one host share that host's steady clock, so their alignment is exact; simulated ranks all start at
-// 0; ranks on different hosts have no common clock, and the merge refuses them unless told to align them by the
-// hosts' system clocks, whose error it cannot know and says so.
+// 0; ranks on different hosts are aligned by the offsets to rank 0's clock they measured at their rendezvous
+// (clock_alignment.h), with that error stated; without offsets the merge refuses them unless told to align them by
+// the hosts' system clocks, whose error it cannot know and says so.
 #pragma once
 
 #include "result.h"

@@ -179,6 +179,52 @@ void addRankSettings(RunInfo& info, const RankInfo& rank, const std::string& hos
         set("clock_wall_offset_ns", std::to_string(clock.wallOffsetNs));
         set("clock_wall_offset_error_ns", std::to_string(clock.wallOffsetErrorNs));
     }
+    if (clock.sync) {
+        set("clock_sync", "ping-pong to rank 0 over TCP");
+        set("clock_sync_offset_ns", std::to_string(clock.sync->offsetNs));
+        set("clock_sync_uncertainty_ns", std::to_string(clock.sync->uncertaintyNs));
+        set("clock_sync_samples", std::to_string(clock.sync->samples));
+        set("clock_sync_host", clock.sync->rootHost);
+        set("clock_sync_job", clock.sync->job);
+    }
+}
+
+Result<std::optional<ClockSync>> readClockSync(const RunInfo& info)
+{
+    if (!findSetting(info, "clock_sync"))
+        return std::optional<ClockSync>();
+    auto number = [&info](const char* key, int64_t lo, int64_t& out) -> std::optional<Error> {
+        const std::string* v = findSetting(info, key);
+        const char* end = v ? v->data() + v->size() : nullptr;
+        if (v) {
+            const auto [ptr, ec] = std::from_chars(v->data(), end, out);
+            if (ec == std::errc() && ptr == end && !v->empty() && out >= lo)
+                return std::nullopt;
+        }
+        return Error{{},
+                     "info.settings." + std::string(key),
+                     std::string(v ? "\"" + *v + "\" is not " : "missing: expected ")
+                         + (lo == INT64_MIN ? "a whole number" : "a whole number from " + std::to_string(lo))
+                         + " (clock_sync is set)"};
+    };
+    ClockSync sync;
+    int64_t samples = 0;
+    if (auto e = number("clock_sync_offset_ns", INT64_MIN, sync.offsetNs))
+        return *e;
+    if (auto e = number("clock_sync_uncertainty_ns", 0, sync.uncertaintyNs))
+        return *e;
+    if (auto e = number("clock_sync_samples", 0, samples))
+        return *e;
+    sync.samples = int(std::min<int64_t>(samples, INT_MAX));
+    const std::string* host = findSetting(info, "clock_sync_host");
+    const std::string* job = findSetting(info, "clock_sync_job");
+    if (!host || !job || job->empty())
+        return Error{{},
+                     std::string("info.settings.") + (!host ? "clock_sync_host" : "clock_sync_job"),
+                     "missing: the rank 0 this rank's clock was measured against is unknown (clock_sync is set)"};
+    sync.rootHost = *host;
+    sync.job = *job;
+    return std::optional<ClockSync>(std::move(sync));
 }
 
 } // namespace streamscope

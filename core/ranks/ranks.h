@@ -44,12 +44,23 @@ Result<std::string> expandRankPattern(const std::string& pattern, const RankInfo
 // This machine's host name ("" when it cannot be read).
 std::string localHostName();
 
+// This rank's steady clock against rank 0's, measured by ping-pong through the rendezvous (rendezvous.h): rank 0's
+// steady clock = this rank's + offsetNs, within ±uncertaintyNs. Rank 0 itself: offset 0, uncertainty 0, 0 samples.
+struct ClockSync {
+    int64_t offsetNs = 0;
+    int64_t uncertaintyNs = 0;
+    int samples = 0;
+    std::string rootHost; // rank 0's host
+    std::string job;      // the rendezvous' id: ranks of one job share it
+};
+
 // How a rank's trace times relate to its host's clocks, sampled when the run ends.
 struct RankClock {
     bool simulated = false;        // simulated time: every rank starts at 0
     int64_t originNs = 0;          // trace time 0 on the host's steady clock (CLOCK_MONOTONIC)
     int64_t wallOffsetNs = 0;      // system clock (CLOCK_REALTIME) minus steady clock, from the best of several samples
     int64_t wallOffsetErrorNs = 0; // half the read interval of that sample
+    std::optional<ClockSync> sync; // measured when the ranks met at a rendezvous
 };
 
 // The offset between the system clock and the steady clock now: the tightest of `samples` back-to-back reads.
@@ -57,5 +68,9 @@ RankClock sampleWallOffset(int samples = 9);
 
 // Records rank, world size, local rank, launcher, host and clock in the trace's settings (keys in docs/RANKS.md).
 void addRankSettings(RunInfo& info, const RankInfo& rank, const std::string& host, const RankClock& clock);
+
+// The clock_sync_* settings of a rank's trace; nullopt when it has none. An error names the setting that is not
+// what addRankSettings writes.
+Result<std::optional<ClockSync>> readClockSync(const RunInfo& info);
 
 } // namespace streamscope

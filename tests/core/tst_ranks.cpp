@@ -2,6 +2,7 @@
 // clock alignment and what a merged job holds; then streamscope-cli run under the launchers' variables and merge.
 #include "rank_merge.h"
 #include "ranks.h"
+#include "trace_formats.h"
 #include "trace_json.h"
 
 #include "cli_process.h"
@@ -13,6 +14,7 @@
 #include <QTest>
 
 #include <map>
+#include <optional>
 #include <string>
 
 namespace ss = streamscope;
@@ -38,7 +40,8 @@ ss::RankInfo rankOf(const std::map<std::string, std::string>& vars)
 }
 
 // One rank's trace: a host thread that launched a kernel at `at` (its time 0) on its stream, with the rank record.
-ss::Trace rankTrace(int rank, int world, const std::string& host, int64_t origin, bool simulated = false)
+ss::Trace rankTrace(int rank, int world, const std::string& host, int64_t origin, bool simulated = false,
+                    std::optional<ss::ClockSync> sync = {})
 {
     ss::Trace t;
     t.info.source = simulated ? ss::TraceSource::Simulator : ss::TraceSource::Cupti;
@@ -75,6 +78,7 @@ ss::Trace rankTrace(int rank, int world, const std::string& host, int64_t origin
     clock.originNs = origin;
     clock.wallOffsetNs = 1'000'000'000;
     clock.wallOffsetErrorNs = 20;
+    clock.sync = std::move(sync);
     ss::addRankSettings(t.info, info, host, clock);
     t.finalize();
     return t;
@@ -95,7 +99,9 @@ QProcessEnvironment launcherEnvironment(const std::map<QString, QString>& vars)
     for (const QString& k : env.keys())
         if (k.startsWith(QLatin1String("OMPI_")) || k.startsWith(QLatin1String("PMI_"))
             || k.startsWith(QLatin1String("SLURM_")) || k == QLatin1String("RANK") || k == QLatin1String("WORLD_SIZE")
-            || k == QLatin1String("LOCAL_RANK") || k == QLatin1String("LOCAL_WORLD_SIZE"))
+            || k == QLatin1String("LOCAL_RANK") || k == QLatin1String("LOCAL_WORLD_SIZE")
+            || k == QLatin1String("MASTER_ADDR") || k == QLatin1String("MASTER_PORT")
+            || k == QLatin1String("STREAMSCOPE_RENDEZVOUS"))
             env.remove(k);
     env.insert(QStringLiteral("CUDA_VISIBLE_DEVICES"), QStringLiteral("-1"));
     for (const auto& [k, v] : vars)
@@ -243,7 +249,7 @@ private slots:
         auto refused = ss::mergeRankTraces(inputs());
         QVERIFY(!refused);
         const QString why = QString::fromStdString(refused.error().message);
-        QVERIFY2(why.contains(QLatin1String("n1: ranks 0; n2: ranks 1"))
+        QVERIFY2(why.contains(QLatin1String("n1: rank 0; n2: rank 1"))
                      && why.contains(QLatin1String("--align wall-clock")),
                  qPrintable(why));
         ss::MergeOptions o;
@@ -252,6 +258,108 @@ private slots:
         QVERIFY(m);
         // Same wall offset on both hosts: rank 1's time 0 is 897 µs after rank 0's.
         QCOMPARE(kernelStart(m->trace, 1) - kernelStart(m->trace, 0), int64_t(897'000));
+        QVERIFY(QString::fromStdString(m->alignment).contains(QLatin1String("error unknown")));
+    }
+
+    // Ranks on hosts a and b, measured against rank 0 on a: a's ranks share rank 0's clock exactly; b's are placed by
+    // the best of its ranks' offsets, and the merge states that offset's uncertainty as its error.
+    void ranksOfSeveralHostsAreAlignedByTheirMeasuredOffsets()
+    {
+        auto sync = [](int64_t offset, int64_t uncertainty, std::string job = "j1", std::string root = "a") {
+            return std::optional<ss::ClockSync>(
+                ss::ClockSync{offset, uncertainty, 32, std::move(root), std::move(job)});
+        };
+        auto inputs = [&] {
+            std::vector<ss::RankTrace> in;
+            in.push_back({"r0.json", rankTrace(0, 4, "a", 1'000'000, false, sync(0, 0))});
+            in.push_back({"r1.json", rankTrace(1, 4, "a", 1'500'000, false, sync(700, 9'000))});
+            // b's clock is 5.8 ms behind a's: rank 2's time 0 is at 1.2 ms on rank 0's clock.
+            in.push_back({"r2.json", rankTrace(2, 4, "b", 7'000'000, false, sync(-5'800'000, 38'000))});
+            in.push_back({"r3.json", rankTrace(3, 4, "b", 7'100'000, false, sync(-5'810'000, 50'000))});
+            return in;
+        };
+        auto m = ss::mergeRankTraces(inputs());
+        QVERIFY2(m, m ? "" : m.error().toString().c_str());
+        QCOMPARE(kernelStart(m->trace, 0), int64_t(6'000));
+        QCOMPARE(kernelStart(m->trace, 1), int64_t(506'000)); // one host with rank 0: its clock, not the estimate
+        QCOMPARE(kernelStart(m->trace, 2), int64_t(206'000));
+        QCOMPARE(kernelStart(m->trace, 3), int64_t(306'000)); // host b's best offset (rank 2's), shared by rank 3
+        const QString sentence = QString::fromStdString(m->alignment);
+        QCOMPARE(sentence,
+                 QStringLiteral("2 hosts, aligned by ping-pong to rank 0 (host a): error up to 38.0 µs (half "
+                                "the shortest of 32 round trips; ranks on one host share its steady clock)"));
+        QCOMPARE(QString::fromStdString(*ss::findSetting(m->trace.info, "clock_alignment")), sentence);
+        QVERIFY(m->trace.info.clockAlignmentErrorNs >= 38'000);
+        QVERIFY(m->notes.empty());
+
+        // Ranks of one host whose offsets disagree beyond their uncertainties: said, since the name may be two
+        // machines'.
+        auto split = inputs();
+        split[3] = {"r3.json", rankTrace(3, 4, "b", 7'100'000, false, sync(-1'000'000, 50'000))};
+        auto noted = ss::mergeRankTraces(std::move(split));
+        QVERIFY(noted);
+        QCOMPARE(noted->notes.size(), size_t(1));
+        QVERIFY2(QString::fromStdString(noted->notes[0]).contains(QLatin1String("is b one machine?")),
+                 noted->notes[0].c_str());
+
+        // The merged trace keeps the sentence, where the window's run information shows it.
+        QTemporaryDir dir;
+        const std::string file = dir.filePath(QStringLiteral("job.json")).toStdString();
+        QVERIFY(ss::saveNativeTrace(m->trace, file));
+        auto back = ss::loadTraceFile(file);
+        QVERIFY(back);
+        QCOMPARE(QString::fromStdString(*ss::findSetting(back->info, "clock_alignment")), sentence);
+    }
+
+    void ranksThatCannotBeAlignedAreRefused()
+    {
+        auto sync = [](std::string job, std::string root) {
+            return std::optional<ss::ClockSync>(ss::ClockSync{-5'000, 20'000, 32, std::move(root), std::move(job)});
+        };
+        auto error = [](std::vector<ss::RankTrace> in) {
+            auto m = ss::mergeRankTraces(std::move(in));
+            return m ? QStringLiteral("merged: ") + QString::fromStdString(m->alignment)
+                     : QString::fromStdString(m.error().toString());
+        };
+        // Host c's ranks took part in no rendezvous.
+        std::vector<ss::RankTrace> unmeasured;
+        unmeasured.push_back({"r0.json", rankTrace(0, 4, "a", 0, false, sync("j1", "a"))});
+        unmeasured.push_back({"r1.json", rankTrace(1, 4, "b", 0, false, sync("j1", "a"))});
+        unmeasured.push_back({"r2.json", rankTrace(2, 4, "c", 0)});
+        unmeasured.push_back({"r3.json", rankTrace(3, 4, "c", 0)});
+        QString why = error(std::move(unmeasured));
+        QVERIFY2(why.startsWith(QLatin1String("ranks 2, 3 (host c) carry no clock offset to rank 0 (host a)"))
+                     && why.contains(QLatin1String("--align wall-clock")),
+                 qPrintable(why));
+        // Offsets from two rendezvous: two runs (or two jobs) put together.
+        std::vector<ss::RankTrace> twoRuns;
+        twoRuns.push_back({"r0.json", rankTrace(0, 2, "a", 0, false, sync("j1", "a"))});
+        twoRuns.push_back({"r1.json", rankTrace(1, 2, "b", 0, false, sync("j2", "a"))});
+        why = error(std::move(twoRuns));
+        QVERIFY2(why.contains(QLatin1String("measured in different rendezvous (rank 0 against rank 0 on host a "
+                                            "(rendezvous j1); rank 1 against rank 0 on host a (rendezvous j2))")),
+                 qPrintable(why));
+        std::vector<ss::RankTrace> twoRoots;
+        twoRoots.push_back({"r0.json", rankTrace(0, 2, "a", 0, false, sync("j1", "a"))});
+        twoRoots.push_back({"r1.json", rankTrace(1, 2, "b", 0, false, sync("j1", "z"))});
+        QVERIFY(error(std::move(twoRoots)).contains(QLatin1String("against rank 0 on host z")));
+        // A clock_sync record that is not what run writes: the file and the setting are named.
+        std::vector<ss::RankTrace> broken;
+        broken.push_back({"r0.json", rankTrace(0, 2, "a", 0, false, sync("j1", "a"))});
+        broken.push_back({"r1.json", rankTrace(1, 2, "b", 0, false, sync("j1", "a"))});
+        ss::setSetting(broken[1].trace.info, "clock_sync_uncertainty_ns", "-3");
+        why = error(std::move(broken));
+        QVERIFY2(why.startsWith(QLatin1String("r1.json: info.settings.clock_sync_uncertainty_ns: \"-3\" is not a "
+                                              "whole number from 0")),
+                 qPrintable(why));
+        // The wall clocks remain the explicit fallback.
+        std::vector<ss::RankTrace> wall;
+        wall.push_back({"r0.json", rankTrace(0, 2, "a", 0, false, sync("j1", "a"))});
+        wall.push_back({"r1.json", rankTrace(1, 2, "c", 0)});
+        ss::MergeOptions o;
+        o.alignWallClock = true;
+        auto m = ss::mergeRankTraces(std::move(wall), o);
+        QVERIFY(m);
         QVERIFY(QString::fromStdString(m->alignment).contains(QLatin1String("error unknown")));
     }
 

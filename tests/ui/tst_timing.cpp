@@ -467,6 +467,24 @@ private Q_SLOTS:
         QCOMPARE(formatSignedNs(ns), text);
     }
 
+    // A merged job's clock alignment (rank_merge.h) in words near the alignment error, not as a raw key further down.
+    void runInfoStatesAMergedJobsClockAlignment()
+    {
+        Trace t;
+        t.info.clockAlignmentErrorNs = 38'000;
+        t.info.settings = {
+            {"ranks", "4 of world size 4"},
+            {"clock_alignment", "2 hosts, aligned by ping-pong to rank 0 (host a): error up to 38.0 µs"}};
+        const QString html = runInfoHtml(&t, QStringLiteral("job.json"), -1);
+        const qsizetype at = html.indexOf(QStringLiteral(">Clock alignment<"));
+        QVERIFY2(at >= 0
+                     && html.indexOf(QStringLiteral("aligned by ping-pong to rank 0 (host a): error up to 38.0 µs"))
+                         > at,
+                 qPrintable(html));
+        QVERIFY2(!html.contains(QStringLiteral("clock_alignment")), qPrintable(html));
+        QVERIFY(html.contains(QStringLiteral(">Clock alignment error<")));
+    }
+
     // Uncertain starts get the mark (and only they); Corrected and Measured bars are drawn as before.
     void timelineMarksUncertainStarts()
     {

@@ -93,8 +93,10 @@ QString runInfoHtml(const Trace* t, const QString& file, double wallMs)
         h += row(QStringLiteral("Run took"), formatNs(wallMs * 1e6));
     if (i.clockAlignmentErrorNs > 0)
         h += row(QStringLiteral("Clock alignment error"), QStringLiteral("≤ ") + formatNs(i.clockAlignmentErrorNs));
+    // A merged job's: how its ranks' clocks were put on one, and how well (rank_merge.h).
+    h += row(QStringLiteral("Clock alignment"), runSetting(i, "clock_alignment"));
     for (const auto& [k, v] : i.settings)
-        if (!isTimingSetting(k))
+        if (!isTimingSetting(k) && k != "clock_alignment")
             h += row(qs(k), qs(v));
     const auto [first, last] = t->timeRange();
     h += row(QStringLiteral("Spans"),
