@@ -57,8 +57,9 @@ inline void appendEvent(std::string& out, const char* cat, const std::string& na
 
 } // namespace kineto_detail
 
-// The job's traces, one Kineto JSON text per rank.
-inline std::vector<std::string> kinetoJob(const KinetoJobSpec& spec)
+// The job's traces, one Kineto JSON text per rank; with `only` >= 0 that rank's text alone (the others are empty, their
+// times still computed: each all-reduce ends after the last rank's arrival).
+inline std::vector<std::string> kinetoJob(const KinetoJobSpec& spec, int only = -1)
 {
     using kineto_detail::appendEvent;
     const int64_t jobBase = int64_t(1'790'857'026) * 1'000'000'000; // a Kineto base: a 3-month interval's start
@@ -68,6 +69,9 @@ inline std::vector<std::string> kinetoJob(const KinetoJobSpec& spec)
     std::vector<int64_t> corr(size_t(spec.ranks), 100);
     for (int r = 0; r < spec.ranks; ++r) {
         const int64_t base = jobBase + r * spec.baseStepNs;
+        host[size_t(r)] = 100'000'000'000 + r * 1'000; // wall time of the first launch: 100 s after the job's base
+        if (only >= 0 && r != only)
+            continue;
         std::string& t = out[size_t(r)];
         t = "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H200\", \"numSms\": "
             "132}],\n";
@@ -78,42 +82,48 @@ inline std::vector<std::string> kinetoJob(const KinetoJobSpec& spec)
         if (spec.baseTime)
             t += "  \"baseTimeNanoseconds\": " + std::to_string(base) + ",\n";
         t += "  \"traceEvents\": [";
-        host[size_t(r)] = 100'000'000'000 + r * 1'000; // wall time of the first launch: 100 s after the job's base
     }
     // Times below are on the job's wall clock minus jobBase; each rank writes them minus its own base's offset.
     auto local = [&](int r, int64_t wall) { return spec.baseTime ? wall - r * spec.baseStepNs : wall; };
     for (int step = 0; step < spec.steps; ++step) {
         for (int r = 0; r < spec.ranks; ++r) {
             std::string& t = out[size_t(r)];
+            const bool w = only < 0 || r == only; // written, not only timed
             const int64_t pid = 1000 + r;
             int64_t& h = host[size_t(r)];
             int64_t end7 = std::max(computeEnd[size_t(r)], h);
             for (int k = 0; k < spec.kernelsPerStep; ++k) {
                 const int64_t c = ++corr[size_t(r)];
-                const std::string a = "\"correlation\": " + std::to_string(c);
-                appendEvent(t, "cuda_runtime", "cudaLaunchKernel", pid, pid, local(r, h), launchNs, a);
+                const std::string a = w ? "\"correlation\": " + std::to_string(c) : std::string();
+                if (w)
+                    appendEvent(t, "cuda_runtime", "cudaLaunchKernel", pid, pid, local(r, h), launchNs, a);
                 const int64_t start = std::max(end7, h + launchNs) + 1'000;
                 int64_t dur = spec.computeNs;
                 if (r == spec.straggler && k == spec.kernelsPerStep - 1)
                     dur += spec.extraNs;
-                appendEvent(t, "kernel", "compute_kernel", 0, 7, local(r, start), dur,
-                            "\"device\": 0, \"stream\": 7, " + a + ", \"grid\": [64, 1, 1], \"block\": [256, 1, 1]");
+                if (w)
+                    appendEvent(t, "kernel", "compute_kernel", 0, 7, local(r, start), dur,
+                                "\"device\": 0, \"stream\": 7, " + a
+                                    + ", \"grid\": [64, 1, 1], \"block\": [256, 1, 1]");
                 end7 = start + dur;
                 h += launchNs + 1'000;
             }
             computeEnd[size_t(r)] = end7;
             const int64_t record = ++corr[size_t(r)];
-            appendEvent(t, "cuda_runtime", "cudaEventRecord", pid, pid, local(r, h), callNs,
-                        "\"correlation\": " + std::to_string(record));
+            if (w)
+                appendEvent(t, "cuda_runtime", "cudaEventRecord", pid, pid, local(r, h), callNs,
+                            "\"correlation\": " + std::to_string(record));
             h += callNs + 500;
             const int64_t wait = ++corr[size_t(r)];
-            appendEvent(t, "cuda_runtime", "cudaStreamWaitEvent", pid, pid, local(r, h), callNs,
-                        "\"correlation\": " + std::to_string(wait));
-            appendEvent(t, "cuda_sync", "Stream Wait Event", 0, 20, local(r, h), 0,
-                        "\"cuda_sync_kind\": \"Stream Wait Event\", \"wait_on_stream\": 7, "
-                        "\"wait_on_cuda_event_record_corr_id\": "
-                            + std::to_string(record) + ", \"stream\": 20, \"correlation\": " + std::to_string(wait)
-                            + ", \"device\": 0");
+            if (w)
+                appendEvent(t, "cuda_runtime", "cudaStreamWaitEvent", pid, pid, local(r, h), callNs,
+                            "\"correlation\": " + std::to_string(wait));
+            if (w)
+                appendEvent(t, "cuda_sync", "Stream Wait Event", 0, 20, local(r, h), 0,
+                            "\"cuda_sync_kind\": \"Stream Wait Event\", \"wait_on_stream\": 7, "
+                            "\"wait_on_cuda_event_record_corr_id\": "
+                                + std::to_string(record) + ", \"stream\": 20, \"correlation\": " + std::to_string(wait)
+                                + ", \"device\": 0");
             h += callNs + 500;
         }
         // NCCL: every rank's kernel starts when its compute is done, and all end together after the last arrival.
@@ -128,23 +138,29 @@ inline std::vector<std::string> kinetoJob(const KinetoJobSpec& spec)
         const int64_t end = lastArrival + spec.allReduceNs;
         for (int r = 0; r < spec.ranks; ++r) {
             std::string& t = out[size_t(r)];
+            const bool w = only < 0 || r == only; // written, not only timed
             const int64_t pid = 1000 + r;
             int64_t& h = host[size_t(r)];
             const int64_t c = ++corr[size_t(r)];
-            const std::string a = "\"correlation\": " + std::to_string(c);
-            appendEvent(t, "cuda_runtime", "cudaLaunchKernel", pid, pid, local(r, h), launchNs, a);
-            appendEvent(t, "kernel", spec.ncclKernel, 0, 20, local(r, ncclStart[size_t(r)]), end - ncclStart[size_t(r)],
-                        "\"device\": 0, \"stream\": 20, " + a + ", \"grid\": [2, 1, 1], \"block\": [640, 1, 1]");
+            const std::string a = w ? "\"correlation\": " + std::to_string(c) : std::string();
+            if (w)
+                appendEvent(t, "cuda_runtime", "cudaLaunchKernel", pid, pid, local(r, h), launchNs, a);
+            if (w)
+                appendEvent(t, "kernel", spec.ncclKernel, 0, 20, local(r, ncclStart[size_t(r)]),
+                            end - ncclStart[size_t(r)],
+                            "\"device\": 0, \"stream\": 20, " + a + ", \"grid\": [2, 1, 1], \"block\": [640, 1, 1]");
             ncclEnd[size_t(r)] = end;
             h += launchNs + 1'000;
             const int64_t sync = ++corr[size_t(r)];
-            appendEvent(t, "cuda_runtime", "cudaStreamSynchronize", pid, pid, local(r, h), end + 3'000 - h,
-                        "\"correlation\": " + std::to_string(sync));
+            if (w)
+                appendEvent(t, "cuda_runtime", "cudaStreamSynchronize", pid, pid, local(r, h), end + 3'000 - h,
+                            "\"correlation\": " + std::to_string(sync));
             h = end + 10'000;
         }
     }
     for (auto& t : out)
-        t += "\n  ]\n}\n";
+        if (!t.empty())
+            t += "\n  ]\n}\n";
     return out;
 }
 
