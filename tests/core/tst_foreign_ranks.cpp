@@ -213,6 +213,9 @@ void TestForeignRanks::pytorchRefused_data()
     QTest::newRow("duplicate rank") << "duplicate"
                                     << ""
                                     << "rank 0 again";
+    QTest::newRow("negative base time") << "negativeBase"
+                                        << "/baseTimeNanoseconds"
+                                        << "whole number of ns since 1970";
 }
 
 void TestForeignRanks::pytorchRefused()
@@ -231,6 +234,9 @@ void TestForeignRanks::pytorchRefused()
         texts[1].replace(texts[1].find(from), from.size(), "\"rank\": \"one\",");
     if (edit == QLatin1String("duplicate"))
         texts[1] = texts[0];
+    const std::string base = "\"baseTimeNanoseconds\": ";
+    if (edit == QLatin1String("negativeBase"))
+        texts[1].insert(texts[1].find(base) + base.size(), "-");
     std::vector<ss::RankTrace> ranks;
     for (size_t r = 0; r < texts.size(); ++r) {
         const std::string file = "r" + std::to_string(r) + ".json";
@@ -297,6 +303,21 @@ void TestForeignRanks::nsysJob()
     QCOMPARE(ss::rankOfTrack(merged->trace, merged->trace.spans.track[c.spans[1]]), 1);
     QCOMPARE(ss::rankOfTrack(merged->trace, merged->trace.spans.track[c.last]), 1);
     QCOMPARE(c.waitedNs, int64_t(3'400'000)); // rank 0 arrived at 101.5 µs, rank 1 at 3.5015 ms
+
+    // Without a number in its name a report has no rank; without its session's start on the wall clock, no clock.
+    const std::string unnamed = dir.filePath(QStringLiteral("report.sqlite")).toStdString();
+    QVERIFY(QFile::copy(QString::fromStdString(f0), QString::fromStdString(unnamed)));
+    std::vector<ss::RankTrace> noRank;
+    noRank.push_back({unnamed, std::move(*ss::loadNsysSqliteFile(unnamed))});
+    auto refused = ss::mergeJobTraces(std::move(noRank));
+    QVERIFY(!refused.ok());
+    QVERIFY(refused.error().message.find("--ranks-by-order") != std::string::npos);
+    QVERIFY(ss::executeSqlScript(f0, "DELETE FROM TARGET_INFO_SESSION_START_TIME;").ok());
+    std::vector<ss::RankTrace> noClock;
+    noClock.push_back({f0, std::move(*ss::loadNsysSqliteFile(f0))});
+    auto unaligned = ss::mergeJobTraces(std::move(noClock));
+    QVERIFY(!unaligned.ok());
+    QCOMPARE(unaligned.error().path, std::string("TARGET_INFO_SESSION_START_TIME"));
 }
 
 void TestForeignRanks::cliMergesAFolder()
