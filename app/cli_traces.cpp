@@ -6,6 +6,7 @@
 #include "device_profile.h"
 #include "diagnostics.h"
 #include "expect.h"
+#include "foreign_ranks.h"
 #include "metrics.h"
 #include "rank_merge.h"
 #include "ranks.h"
@@ -146,18 +147,18 @@ int cmdMerge(const MergeArgs& args)
             files.push_back(in);
             continue;
         }
-        // A folder: its traces, in name order (native, Chrome/PyTorch JSON, compressed or not).
+        // A folder: its traces, in name order (native or PyTorch JSON, compressed or not; Nsight Systems SQLite).
         std::vector<std::string> found;
         for (const auto& e : fs::directory_iterator(in, ec)) {
             const std::string name = e.path().filename().string();
-            const bool trace = name.ends_with(".json") || name.ends_with(".json.gz");
+            const bool trace = name.ends_with(".json") || name.ends_with(".json.gz") || name.ends_with(".sqlite");
             if (trace && e.is_regular_file(ec))
                 found.push_back(e.path().string());
         }
         if (ec)
             return fail(in + ": " + ec.message(), kExitBadInput);
         if (found.empty())
-            return fail(in + ": no trace files (*.json, *.json.gz) in this folder", kExitBadInput);
+            return fail(in + ": no trace files (*.json, *.json.gz, *.sqlite) in this folder", kExitBadInput);
         std::sort(found.begin(), found.end());
         files.insert(files.end(), found.begin(), found.end());
     }
@@ -175,7 +176,7 @@ int cmdMerge(const MergeArgs& args)
     ss::MergeOptions options;
     options.alignWallClock = args.align == "wall-clock";
     options.ranksByOrder = args.ranksByOrder;
-    auto merged = ss::mergeRankTraces(std::move(ranks), options);
+    auto merged = ss::mergeJobTraces(std::move(ranks), options);
     if (!merged)
         return fail(merged.error(), kExitBadInput);
     std::cout << "merged " << files.size() << " rank trace" << (files.size() == 1 ? "" : "s");

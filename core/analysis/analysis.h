@@ -143,7 +143,9 @@ enum class PathReason : uint8_t {
     HostIssueOrder, // "host issue order": the previous call of its host thread
     Resource,       // "resource": it was ready, and a resource held it until the previous segment ended or gave
                     //             it room (the kernels on the SMs it needed, the copy in its copy engine, the work
-                    //             ahead of it in a shared hardware queue, the host-function thread)
+                    //             ahead of it in a shared hardware queue, the host-function thread; or, for a part of a
+                    //             collective call linked across ranks, the rank that reached the call last
+                    //             (a collective wait: CriticalPathSegment::waitRank)
 };
 std::string_view toString(PathReason);
 
@@ -162,6 +164,11 @@ struct CriticalPathSegment {
     WaitCause wait = WaitCause::None;
     int64_t waitNs = 0;
     bool waitInferred = false;
+    // Reason Resource, a collective wait: this part of a collective call (linked across ranks) was ready waitNs
+    // before the part of rank waitRank (span waitPart), the last to arrive; its predecessor on the path is what
+    // released that part. wait stays None.
+    int waitRank = -1;
+    uint32_t waitPart = kNoSpan;
 };
 
 // What the idle time before a critical-path segment was, by what released the segment.
@@ -182,12 +189,13 @@ struct CriticalPath {
     std::vector<CriticalPathSegment> segments; // in time order: the first segment starts the path
     int64_t startNs = 0;
     int64_t endNs = 0;
-    int64_t lengthNs = 0;       // endNs - startNs = busyNs + idleNs
-    int64_t busyNs = 0;         // sum of contributions
-    int64_t idleNs = 0;         // sum of idle time between segments
-    int64_t gpuNs = 0;          // contributions of GPU spans
-    int64_t hostNs = 0;         // contributions of host spans (API calls, syncs, host work)
-    int64_t resourceWaitNs = 0; // sum of the segments' waitNs: time its ops were ready but held by resources
+    int64_t lengthNs = 0;         // endNs - startNs = busyNs + idleNs
+    int64_t busyNs = 0;           // sum of contributions
+    int64_t idleNs = 0;           // sum of idle time between segments
+    int64_t gpuNs = 0;            // contributions of GPU spans
+    int64_t hostNs = 0;           // contributions of host spans (API calls, syncs, host work)
+    int64_t resourceWaitNs = 0;   // sum of the segments' waitNs: time its ops were ready but held by resources
+    int64_t collectiveWaitNs = 0; // sum of the collective waits' waitNs: time its collectives waited for a rank
     std::array<int64_t, kIdleCauseCount> idleByCause{}; // idleNs by IdleCause
 };
 

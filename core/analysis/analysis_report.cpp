@@ -227,8 +227,14 @@ std::string analysisToJson(const Trace& input, const TraceAnalysis& a, const Cri
         js["end_ns"] = seg.end;
         js["contribution_ns"] = seg.contributionNs;
         js["idle_before_ns"] = seg.idleBeforeNs;
-        js["reason"] = std::string(toString(seg.reason));
-        if (seg.reason == PathReason::Resource)
+        js["reason"] = seg.waitPart != kNoSpan ? std::string("collective wait") : std::string(toString(seg.reason));
+        if (seg.waitPart != kNoSpan)
+            js["wait"] = {{"cause", "collective"},
+                          {"rank", seg.waitRank},
+                          {"part", seg.waitPart},
+                          {"ns", seg.waitNs},
+                          {"text", describeRelease(trace, path, k)}};
+        else if (seg.reason == PathReason::Resource)
             js["wait"] = {{"cause", std::string(toString(seg.wait))},
                           {"ns", seg.waitNs},
                           {"inferred", seg.waitInferred},
@@ -245,6 +251,7 @@ std::string analysisToJson(const Trace& input, const TraceAnalysis& a, const Cri
     summary["busy_ns"] = path.busyNs;
     summary["idle_ns"] = path.idleNs;
     summary["resource_wait_ns"] = path.resourceWaitNs;
+    summary["collective_wait_ns"] = path.collectiveWaitNs;
     OrderedJson idle = OrderedJson::object();
     for (int c = 0; c < kIdleCauseCount; ++c)
         if (path.idleByCause[size_t(c)] > 0)
@@ -375,7 +382,10 @@ std::string analysisReport(const Trace& input, const TraceAnalysis& a, const Cri
          + formatDuration(path.hostNs) + " host, " + formatDuration(path.idleNs) + " idle), "
          + std::to_string(path.segments.size()) + " segments"
          + (path.resourceWaitNs > 0 ? "; its ops waited " + formatDuration(path.resourceWaitNs) + " for resources"
-                                    : std::string()));
+                                    : std::string())
+         + (path.collectiveWaitNs > 0
+                ? "; its collectives waited " + formatDuration(path.collectiveWaitNs) + " for other ranks"
+                : std::string()));
     if (path.idleNs > 0) {
         // The idle time by what released the segment after it, largest first.
         std::string l = "  idle:";

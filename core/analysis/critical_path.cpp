@@ -4,6 +4,7 @@
 // host-function thread).
 #include "analysis.h"
 
+#include "collectives.h"
 #include "file_io.h"
 #include "span_names.h"
 
@@ -14,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace streamscope {
@@ -284,11 +286,19 @@ int rank(PathReason r)
 
 namespace {
 
+// A collective part that waited for another rank: the part that arrived last, its rank, how long this one waited.
+struct CollectiveWait {
+    uint32_t part = kNone;
+    int rank = -1;
+    int64_t waitNs = 0;
+};
+
 // A span on the critical path and why it could start: what released it (and, for a resource, what held it).
 struct PathLink {
     uint32_t span;
-    PathReason reason; // why it could start: what released it
-    Held held;         // reason Resource: what held it
+    PathReason reason;     // why it could start: what released it
+    Held held;             // reason Resource: what held it
+    CollectiveWait waited; // reason Resource: the rank whose part of a collective it waited for
 };
 
 // Where the walk starts: the span that ends last; among equal ends a GPU span, then the one that started last.
@@ -315,47 +325,46 @@ uint32_t lastSpan(const Trace& trace)
     return cur;
 }
 
-// The walk back from `cur`: at each span, the predecessor that ended last (the track's previous span, a flow into
-// it, what a sync without flows waited for), or what held a GPU span that was ready and started later.
-std::vector<PathLink> walkBack(const Trace& trace, uint32_t cur, size_t maxLinks = SIZE_MAX)
-{
-    const auto& s = trace.spans;
-    const size_t n = s.size();
-    const IncomingFlows incoming(trace);
-    // Stream tracks per device, for host syncs that carry no sync flows (imported traces).
-    std::map<int, std::vector<uint32_t>> streamTracks;
-    for (uint32_t t = 0; t < trace.tracks.size(); ++t)
-        if (trace.tracks[t].kind == TrackKind::Stream) {
-            streamTracks[trace.tracks[t].device].push_back(t);
-            streamTracks[-2].push_back(t); // all devices
-        }
+// A span's own predecessor: the one of its dependencies (the track's previous span, a flow into it, what a sync
+// without flows waited for) that ended last, and why. Resources and other ranks are not looked at here.
+struct Predecessor {
+    uint32_t span = kNone;
+    PathReason reason = PathReason::Start;
+};
 
-    const ResourceHolders resources(trace);
-    std::vector<PathLink> chain; // from the end backwards
-    for (size_t guard = 0; guard <= n; ++guard) {
-        uint32_t best = kNone;
-        PathReason bestReason = PathReason::Start;
+class Predecessors {
+public:
+    explicit Predecessors(const Trace& trace) : m_t(trace), m_incoming(trace)
+    {
+        // Stream tracks per device, for host syncs that carry no sync flows (imported traces).
+        for (uint32_t t = 0; t < trace.tracks.size(); ++t)
+            if (trace.tracks[t].kind == TrackKind::Stream) {
+                m_streamTracks[trace.tracks[t].device].push_back(t);
+                m_streamTracks[-2].push_back(t); // all devices
+            }
+    }
+
+    const IncomingFlows& incoming() const { return m_incoming; }
+
+    Predecessor of(uint32_t cur) const
+    {
+        const auto& s = m_t.spans;
+        Predecessor best;
         // A predecessor must end no later than the span (a blocking call ends after what it waited for); the
         // strict order on (end, start, index) makes every step go back, so the walk ends.
         auto consider = [&](uint32_t p, PathReason reason) {
-            if (p >= n || p == cur || s.kind[p] == SpanKind::Range)
+            if (!precedes(p, cur))
                 return;
-            if (s.end[p] > s.end[cur])
-                return;
-            if (s.end[p] == s.end[cur] && !(s.start[p] < s.start[cur] || (s.start[p] == s.start[cur] && p < cur)))
-                return;
-            const bool later = best == kNone || s.end[p] > s.end[best];
-            if (later || (s.end[p] == s.end[best] && rank(reason) > rank(bestReason))) {
-                best = p;
-                bestReason = reason;
-            }
+            const bool later = best.span == kNone || s.end[p] > s.end[best.span];
+            if (later || (s.end[p] == s.end[best.span] && rank(reason) > rank(best.reason)))
+                best = {p, reason};
         };
         const uint32_t track = s.track[cur];
-        if (track < trace.tracks.size()) {
-            const bool stream = trace.tracks[track].kind == TrackKind::Stream;
+        if (track < m_t.tracks.size()) {
+            const bool stream = m_t.tracks[track].kind == TrackKind::Stream;
             const PathReason order = stream ? PathReason::StreamOrder : PathReason::HostIssueOrder;
             // The previous span of the track; a longer one that contains this span is not its predecessor.
-            const uint32_t begin = trace.trackBegin(track);
+            const uint32_t begin = m_t.trackBegin(track);
             for (uint32_t p = cur, steps = 0; p > begin && steps < 4; ++steps) {
                 --p;
                 if (s.end[p] <= s.end[cur]) {
@@ -365,8 +374,8 @@ std::vector<PathLink> walkBack(const Trace& trace, uint32_t cur, size_t maxLinks
             }
         }
         bool hasSyncFlow = false;
-        for (uint32_t k : incoming.of(cur)) {
-            const Flow& f = trace.flows[k];
+        for (uint32_t k : m_incoming.of(cur)) {
+            const Flow& f = m_t.flows[k];
             if (f.kind == FlowKind::Collective)
                 continue; // the linked parts of one collective run at the same time: none released the other
             consider(f.from, reasonOf(f.kind));
@@ -374,12 +383,12 @@ std::vector<PathLink> walkBack(const Trace& trace, uint32_t cur, size_t maxLinks
         }
         if (s.kind[cur] == SpanKind::Sync && !hasSyncFlow) {
             // What the sync waited for: on each stream of its device, the last span that ended inside it.
-            const int device = trackDevice(trace, track);
-            auto it = streamTracks.find(device >= 0 && streamTracks.count(device) ? device : -2);
-            if (it != streamTracks.end())
+            const int device = trackDevice(m_t, track);
+            auto it = m_streamTracks.find(device >= 0 && m_streamTracks.count(device) ? device : -2);
+            if (it != m_streamTracks.end())
                 for (uint32_t t : it->second) {
-                    const auto b = s.start.begin() + trace.trackBegin(t);
-                    const auto e = s.start.begin() + trace.trackEnd(t);
+                    const auto b = s.start.begin() + m_t.trackBegin(t);
+                    const auto e = s.start.begin() + m_t.trackEnd(t);
                     auto pos = std::lower_bound(b, e, s.end[cur]);
                     for (int steps = 0; pos != b && steps < 4; ++steps) {
                         --pos;
@@ -392,9 +401,111 @@ std::vector<PathLink> walkBack(const Trace& trace, uint32_t cur, size_t maxLinks
                     }
                 }
         }
+        return best;
+    }
+
+    // Whether p may come before cur on the path: it ends no later, and (end, start, index) orders it first.
+    bool precedes(uint32_t p, uint32_t cur) const
+    {
+        const auto& s = m_t.spans;
+        if (p >= s.size() || p == cur || s.kind[p] == SpanKind::Range || s.end[p] > s.end[cur])
+            return false;
+        return s.end[p] < s.end[cur] || s.start[p] < s.start[cur] || (s.start[p] == s.start[cur] && p < cur);
+    }
+
+private:
+    const Trace& m_t;
+    IncomingFlows m_incoming;
+    std::map<int, std::vector<uint32_t>> m_streamTracks;
+};
+
+// The parts of each collective call of a job (linked across ranks by "collective" flows, rank_merge.h).
+class CollectiveParts {
+public:
+    explicit CollectiveParts(const Trace& trace)
+    {
+        const size_t n = trace.spanCount();
+        for (const Flow& f : trace.flows)
+            if (f.kind == FlowKind::Collective && f.from < n && f.to < n && f.from != f.to) {
+                m_next.emplace(f.from, f.to);
+                m_prev.emplace(f.to, f.from);
+            }
+    }
+
+    bool empty() const { return m_next.empty(); }
+
+    // The parts of span's call, span among them; empty when it is no part of one.
+    std::vector<uint32_t> of(uint32_t span) const
+    {
+        if (!m_next.count(span) && !m_prev.count(span))
+            return {};
+        // Bounded walks: a file whose arrows form a cycle must not hang the analysis.
+        uint32_t head = span;
+        for (size_t guard = 0; guard <= m_prev.size(); ++guard) {
+            const auto it = m_prev.find(head);
+            if (it == m_prev.end() || it->second == span)
+                break;
+            head = it->second;
+        }
+        std::vector<uint32_t> parts{head};
+        for (size_t guard = 0; guard <= m_next.size(); ++guard) {
+            const auto it = m_next.find(parts.back());
+            if (it == m_next.end() || it->second == head)
+                break;
+            parts.push_back(it->second);
+        }
+        return parts;
+    }
+
+private:
+    std::unordered_map<uint32_t, uint32_t> m_next, m_prev;
+};
+
+// The walk back from `cur`: at each span, the predecessor that ended last (the track's previous span, a flow into
+// it, what a sync without flows waited for), or what held a GPU span that was ready and started later. A part of a
+// collective call whose own dependencies ended before another rank's part was ready waited for that rank: its
+// predecessor is what released the part that arrived last (NCCL's kernels start when launched and spin until every
+// rank has arrived, so the early ranks' parts run longer; the simulator starts all parts when the last arrives).
+std::vector<PathLink> walkBack(const Trace& trace, uint32_t cur, size_t maxLinks = SIZE_MAX)
+{
+    const auto& s = trace.spans;
+    const size_t n = s.size();
+    const Predecessors preds(trace);
+    const CollectiveParts collectives(trace);
+    const ResourceHolders resources(trace);
+    std::vector<PathLink> chain; // from the end backwards
+    for (size_t guard = 0; guard <= n; ++guard) {
+        const Predecessor own = preds.of(cur);
+        uint32_t best = own.span;
+        PathReason bestReason = own.reason;
+        // When the span was ready: its predecessor's end, or its start where nothing preceded it.
+        const auto readyOf = [&](uint32_t span, const Predecessor& p) {
+            return p.span == kNone ? s.start[span] : std::min(s.end[p.span], s.start[span]);
+        };
+        CollectiveWait waited;
+        if (!collectives.empty() && isGpuSpan(s.kind[cur])) {
+            int64_t lastReady = readyOf(cur, own);
+            const int64_t ownReady = lastReady;
+            Predecessor lastPred;
+            for (uint32_t part : collectives.of(cur)) {
+                if (part == cur)
+                    continue;
+                const Predecessor p = preds.of(part);
+                const int64_t ready = readyOf(part, p);
+                if (p.span != kNone && ready > lastReady && preds.precedes(p.span, cur)) {
+                    lastReady = ready;
+                    lastPred = p;
+                    waited = {part, rankOfTrack(trace, s.track[part]), ready - ownReady};
+                }
+            }
+            if (waited.part != kNone) {
+                best = lastPred.span;
+                bestReason = PathReason::Resource;
+            }
+        }
         // Ready (its dependencies had ended) but started later: what held it is its predecessor on the path.
         Held held;
-        if (best != kNone && isGpuSpan(s.kind[cur])) {
+        if (best != kNone && waited.part == kNone && isGpuSpan(s.kind[cur])) {
             held = resources.held(cur, s.end[best]);
             if (held.span != kNone && held.span != cur && s.end[held.span] > s.end[best]
                 && (s.end[held.span] < s.end[cur]
@@ -406,7 +517,7 @@ std::vector<PathLink> walkBack(const Trace& trace, uint32_t cur, size_t maxLinks
                 held = {};
             }
         }
-        chain.push_back({cur, bestReason, held});
+        chain.push_back({cur, bestReason, held, waited});
         if (best == kNone || chain.size() >= maxLinks)
             break;
         cur = best;
@@ -438,7 +549,12 @@ void addSegments(const Trace& trace, std::vector<PathLink> chain, CriticalPath& 
             seg.reason = chain[k].reason;
             seg.idleBeforeNs = std::max<int64_t>(0, seg.start - prevEnd);
             seg.contributionNs = seg.end - std::max(seg.start, prevEnd);
-            if (seg.reason == PathReason::Resource) {
+            if (const CollectiveWait& w = chain[k].waited; seg.reason == PathReason::Resource && w.part != kNone) {
+                seg.waitRank = w.rank;
+                seg.waitPart = w.part;
+                seg.waitNs = std::max<int64_t>(0, w.waitNs);
+                path.collectiveWaitNs += seg.waitNs;
+            } else if (seg.reason == PathReason::Resource) {
                 seg.wait = chain[k].held.cause;
                 seg.waitInferred = chain[k].held.inferred;
                 seg.waitNs = std::max<int64_t>(0, seg.start - chain[k].held.readyAt);
@@ -491,6 +607,12 @@ std::string describeRelease(const Trace& trace, const CriticalPath& path, size_t
     if (seg.reason != PathReason::Resource)
         return "after " + std::string(toString(seg.reason));
     const CriticalPathSegment& holder = path.segments[k - 1];
+    if (seg.waitPart != kNoSpan) {
+        const std::string who = seg.waitRank >= 0 ? "rank " + std::to_string(seg.waitRank) : "another rank";
+        return "waited " + formatDuration(seg.waitNs) + " in the collective for " + who
+            + ", the last to reach it (its part ready when '" + shortSpanName(holder.name) + "' ("
+            + trackName(trace, holder.track) + ") ended)";
+    }
     const std::string by = "'" + shortSpanName(holder.name) + "' (" + trackName(trace, holder.track) + ")";
     std::string what;
     switch (seg.wait) {

@@ -68,6 +68,10 @@ Result<RankRecord> readRecord(const RankTrace& r, size_t index, const MergeOptio
                       "not a per-rank trace: info.settings has no rank and world_size (it was not run under "
                       "mpirun, srun or torchrun); merge --ranks-by-order takes the files' order as their ranks");
     }
+    if (options.presetAlignment && index < options.presetAlignment->shiftNs.size()) {
+        rec.shift = options.presetAlignment->shiftNs[index];
+        return rec;
+    }
     const std::string* clock = findSetting(info, "clock");
     if (clock ? *clock == "simulated" : info.source == TraceSource::Simulator) {
         rec.simulated = true;
@@ -262,7 +266,8 @@ Result<MergeResult> mergeRankTraces(std::vector<RankTrace> ranks, const MergeOpt
     }
     MergeResult result;
     int64_t alignmentError = 0;
-    auto aligned = align(recs, ranks, options, alignmentError, result.notes);
+    auto aligned = options.presetAlignment ? Result<std::string>(options.presetAlignment->alignment)
+                                           : align(recs, ranks, options, alignmentError, result.notes);
     if (!aligned)
         return aligned.error();
     result.alignment = *aligned;

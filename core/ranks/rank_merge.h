@@ -9,6 +9,8 @@
 #include "result.h"
 #include "trace.h"
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,14 @@ struct RankTrace {
 struct MergeOptions {
     bool alignWallClock = false; // ranks on several hosts: align by each host's system clock
     bool ranksByOrder = false;   // traces without a rank (not run under a launcher): their order is their rank
+    // Clocks already aligned by the caller (foreign_ranks.h: other tools' traces, by the wall clock they record): the
+    // sentence that says how and how well, and the shift of each input trace (in input order). The clock settings
+    // of StreamScope's own traces are then not read.
+    struct PresetAlignment {
+        std::string alignment;
+        std::vector<int64_t> shiftNs;
+    };
+    std::optional<PresetAlignment> presetAlignment;
 };
 
 struct MergeResult {

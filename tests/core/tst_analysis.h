@@ -167,6 +167,8 @@ private slots:
     void criticalPathNamesEveryLongWait_data();
     void criticalPathNamesEveryLongWait();
     void criticalPathOfAMillionSpans();
+    void criticalPathNamesCollectiveWaits();
+    void criticalPathCollectiveWaitOfALesson();
 
     // ---- JSON and text ------------------------------------------------------------------------------------------
     void json_data();

@@ -2,6 +2,8 @@
 // the resources that held ready work, and over a million spans.
 #include "tst_analysis.h"
 
+#include "collectives.h"
+
 // ---- critical path ------------------------------------------------------------------------------------------
 
 void TestAnalysis::criticalPath_data()
@@ -376,4 +378,89 @@ void TestAnalysis::criticalPathOfAMillionSpans()
     const TraceAnalysis a = analyzeTrace(t);
     QCOMPARE(a.metrics.gpuSpanCount, qint64(n));
     QCOMPARE(a.concurrency.maxConcurrency, 4);
+}
+
+namespace {
+
+uint32_t spanNamed(const Trace& t, std::string_view name)
+{
+    for (uint32_t i = 0; i < t.spanCount(); ++i)
+        if (t.spanName(i) == name)
+            return i;
+    qFatal("no span %s", std::string(name).c_str());
+}
+
+} // namespace
+
+// Two ranks in one collective call (rows "rank R · ..."): rank 1's compute ends 190 ns after rank 0's. Rank 0's part
+// waited for rank 1, the last to arrive: the path goes through rank 1's compute, and the wait is a collective wait
+// naming rank 1, not idle time in rank 0's stream.
+void TestAnalysis::criticalPathNamesCollectiveWaits()
+{
+    // As the simulator places them: both parts start when the last rank has arrived.
+    Trace sim = traceOf("c0:kernel:0:100:A0 c0:kernel:300:350:P0 c1/1:kernel:0:290:A1 c1/1:kernel:300:350:P1"_q,
+                        "P0>P1:collective"_q);
+    sim.tracks[uint32_t(sim.findStreamTrack("c0"))].name = "rank 0 · c0";
+    sim.tracks[uint32_t(sim.findStreamTrack("c1"))].name = "rank 1 · c1";
+    const CriticalPath p = streamscope::criticalPath(sim);
+    QCOMPARE(pathText(p), "A1:start:290:0 P0:resource:50:10"_q);
+    const CriticalPathSegment& wait = p.segments[1];
+    QCOMPARE(wait.waitRank, 1);
+    QCOMPARE(wait.waitNs, qint64(190));
+    QCOMPARE(wait.waitPart, uint32_t(spanNamed(sim, "P1")));
+    QVERIFY(wait.wait == WaitCause::None);
+    QCOMPARE(p.collectiveWaitNs, qint64(190));
+    QCOMPARE(p.resourceWaitNs, qint64(0));
+    QCOMPARE(p.idleByCause[size_t(IdleCause::StreamGap)], qint64(0));
+    QCOMPARE(p.busyNs + p.idleNs, p.lengthNs);
+    const std::string text = describeRelease(sim, p, 1);
+    QVERIFY2(text.find("waited 190 ns in the collective for rank 1") != std::string::npos, text.c_str());
+    const auto j = nlohmann::json::parse(analysisToJson(sim));
+    QCOMPARE(j["critical_path"][1]["reason"].get<std::string>(), std::string("collective wait"));
+    QCOMPARE(j["critical_path"][1]["wait"]["rank"].get<int>(), 1);
+    QCOMPARE(j["critical_path_summary"]["collective_wait_ns"].get<int64_t>(), int64_t(190));
+    // The inspector's question for rank 0's part: what released it.
+    const CriticalPath released = releaseOf(sim, uint32_t(spanNamed(sim, "P0")));
+    QCOMPARE(pathText(released), "A1:start:290:0 P0:resource:50:10"_q);
+    QCOMPARE(released.segments[1].waitRank, 1);
+
+    // As NCCL runs them: each rank's kernel starts when launched and spins until all have arrived. The path ends in
+    // rank 1's part (it started last), which waited for no one: plain stream order.
+    Trace nccl = traceOf("c0:kernel:0:100:A0 c0:kernel:100:350:P0 c1/1:kernel:0:290:A1 c1/1:kernel:290:350:P1"_q,
+                         "P0>P1:collective"_q);
+    nccl.tracks[uint32_t(nccl.findStreamTrack("c0"))].name = "rank 0 · c0";
+    nccl.tracks[uint32_t(nccl.findStreamTrack("c1"))].name = "rank 1 · c1";
+    const CriticalPath q = streamscope::criticalPath(nccl);
+    QCOMPARE(pathText(q), "A1:start:290:0 P1:stream order:60:0"_q);
+    QCOMPARE(q.collectiveWaitNs, qint64(0));
+    // Rank 0's long part is released by rank 1's compute: its 190 ns of spinning were a wait for rank 1.
+    const CriticalPath r = releaseOf(nccl, uint32_t(spanNamed(nccl, "P0")));
+    QCOMPARE(pathText(r), "A1:start:290:0 P0:resource:60:0"_q);
+    QCOMPARE(r.segments[1].waitRank, 1);
+    QCOMPARE(r.segments[1].waitNs, qint64(190));
+
+    // Without the collective flow the two parts are unrelated: rank 0's part follows its own stream.
+    const Trace apart =
+        traceOf("c0:kernel:0:100:A0 c0:kernel:300:360:P0 c1/1:kernel:0:290:A1 c1/1:kernel:300:350:P1"_q);
+    QCOMPARE(pathText(streamscope::criticalPath(apart)), "A0:start:100:0 P0:stream order:60:200"_q);
+}
+
+// Lesson 19 (a straggler rank): the path runs through the straggler's compute, and the last all-reduce of the rank
+// the walk started from is named a collective wait for rank 2 instead of a millisecond of stream-gap idle.
+void TestAnalysis::criticalPathCollectiveWaitOfALesson()
+{
+    const Trace t = simulate(lesson("19"));
+    const CriticalPath p = streamscope::criticalPath(t);
+    QVERIFY(p.collectiveWaitNs > 900'000);
+    QVERIFY(p.idleNs < 100'000);
+    bool named = false;
+    for (const auto& seg : p.segments) {
+        if (seg.waitPart != kNoSpan) {
+            QCOMPARE(seg.waitRank, 2);
+            named = true;
+        } else if (isGpuSpan(seg.kind)) {
+            QCOMPARE(rankOfTrack(t, seg.track), 2); // the rest of the path is the straggler's work
+        }
+    }
+    QVERIFY(named);
 }

@@ -353,6 +353,13 @@ void EventReader::topLevelValue(const std::string& key)
         (is(key, "otherData") ? m_raw.otherData : m_raw.deviceProperties).assign(start, m_p);
         return;
     }
+    if (c == '{' && is(key, "distributedInfo")) {
+        // Kineto's rank of a torch.distributed job ({"backend", "rank", "world_size", ...}), kept as JSON text: merge
+        // reads the rank from it (foreign_ranks.h).
+        skipValue(1);
+        m_raw.topLevel.emplace_back(key, std::string(start, m_p));
+        return;
+    }
     if (c == '"') {
         m_scratchUsed = 0;
         const std::string_view v = string();

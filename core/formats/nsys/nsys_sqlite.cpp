@@ -324,6 +324,15 @@ private:
             if (st.step())
                 m_t.info.date = st.text(0);
         }
+        // The session's start on the wall clock: the report's times count from it. merge aligns the reports of a
+        // job's ranks by it (foreign_ranks.h).
+        if (has("TARGET_INFO_SESSION_START_TIME")
+            && m_db.columns("TARGET_INFO_SESSION_START_TIME").count("utcEpochNs")) {
+            Statement st(m_db, "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME",
+                         "TARGET_INFO_SESSION_START_TIME");
+            if (st.step() && !st.isNull(0))
+                m_t.info.settings.emplace_back("session_start_utc_ns", std::to_string(st.integer(0)));
+        }
         if (has("TARGET_INFO_SYSTEM_ENV")) {
             const auto cols = m_db.columns("TARGET_INFO_SYSTEM_ENV");
             if (cols.count("name") && cols.count("value")) {
