@@ -84,6 +84,9 @@ struct OpenFlow {
     bool target = false; // an "s" at the arrow's target (our exports start a flow at its earlier end)
 };
 
+// The names' direct-mapped cache (EventReader::intern) has 2^kNameCacheBits slots.
+constexpr int kNameCacheBits = 10;
+
 class EventReader : JsonTokenizer {
 public:
     EventReader(Input& in, chrome::Dialect dialect) : JsonTokenizer(in), m_dialect(dialect) {}
@@ -102,6 +105,7 @@ private:
     uint32_t threadFor(const Event& ev);
     chrome::RawProcess& processFor(const Event& ev);
     uint32_t intern(std::string_view s);
+    void reserveSpans();
     uint32_t addSpan(const Event& ev, uint32_t thread, SpanKind kind, int64_t start, int64_t end);
     std::optional<SpanKind> spanKind(const Event& ev);
     void handle(const Event& ev, const char* start);
@@ -119,6 +123,11 @@ private:
     std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> m_names;
     std::string_view m_lastName;
     uint32_t m_lastNameId = kNoSpan;
+    struct NameSlot {
+        std::string_view name; // the key in m_names
+        uint32_t id = kNoSpan;
+    };
+    std::vector<NameSlot> m_nameCache = std::vector<NameSlot>(size_t(1) << kNameCacheBits);
     std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> m_keyTexts;
     std::vector<std::string> m_keyTextList;
     std::unordered_map<ThreadKey, uint32_t, ThreadKeyHash> m_threads;
