@@ -87,16 +87,34 @@ struct OpenFlow {
 // The names' direct-mapped cache (EventReader::intern) has 2^kNameCacheBits slots.
 constexpr int kNameCacheBits = 10;
 
-class EventReader : JsonTokenizer {
+// One event's fields from the tokens, with nothing of the reader's state: the reader does this for each event, and
+// the workers of chrome_trace_chunks.h do it ahead of the reader (chrome_trace_events.cpp).
+class EventFields : protected JsonTokenizer {
 public:
-    EventReader(Input& in, chrome::Dialect dialect) : JsonTokenizer(in), m_dialect(dialect) {}
+    explicit EventFields(Input& in) : JsonTokenizer(in) {}
+
+protected:
+    // The event at m_p (after white space) into `ev`; returns where it starts.
+    const char* fields(Event& ev);
+    void args(Event& ev);
+
+    bool m_keepScratch = false; // true: unescaped strings stay valid until the tokenizer is gone, not one event
+};
+
+class ChunkPipeline;
+
+class EventReader : EventFields {
+public:
+    // `chunks`: events parsed ahead on other threads (chrome_trace_chunks.h), or nullptr.
+    EventReader(Input& in, chrome::Dialect dialect, ChunkPipeline* chunks = nullptr)
+        : EventFields(in), m_dialect(dialect), m_chunks(chunks)
+    {}
 
     // The whole input as a raw trace; throws Fail.
     chrome::RawTrace run();
 
 private:
     // Events into their fields (chrome_trace_events.cpp).
-    void args(Event& ev);
     void event();
     void topLevelValue(const std::string& key);
 
@@ -117,6 +135,7 @@ private:
     void closeOpenSpans();
 
     chrome::Dialect m_dialect;
+    ChunkPipeline* m_chunks;
     bool m_sawEvents = false;
 
     chrome::RawTrace m_raw;
@@ -138,6 +157,7 @@ private:
 };
 
 // Reads the whole input: the raw trace, or an error naming the byte offset.
-Result<chrome::RawTrace> readInput(Input& in, const std::string& file, chrome::Dialect dialect);
+Result<chrome::RawTrace> readInput(Input& in, const std::string& file, chrome::Dialect dialect,
+                                   ChunkPipeline* chunks = nullptr);
 
 } // namespace streamscope::chrome::detail
