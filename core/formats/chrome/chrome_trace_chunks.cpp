@@ -15,9 +15,13 @@ namespace {
 // reader.
 constexpr size_t kChunkOverlap = size_t(64) << 10;
 
-// Chunks of 1 MiB: a chunk's parsed events take about twice its bytes, and the reader holds at most `window`
-// chunks, so that the memory they take stays small beside the trace (docs/PERFORMANCE.md, bench_import).
+// Chunks of 1 MiB: small beside the trace, large enough that handing them over costs nothing.
 constexpr size_t kDefaultChunkBytes = size_t(1) << 20;
+// A chunk parsed ahead takes about three times its bytes (its bytes and its events' fields: PreEvent is 480 bytes,
+// and an event of the bench_import file about 230), and those parsed ahead take at most 1/64 of the input (a
+// Chrome trace takes a fifth of its file's size in memory or more: the peak stays within 1.5x the trace).
+constexpr uint64_t kChunkCost = 3;
+constexpr uint64_t kWindowShare = 64;
 // Below this the threads cost more than they save.
 constexpr uint64_t kMinThreadedBytes = uint64_t(16) << 20;
 constexpr unsigned kMaxThreads = 8;
@@ -123,8 +127,10 @@ ChunkPlan planChunks(uint64_t size, const ReadOptions& options)
 
 ChunkPipeline::ChunkPipeline(int fd, std::string_view text, uint64_t size, const ChunkPlan& plan)
     : m_fd(fd), m_text(text), m_size(size), m_chunkBytes(std::max<size_t>(plan.chunkBytes, 1)),
-      m_count(size_t((size + m_chunkBytes - 1) / m_chunkBytes)), m_window(plan.workers + 2), m_chunks(m_count),
-      m_done(m_count, 0)
+      m_count(size_t((size + m_chunkBytes - 1) / m_chunkBytes)),
+      m_window(
+          std::clamp<size_t>(size_t(size / (uint64_t(m_chunkBytes) * kChunkCost * kWindowShare)), 2, plan.workers + 2)),
+      m_chunks(m_count), m_done(m_count, 0)
 {
     try {
         for (unsigned i = 0; i < plan.workers; ++i)
