@@ -6,6 +6,7 @@
 #include "chrome_trace.h"
 #include "chrome_trace_chunks.h"
 #include "pytorch_trace.h"
+#include "trace_formats.h"
 #include "trace_json.h"
 
 #include <QTemporaryDir>
@@ -243,6 +244,35 @@ private slots:
         QCOMPARE(outcome(loadChromeTraceFile(path, {1, 0})), plain);
         QCOMPARE(outcome(loadChromeTraceFile(path, {3, 777})), plain);
         QCOMPARE(outcome(loadChromeTraceFile(path, {2, 65536})), plain);
+    }
+
+    void fuzzSeedsAndFixtures_data()
+    {
+        // The Chrome fuzz seeds and the exports of the traces recorded on an H200, whole and cut short (errors at the
+        // end).
+        QTest::addColumn<QString>("path");
+        for (const fs::path& dir :
+             {kSource / "tests" / "fuzz" / "seeds" / "chrome", kSource / "tests" / "data" / "h200"})
+            for (const auto& e : fs::directory_iterator(dir))
+                if (e.path().extension() == ".json")
+                    QTest::newRow(e.path().lexically_relative(kSource).string().c_str())
+                        << QString::fromStdString(e.path().string());
+    }
+    void fuzzSeedsAndFixtures()
+    {
+        QFETCH(QString, path);
+        std::string whole = slurp(path.toStdString());
+        if (path.contains(QLatin1String("data/h200"))) { // recorded traces in the native format: their Chrome export
+            auto t = importTraceFile(path.toStdString());
+            QVERIFY2(t.ok(), t.error().toString().c_str());
+            whole = traceToChromeJson(*t);
+        }
+        for (const size_t keep : {whole.size(), whole.size() * 7 / 8, whole.size() / 2}) {
+            const std::string json = whole.substr(0, keep);
+            const std::string plain = outcome(parseChromeTrace(json, "f.json", {1, 0}));
+            for (const size_t chunk : {size_t(50), size_t(700)})
+                QCOMPARE(outcome(parseChromeTrace(json, "f.json", {3, chunk})), plain);
+        }
     }
 
     void pytorchTraces_data()
