@@ -124,6 +124,7 @@ private:
     chrome::RawProcess& processFor(const Event& ev);
     uint32_t intern(std::string_view s);
     void reserveSpans();
+    void populateSpans();
     uint32_t addSpan(const Event& ev, uint32_t thread, SpanKind kind, int64_t start, int64_t end);
     std::optional<SpanKind> spanKind(const Event& ev);
     void handle(const Event& ev, const char* start);
@@ -142,6 +143,7 @@ private:
     std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> m_names;
     std::string_view m_lastName;
     uint32_t m_lastNameId = kNoSpan;
+    size_t m_populatedSpans = 0; // the columns' pages are faulted in up to this many spans
     struct NameSlot {
         std::string_view name; // the key in m_names
         uint32_t id = kNoSpan;
