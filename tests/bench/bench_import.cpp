@@ -49,7 +49,8 @@ struct Config {
     std::string format = "chrome";
     std::string child; // "generate", "import", "sax"
     std::string file;
-    int64_t ops = 0; // generate: operations
+    int64_t ops = 0;  // generate: operations
+    int threads = -1; // import: the Chrome reader's threads (chrome::ReadOptions); -1: importTraceFile's choice
 };
 
 // A run of `ops` operations: each host thread launches into its two streams, copies now and then, records events
@@ -161,7 +162,10 @@ int runImport(const Config& cfg)
     const double rss0 = peakRssMb();
     const double cpu0 = cpuSeconds();
     const auto t0 = std::chrono::steady_clock::now();
-    auto trace = ss::importTraceFile(cfg.file);
+    // --threads N reads the Chrome file with that many threads (1: one core); else importTraceFile decides.
+    auto trace = cfg.threads >= 0 && cfg.format == "chrome"
+        ? ss::loadChromeTraceFile(cfg.file, ss::chrome::ReadOptions{unsigned(cfg.threads), 0})
+        : ss::importTraceFile(cfg.file);
     const auto t1 = std::chrono::steady_clock::now();
     const double cpu = cpuSeconds() - cpu0;
     if (!trace) {
@@ -176,6 +180,7 @@ int runImport(const Config& cfg)
     j["file_mb"] = mb;
     j["seconds"] = seconds;
     j["cpu_seconds"] = cpu;
+    j["threads"] = cfg.threads;
     j["mb_per_second"] = seconds > 0 ? mb / seconds : 0.0;
     j["mb_per_cpu_second"] = cpu > 0 ? mb / cpu : 0.0;
     j["spans"] = trace->spanCount();
@@ -248,7 +253,7 @@ bool parseArgs(int argc, char** argv, Config& cfg)
         } else if (arg == "--no-sax") {
             cfg.sax = false;
         } else if (arg == "--mb" || arg == "--dir" || arg == "--child" || arg == "--file" || arg == "--ops"
-                   || arg == "--format") {
+                   || arg == "--format" || arg == "--threads") {
             const char* v = next();
             if (!v)
                 return false;
@@ -262,6 +267,8 @@ bool parseArgs(int argc, char** argv, Config& cfg)
                 cfg.file = v;
             else if (arg == "--format")
                 cfg.format = v;
+            else if (arg == "--threads")
+                cfg.threads = std::atoi(v);
             else
                 cfg.ops = std::atoll(v);
         } else {
@@ -280,7 +287,7 @@ int main(int argc, char** argv)
     Config cfg;
     if (!parseArgs(argc, argv, cfg)) {
         std::cerr << "usage: bench_import [--json] [--mb 1024] [--dir DIR] [--keep] [--no-sax] [--format chrome|"
-                     "streamscope|streamscope-binary|streamscope-binary-raw]\n";
+                     "streamscope|streamscope-binary|streamscope-binary-raw] [--threads N]\n";
         return 2;
     }
     if (cfg.child == "generate")
@@ -328,7 +335,9 @@ int main(int argc, char** argv)
         std::cerr << "bench_import: generating the trace failed\n";
         return 1;
     }
-    const nlohmann::json imp = runChild(self, "--child import --file " + shellQuote(file));
+    const nlohmann::json imp = runChild(self,
+                                        "--child import --format " + cfg.format + " --threads "
+                                            + std::to_string(cfg.threads) + " --file " + shellQuote(file));
     nlohmann::json sax;
     if (cfg.sax)
         sax = runChild(self, "--child sax --file " + shellQuote(file));

@@ -10,6 +10,7 @@
 #include "result.h"
 #include "trace.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -22,9 +23,21 @@ std::string traceToChromeJson(const Trace& trace);
 
 // A Chrome Trace Event file: the JSON object format ({"traceEvents": [...]}) or the bare array format ([...]).
 // Files written by traceToChromeJson come back with the same info, tracks, spans and flows.
-Result<Trace> parseChromeTrace(std::string_view text, const std::string& file);
+namespace chrome {
+// How an input is parsed. The result is the same with any options; only the time differs.
+struct ReadOptions {
+    // Threads that parse events (the reader's own included): 0 picks the cores there are (at most 8; one thread
+    // where there are fewer than 4), 1 parses on the caller's thread alone. Inputs under 16 MiB are parsed on one
+    // thread unless chunkBytes is given.
+    unsigned threads = 0;
+    // Bytes of input per chunk a thread parses; 0 picks 1 MiB. Small values exercise the chunk seams (tests).
+    size_t chunkBytes = 0;
+};
+} // namespace chrome
+
+Result<Trace> parseChromeTrace(std::string_view text, const std::string& file, const chrome::ReadOptions& options = {});
 // The same, reading the file in chunks: memory stays proportional to the trace, not to the file.
-Result<Trace> loadChromeTraceFile(const std::string& path);
+Result<Trace> loadChromeTraceFile(const std::string& path, const chrome::ReadOptions& options = {});
 
 // ---------------------------------------------------------------------------------------------------------------
 // The reading engine, shared by the Chrome and the PyTorch importers. Not needed to use them.
@@ -119,8 +132,9 @@ struct RawTrace {
     uint64_t withoutDur = 0;                                   // complete events ("X") without "dur", read as instants
 };
 
-Result<RawTrace> readText(std::string_view text, const std::string& file, Dialect dialect);
-Result<RawTrace> readFile(const std::string& path, Dialect dialect);
+Result<RawTrace> readText(std::string_view text, const std::string& file, Dialect dialect,
+                          const ReadOptions& options = {});
+Result<RawTrace> readFile(const std::string& path, Dialect dialect, const ReadOptions& options = {});
 
 // Guesses the dialect from the start of a file (the first few kilobytes are enough): PyTorch's top-level keys
 // ("schemaVersion", "deviceProperties") or its event categories.

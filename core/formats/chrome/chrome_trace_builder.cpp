@@ -512,17 +512,17 @@ Result<Trace> finish(RawTrace&& raw, const std::vector<uint32_t>& threadTrack, s
 
 } // namespace chrome
 
-Result<Trace> parseChromeTrace(std::string_view text, const std::string& file)
+Result<Trace> parseChromeTrace(std::string_view text, const std::string& file, const chrome::ReadOptions& options)
 {
-    auto raw = chrome::readText(text, file, chrome::Dialect::Generic);
+    auto raw = chrome::readText(text, file, chrome::Dialect::Generic, options);
     if (!raw)
         return raw.error();
     return buildChrome(std::move(raw.value()), file);
 }
 
-Result<Trace> loadChromeTraceFile(const std::string& path)
+Result<Trace> loadChromeTraceFile(const std::string& path, const chrome::ReadOptions& options)
 {
-    auto raw = chrome::readFile(path, chrome::Dialect::Generic);
+    auto raw = chrome::readFile(path, chrome::Dialect::Generic, options);
     if (!raw)
         return raw.error();
     return buildChrome(std::move(raw.value()), path);

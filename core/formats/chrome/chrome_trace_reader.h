@@ -84,16 +84,37 @@ struct OpenFlow {
     bool target = false; // an "s" at the arrow's target (our exports start a flow at its earlier end)
 };
 
-class EventReader : JsonTokenizer {
+// The names' direct-mapped cache (EventReader::intern) has 2^kNameCacheBits slots.
+constexpr int kNameCacheBits = 10;
+
+// One event's fields from the tokens, with nothing of the reader's state: the reader does this for each event, and
+// the workers of chrome_trace_chunks.h do it ahead of the reader (chrome_trace_events.cpp).
+class EventFields : protected JsonTokenizer {
 public:
-    EventReader(Input& in, chrome::Dialect dialect) : JsonTokenizer(in), m_dialect(dialect) {}
+    explicit EventFields(Input& in) : JsonTokenizer(in) {}
+
+protected:
+    // The event at m_p (after white space) into `ev`; returns where it starts.
+    const char* fields(Event& ev);
+    void args(Event& ev);
+
+    bool m_keepScratch = false; // true: unescaped strings stay valid until the tokenizer is gone, not one event
+};
+
+class ChunkPipeline;
+
+class EventReader : EventFields {
+public:
+    // `chunks`: events parsed ahead on other threads (chrome_trace_chunks.h), or nullptr.
+    EventReader(Input& in, chrome::Dialect dialect, ChunkPipeline* chunks = nullptr)
+        : EventFields(in), m_dialect(dialect), m_chunks(chunks)
+    {}
 
     // The whole input as a raw trace; throws Fail.
     chrome::RawTrace run();
 
 private:
     // Events into their fields (chrome_trace_events.cpp).
-    void args(Event& ev);
     void event();
     void topLevelValue(const std::string& key);
 
@@ -102,6 +123,8 @@ private:
     uint32_t threadFor(const Event& ev);
     chrome::RawProcess& processFor(const Event& ev);
     uint32_t intern(std::string_view s);
+    void reserveSpans();
+    void populateSpans();
     uint32_t addSpan(const Event& ev, uint32_t thread, SpanKind kind, int64_t start, int64_t end);
     std::optional<SpanKind> spanKind(const Event& ev);
     void handle(const Event& ev, const char* start);
@@ -113,12 +136,19 @@ private:
     void closeOpenSpans();
 
     chrome::Dialect m_dialect;
+    ChunkPipeline* m_chunks;
     bool m_sawEvents = false;
 
     chrome::RawTrace m_raw;
     std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> m_names;
     std::string_view m_lastName;
     uint32_t m_lastNameId = kNoSpan;
+    size_t m_populatedSpans = 0; // the columns' pages are faulted in up to this many spans
+    struct NameSlot {
+        std::string_view name; // the key in m_names
+        uint32_t id = kNoSpan;
+    };
+    std::vector<NameSlot> m_nameCache = std::vector<NameSlot>(size_t(1) << kNameCacheBits);
     std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> m_keyTexts;
     std::vector<std::string> m_keyTextList;
     std::unordered_map<ThreadKey, uint32_t, ThreadKeyHash> m_threads;
@@ -129,6 +159,7 @@ private:
 };
 
 // Reads the whole input: the raw trace, or an error naming the byte offset.
-Result<chrome::RawTrace> readInput(Input& in, const std::string& file, chrome::Dialect dialect);
+Result<chrome::RawTrace> readInput(Input& in, const std::string& file, chrome::Dialect dialect,
+                                   ChunkPipeline* chunks = nullptr);
 
 } // namespace streamscope::chrome::detail

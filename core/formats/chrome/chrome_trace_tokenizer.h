@@ -5,8 +5,7 @@
 
 #include "chrome_trace.h"
 #include "chrome_trace_format.h"
-#include "file_io.h"
-#include "import_progress.h"
+#include "chrome_trace_input.h"
 
 #include <cerrno>
 #include <charconv>
@@ -21,6 +20,10 @@
 #include <system_error>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace streamscope::chrome::detail {
 
 // Nesting deeper than this is refused (values are skipped by recursion).
@@ -30,68 +33,6 @@ constexpr int kMaxDepth = 256;
 // Reading: a hand-written JSON tokenizer over a buffer that is refilled from the file. Events are parsed one at a
 // time into fields; a value cut by the end of the buffer throws NeedMore, and the event is parsed again from its
 // start once more bytes are in (once per buffer, so the cost is nil).
-
-struct NeedMore {};
-struct Fail {
-    uint64_t offset;
-    std::string message;
-};
-
-class Input {
-public:
-    explicit Input(std::string_view text) : m_begin(text.data()), m_end(text.data() + text.size()), m_eof(true) {}
-    explicit Input(int fd) : m_fd(fd), m_eof(false)
-    {
-        struct stat st {};
-        if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-            m_size = uint64_t(st.st_size);
-        m_storage.resize(size_t(4) << 20);
-        m_begin = m_end = m_storage.data();
-    }
-
-    const char* begin() const { return m_begin; }
-    const char* end() const { return m_end; }
-    bool eof() const { return m_eof; }
-    uint64_t offset(const char* p) const { return m_base + uint64_t(p - m_begin); }
-    uint64_t total() const { return m_base + uint64_t(m_end - m_begin); }
-
-    // Keeps [keep, end), reads more after it; `keep` points to the same byte afterwards. Returns the error text of
-    // a failed read, or an empty string.
-    std::string refill(const char*& keep)
-    {
-        if (m_eof)
-            return {};
-        const size_t kept = size_t(m_end - keep);
-        m_base += uint64_t(keep - m_begin);
-        if (kept * 2 > m_storage.size()) {
-            std::vector<char> bigger(m_storage.size() * 2);
-            std::memcpy(bigger.data(), keep, kept);
-            m_storage.swap(bigger);
-        } else if (kept) {
-            std::memmove(m_storage.data(), keep, kept);
-        }
-        const ssize_t r = readFully(m_fd, m_storage.data() + kept, m_storage.size() - kept);
-        if (r < 0)
-            return errnoText(errno);
-        const size_t filled = kept + size_t(r);
-        m_eof = filled < m_storage.size();
-        m_begin = m_storage.data();
-        m_end = m_begin + filled;
-        keep = m_begin;
-        if (!import_detail::step(m_base, m_size)) // a window's Cancel, once per buffer
-            return kImportCancelled;
-        return {};
-    }
-
-private:
-    int m_fd = -1;
-    uint64_t m_size = 0; // of a regular file, for progress
-    std::vector<char> m_storage;
-    const char* m_begin = nullptr;
-    const char* m_end = nullptr;
-    uint64_t m_base = 0;
-    bool m_eof = true;
-};
 
 // A number as written; converted on demand.
 struct NumberText {
@@ -105,6 +46,35 @@ struct Id {
     std::string_view text; // non-empty: the value was a string
     bool present = false;
 };
+
+// The first byte in [p, end) that ends the plain part of a string: '"', '\\' or a control character (< 0x20);
+// `end` if there is none. Sixteen bytes at a time with SSE2, which every x86-64 processor has (no runtime check
+// needed); a byte at a time elsewhere. Names of kernels and templates run to hundreds of bytes.
+inline const char* stringStop(const char* p, const char* end)
+{
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    const __m128i control = _mm_set1_epi8(0x1f);
+    while (end - p >= 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        // v <= 0x1f unsigned  <=>  max(v, 0x1f) == 0x1f
+        const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                                         _mm_cmpeq_epi8(_mm_max_epu8(v, control), control));
+        const int mask = _mm_movemask_epi8(hit);
+        if (mask != 0)
+            return p + __builtin_ctz(unsigned(mask));
+        p += 16;
+    }
+#endif
+    while (p != end) {
+        const auto c = static_cast<unsigned char>(*p);
+        if (c == '"' || c == '\\' || c < 0x20)
+            return p;
+        ++p;
+    }
+    return p;
+}
 
 inline uint64_t hashText(std::string_view s)
 {
@@ -219,25 +189,27 @@ protected:
         return v;
     }
 
-    // A string at m_p (which is '"'). The view is valid until the next event is parsed.
-    std::string_view string()
+    // A string at m_p (which is '"'). The view is valid until the next event is parsed. Inlined: an event has a
+    // dozen and more keys and strings, nearly all without escapes.
+    [[gnu::always_inline]] std::string_view string()
     {
         const char* s = ++m_p;
-        for (;;) {
-            if (m_p == m_end)
-                more();
-            const auto c = static_cast<unsigned char>(*m_p);
-            if (c == '"') {
-                const std::string_view v(s, size_t(m_p - s));
-                ++m_p;
-                return v;
-            }
-            if (c == '\\')
-                break;
-            if (c < 0x20)
-                fail(m_p, "not valid JSON: a control character inside a string");
-            ++m_p;
+        const char* stop = stringStop(s, m_end);
+        if (stop != m_end && *stop == '"') {
+            m_p = stop + 1;
+            return std::string_view(s, size_t(stop - s));
         }
+        m_p = stop;
+        return escapedString(s);
+    }
+
+    // The rest of a string that starts at `s` and has an escape, a control character or the buffer's end at m_p.
+    [[gnu::noinline]] std::string_view escapedString(const char* s)
+    {
+        if (m_p == m_end)
+            more();
+        if (*m_p != '\\')
+            fail(m_p, "not valid JSON: a control character inside a string");
         // Escapes: the unescaped text goes into a scratch string.
         if (m_scratchUsed == m_scratch.size())
             m_scratch.emplace_back();
@@ -299,6 +271,7 @@ protected:
     {
         ++m_p;
         for (;;) {
+            m_p = stringStop(m_p, m_end);
             if (m_p == m_end)
                 more();
             const auto c = static_cast<unsigned char>(*m_p);
@@ -542,12 +515,84 @@ protected:
 
     // ---- typed values of an event
 
+    // A plain integer of at most 18 digits (every id, index and count of real traces), converted as it is scanned;
+    // false, with m_p unmoved, for anything else (a fraction, an exponent, more digits, "-"), which number() and its
+    // conversions then read as before, errors included.
+    bool plainInt(int64_t& out)
+    {
+        const char* p = m_p;
+        const bool neg = *p == '-';
+        p += neg;
+        const char* digits = p;
+        uint64_t v = 0;
+        while (p != m_end && isDigit(*p)) {
+            v = v * 10 + uint64_t(*p - '0');
+            ++p;
+        }
+        const ptrdiff_t count = p - digits;
+        if (p == m_end || count == 0 || count > 18 || *p == '.' || *p == 'e' || *p == 'E')
+            return false;
+        m_p = p;
+        out = neg ? -int64_t(v) : int64_t(v);
+        return true;
+    }
+
+    // Microseconds without an exponent and with a whole part of at most 15 digits (what writers of the format
+    // produce) -> nanoseconds, exactly as microsToNs converts them; false, with m_p unmoved, for anything else.
+    bool plainMicros(int64_t& out)
+    {
+        const char* p = m_p;
+        const bool neg = *p == '-';
+        p += neg;
+        const char* digits = p;
+        uint64_t whole = 0;
+        while (p != m_end && isDigit(*p)) {
+            whole = whole * 10 + uint64_t(*p - '0');
+            ++p;
+        }
+        const ptrdiff_t count = p - digits;
+        if (p == m_end || count == 0 || count > 15)
+            return false;
+        uint64_t frac = 0;
+        int places = 0;
+        bool roundUp = false;
+        if (*p == '.') {
+            ++p;
+            while (p != m_end && isDigit(*p) && places < 3) {
+                frac = frac * 10 + uint64_t(*p - '0');
+                ++p;
+                ++places;
+            }
+            if (places == 0)
+                return false;
+            if (p != m_end && isDigit(*p)) { // a fourth decimal rounds (half up), the rest are dropped
+                roundUp = *p >= '5';
+                while (p != m_end && isDigit(*p))
+                    ++p;
+            }
+            if (p == m_end)
+                return false;
+        }
+        if (*p == 'e' || *p == 'E')
+            return false;
+        for (int k = places; k < 3; ++k)
+            frac *= 10;
+        m_p = p;
+        const auto v = int64_t(whole * 1000 + frac + (roundUp ? 1 : 0));
+        out = neg ? -v : v;
+        return true;
+    }
+
     int64_t intValue(const char* what)
     {
         skipWs();
         const char c = *m_p;
-        if (c == '-' || isDigit(c))
+        if (c == '-' || isDigit(c)) {
+            int64_t v = 0;
+            if (plainInt(v))
+                return v;
             return toInt(number(), what);
+        }
         if (c == '"') { // "123": some writers quote numbers
             const char* at = m_p;
             const std::string_view s = string();
@@ -564,8 +609,12 @@ protected:
     {
         skipWs();
         const char c = *m_p;
-        if (c == '-' || isDigit(c))
+        if (c == '-' || isDigit(c)) {
+            int64_t v = 0;
+            if (plainMicros(v))
+                return v;
             return microsToNs(number(), what);
+        }
         if (c == '"') {
             const char* at = m_p;
             const std::string s(string());
@@ -600,7 +649,8 @@ protected:
                 id.text = std::string_view("\"\"", 2); // keeps an empty string apart from a number
         } else if (c == '-' || isDigit(c)) {
             // A number that fits no int64 (2^64, 1e300) is an error, never folded into another id.
-            id.number = toInt(number(), "a numeric id (from -2^63 to 2^63-1)");
+            if (!plainInt(id.number))
+                id.number = toInt(number(), "a numeric id (from -2^63 to 2^63-1)");
             id.present = true;
         } else {
             skipValue();

@@ -333,17 +333,17 @@ Result<Trace> build(chrome::RawTrace&& raw, const std::string& file)
 
 } // namespace
 
-Result<Trace> parsePyTorchTrace(std::string_view text, const std::string& file)
+Result<Trace> parsePyTorchTrace(std::string_view text, const std::string& file, const chrome::ReadOptions& options)
 {
-    auto raw = chrome::readText(text, file, chrome::Dialect::PyTorch);
+    auto raw = chrome::readText(text, file, chrome::Dialect::PyTorch, options);
     if (!raw)
         return raw.error();
     return build(std::move(raw.value()), file);
 }
 
-Result<Trace> loadPyTorchTraceFile(const std::string& path)
+Result<Trace> loadPyTorchTraceFile(const std::string& path, const chrome::ReadOptions& options)
 {
-    auto raw = chrome::readFile(path, chrome::Dialect::PyTorch);
+    auto raw = chrome::readFile(path, chrome::Dialect::PyTorch, options);
     if (!raw)
         return raw.error();
     return build(std::move(raw.value()), path);

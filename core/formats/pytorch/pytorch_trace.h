@@ -4,6 +4,7 @@
 // properties. Read with the Chrome reader's streaming tokenizer (chrome_trace.h). docs/FORMATS.md has the mapping.
 #pragma once
 
+#include "chrome_trace.h"
 #include "result.h"
 #include "trace.h"
 
@@ -12,7 +13,9 @@
 
 namespace streamscope {
 
-Result<Trace> parsePyTorchTrace(std::string_view text, const std::string& file);
-Result<Trace> loadPyTorchTraceFile(const std::string& path);
+// `options`: how the Chrome reader parses (threads, chunks); the result is the same with any.
+Result<Trace> parsePyTorchTrace(std::string_view text, const std::string& file,
+                                const chrome::ReadOptions& options = {});
+Result<Trace> loadPyTorchTraceFile(const std::string& path, const chrome::ReadOptions& options = {});
 
 } // namespace streamscope
