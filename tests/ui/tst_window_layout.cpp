@@ -1,6 +1,7 @@
 // The window in front of a class, on a 1280×720 screen (the offscreen platform configured so): Help ▸ About with
 // the version and About Qt; Save As (Ctrl+Shift+S) and Quit (Ctrl+Q) on every key scheme and while presentation
-// mode hides the menu bar; a geometry saved on a bigger screen restored to fit this one; View ▸ Reset Layout puts
+// mode hides the menu bar; a geometry and dock layout saved on a bigger screen restored to fit this one (in the
+// compact layout on a small screen); View ▸ Reset Layout puts
 // the docks back and the window at its default size; the compare window fits the screen with its table and Close
 // button on it; the timeline shows rows, in the default layout and maximized with the sweep (and, in
 // tst_window_layout_scale2, at Qt's scale 2 on a 1920×1080 screen), the whole window on the screen with the sweep
@@ -237,6 +238,70 @@ private Q_SLOTS:
                                     .arg(w.frameGeometry().width())
                                     .arg(w.frameGeometry().height())));
         QVERIFY(w.width() >= 1000); // shrunk to the screen, not to nothing
+    }
+
+    // A window closed on a big screen, with its docks right of and below the timeline, opened again on this one: it
+    // fits the screen, and on a screen below the compact size (tst_window_layout_scale2: 960x540) its docks are
+    // tabs of one column on the left, as a first start there would place them; on a bigger screen the saved layout
+    // stays as it was.
+    void savedLayoutFitsASmallScreen()
+    {
+        QByteArray geometry, state;
+        {
+            MainWindow big;
+            big.setGpuProbeEnabled(false);
+            big.setUnsavedPrompt([] { return MainWindow::UnsavedChoice::Discard; });
+            // The layout of a big screen, whatever this one is.
+            auto* spans = big.findChild<QDockWidget*>(QStringLiteral("spansDock"));
+            auto* analysis = big.findChild<QDockWidget*>(QStringLiteral("analysisDock"));
+            auto* inspector = big.findChild<QDockWidget*>(QStringLiteral("inspectorDock"));
+            big.addDockWidget(Qt::RightDockWidgetArea, analysis);
+            big.addDockWidget(Qt::RightDockWidgetArea, inspector);
+            big.addDockWidget(Qt::BottomDockWidgetArea, spans);
+            big.setGeometry(QRect(60, 40, 1600, 1000));
+            big.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&big));
+            QCOMPARE(big.dockWidgetArea(spans), Qt::BottomDockWidgetArea);
+            geometry = big.saveGeometry();
+            state = big.saveState();
+        }
+        QSettings().setValue(QStringLiteral("window/geometry"), geometry);
+        QSettings().setValue(QStringLiteral("window/state"), state);
+        MainWindow w;
+        w.setGpuProbeEnabled(false);
+        w.setUnsavedPrompt([] { return MainWindow::UnsavedChoice::Discard; });
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        const QRect room = available();
+        const bool small = room.width() < MainWindow::kCompactLayoutSize.width()
+            || room.height() < MainWindow::kCompactLayoutSize.height();
+        const auto places = dockPlaces(w);
+        const QString where =
+            QStringLiteral("screen %1x%2: %3").arg(room.width()).arg(room.height()).arg(describe(places));
+        for (const auto& [name, place] : places) {
+            QVERIFY2(!place.floating, qPrintable(where));
+            if (small)
+                QVERIFY2(place.area == Qt::LeftDockWidgetArea, qPrintable(where));
+        }
+        if (!small) {
+            QCOMPARE(places.at(QStringLiteral("spansDock")).area, Qt::BottomDockWidgetArea);
+            QCOMPARE(places.at(QStringLiteral("analysisDock")).area, Qt::RightDockWidgetArea);
+        } else {
+            QVERIFY2(places.at(QStringLiteral("scenarioDock")).tabbedWith.contains(QStringLiteral("spansDock")),
+                     qPrintable(where));
+        }
+        QTRY_VERIFY2(room.contains(w.frameGeometry()),
+                     qPrintable(QStringLiteral("%1,%2 %3x%4, %5")
+                                    .arg(w.frameGeometry().x())
+                                    .arg(w.frameGeometry().y())
+                                    .arg(w.frameGeometry().width())
+                                    .arg(w.frameGeometry().height())
+                                    .arg(where)));
+        const QSize least = w.minimumSizeHint().expandedTo(w.minimumSize());
+        QVERIFY2(least.width() <= room.width() && least.height() <= room.height(),
+                 qPrintable(QStringLiteral("minimum %1x%2, %3").arg(least.width()).arg(least.height()).arg(where)));
+        // The timeline keeps its rows.
+        QTRY_VERIFY2(w.timeline()->timeAxisRect().height() >= 4 * w.timeline()->laneHeight(), qPrintable(where));
     }
 
     void resetLayoutRestoresTheDocks()
