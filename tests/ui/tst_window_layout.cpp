@@ -12,6 +12,7 @@
 #include "main_window.h"
 #include "presentation_mode.h"
 #include "screen_fit.h"
+#include "sweep_view.h"
 #include "timeline_view.h"
 #include "window_fixture.h"
 
@@ -172,6 +173,10 @@ private Q_SLOTS:
         QVERIFY2(box->text().contains(QStringLiteral("StreamScope")), qPrintable(box->text()));
         QVERIFY2(box->text().contains(QStringLiteral(STREAMSCOPE_VERSION)), qPrintable(box->text()));
         QVERIFY(!box->text().contains(QStringLiteral("icen"), Qt::CaseInsensitive)); // no licence it does not have
+        // What it runs on, for a bug report.
+        QVERIFY2(box->text().contains(QStringLiteral("Qt ") + QString::fromLatin1(qVersion())),
+                 qPrintable(box->text()));
+        QVERIFY2(box->text().contains(QStringLiteral("QCustomPlot 2.")), qPrintable(box->text()));
         shot(box, QStringLiteral("about"));
         box->accept();
         QTRY_VERIFY(!w->findChild<QMessageBox*>(QStringLiteral("aboutBox")));
@@ -385,6 +390,17 @@ private Q_SLOTS:
         QVERIFY2(
             sweep->width() >= 200 && sweep->height() >= 150,
             qPrintable(QStringLiteral("sweep dock %1x%2, %3").arg(sweep->width()).arg(sweep->height()).arg(where)));
+        // Its chart as wide as the column allows: in a narrow column the controls, chart and table are stacked (side
+        // by side the chart was 220 px of a 384 px column at scale 2).
+        auto* sweepPlot = sweep->findChild<QWidget*>(QStringLiteral("sweepPlot"));
+        QVERIFY(sweepPlot);
+        const int wanted = sweep->width() < SweepView::kSideBySideWidth ? sweep->width() - 60 : 300;
+        QTRY_VERIFY2(sweepPlot->width() >= wanted && sweepPlot->height() >= 150,
+                     qPrintable(QStringLiteral("sweep chart %1x%2 in a dock %3 wide, %4")
+                                    .arg(sweepPlot->width())
+                                    .arg(sweepPlot->height())
+                                    .arg(sweep->width())
+                                    .arg(where)));
         // And smaller again after maximized (no minimum left behind by the wider view), the timeline's rows still
         // there.
         w->showNormal();
