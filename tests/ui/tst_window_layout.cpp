@@ -384,6 +384,30 @@ private Q_SLOTS:
                                 .arg(where, minimums(*w))));
         QTRY_VERIFY2(w->frameGeometry().height() <= available().height(),
                      qPrintable(QStringLiteral("%1 high, %2").arg(w->frameGeometry().height()).arg(where)));
+        // The histogram's labels (lesson 11 has 33 rows) never on top of one another.
+        {
+            ConcurrencyPlot* strip = w->concurrencyPlot();
+            QTRY_VERIFY(strip->itemCount() > 0);
+            QTest::qWait(100);
+            std::vector<std::pair<double, QString>> shown;
+            for (int i = 0; i < strip->itemCount(); ++i)
+                if (auto* label = qobject_cast<QCPItemText*>(strip->item(i)); label && label->visible())
+                    shown.push_back({label->position->pixelPosition().y(), label->text()});
+            std::sort(shown.begin(), shown.end());
+            const int lineHeight = QFontMetrics(qobject_cast<QCPItemText*>(strip->item(0))->font()).height();
+            for (size_t i = 1; i < shown.size(); ++i)
+                QVERIFY2(shown[i].first - shown[i - 1].first >= lineHeight - 1,
+                         qPrintable(QStringLiteral("'%1' at %2 and '%3' at %4 (a line is %5 px), %6")
+                                        .arg(shown[i - 1].second)
+                                        .arg(shown[i - 1].first)
+                                        .arg(shown[i].second)
+                                        .arg(shown[i].first)
+                                        .arg(lineHeight)
+                                        .arg(where
+                                             + QStringLiteral(" row %1 px, %2 labels")
+                                                   .arg(strip->yAxis->coordToPixel(0) - strip->yAxis->coordToPixel(1))
+                                                   .arg(shown.size()))));
+        }
         // The sweep is there to be used: its dock on screen with room for its plot.
         auto* sweep = w->findChild<QDockWidget*>(QStringLiteral("sweepDock"));
         QVERIFY(sweep->isVisible());

@@ -172,6 +172,21 @@ ConcurrencyPlot::ConcurrencyPlot(QWidget* parent) : QCustomPlot(parent)
     connect(m_deviceBox, &QComboBox::activated, this,
             [this](int index) { setHistogramDevice(m_deviceBox->itemData(index).toInt()); });
 
+    // The labels are spaced by the rows' height, known for sure only once laid out (a resize lays them out before
+    // the axis has its new height): again after each replot, and once more if that changed which labels show.
+    connect(this, &QCustomPlot::afterReplot, this, [this] {
+        if (m_mode != Mode::Histogram || m_labels.empty())
+            return;
+        std::vector<bool> before;
+        for (const QCPItemText* label : m_labels)
+            before.push_back(label->visible());
+        layoutHistogramLabels();
+        for (size_t i = 0; i < m_labels.size(); ++i)
+            if (m_labels[i]->visible() != before[i]) {
+                replot(rpQueuedReplot);
+                break;
+            }
+    });
     m_mode = QSettings().value(kModeKey).toString() == QLatin1String("histogram") ? Mode::Histogram : Mode::OverTime;
     applyMode();
 }
@@ -415,7 +430,8 @@ void ConcurrencyPlot::layoutHistogramLabels()
     // The time axis leaves room right of the longest bar for its label.
     const double longest =
         m_shown.timeAtNs.empty() ? 0.0 : double(*std::max_element(m_shown.timeAtNs.begin(), m_shown.timeAtNs.end()));
-    const QFontMetrics fm(m_modeButton->font());
+    // The labels' own font: the button's may have been polished to another size since they were made.
+    const QFontMetrics fm(m_labels.empty() ? m_modeButton->font() : m_labels.front()->font());
     int labelWidth = 0;
     for (const QCPItemText* label : m_labels)
         labelWidth = std::max(labelWidth, fm.horizontalAdvance(label->text()) + 12);
@@ -426,7 +442,11 @@ void ConcurrencyPlot::layoutHistogramLabels()
 
     // Thin rows: label the longest bars first and skip those that would overlap a label already placed.
     const int rows = std::max<int>(1, int(m_labels.size()));
-    const double rowPx = double(std::max(1, height() - m.top() - m.bottom() - 2 * fm.height())) / (rows + 0.2);
+    double rowPx = double(std::max(1, height() - m.top() - m.bottom() - 2 * fm.height())) / (rows + 0.2);
+    // After a layout the axis says how far apart the rows really are: the estimate above, from the margins of the
+    // last layout, let the labels of lesson 11's 33 rows overlap.
+    if (axisRect()->height() > 1)
+        rowPx = std::min(rowPx, std::abs(yAxis->coordToPixel(1) - yAxis->coordToPixel(0)));
     const int spacing = std::max(1, int(std::ceil(fm.height() / std::max(1.0, rowPx))));
     std::vector<int> order(m_labels.size());
     std::iota(order.begin(), order.end(), 0);
