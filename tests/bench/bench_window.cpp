@@ -311,8 +311,9 @@ int main(int argc, char** argv)
         });
         timeline->replot(QCustomPlot::rpImmediateRefresh);
         const TimelineDrawStats& st = timeline->spansPlottable()->lastDrawStats();
-        j["drawn"] = {
-            {"rects", st.rects()}, {"labels", st.labels}, {"arrows", st.flows}, {"arrows_skipped", st.flowsSkipped}};
+        j["drawn"] = {{"rects", st.rects()},  {"labels", st.labels},
+                      {"arrows", st.flows},   {"arrows_skipped", st.flowsSkipped},
+                      {"rows", st.rowsDrawn}, {"spans_visited", st.spansVisited}};
         out["levels"][level.name] = j;
     }
     out["peak_rss_mb"] = peakRssMb();

@@ -1,6 +1,7 @@
 // Timeline images for slides: an SVG names only font families that browsers and slide tools resolve alike
 // (sans-serif, not Qt's "Sans Serif", which no browser knows and which fell back to a serif font), and still
 // parses and renders; the concurrency strip goes into images and keeps every burst at a wide view.
+#include "analysis.h"
 #include "concurrency_plot.h"
 #include "image_export.h"
 #include "theme.h"
@@ -290,6 +291,59 @@ private Q_SLOTS:
         QVERIFY2(g->dataCount() >= 20 && g->dataCount() <= 24, qPrintable(QString::number(g->dataCount())));
         for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it)
             QCOMPARE(int(it->value), plot.runningAt(it->key));
+    }
+
+    // Every column of a wide view holds the most operations running at any time within it, exactly: checked against
+    // the steps themselves for random kernels in four streams (many steps per column, bursts and gaps).
+    void concurrencyColumnsAreExact()
+    {
+        auto t = std::make_shared<Trace>();
+        for (const char* name : {"s0", "s1", "s2", "s3"}) {
+            Track stream;
+            stream.kind = TrackKind::Stream;
+            stream.name = name;
+            t->addTrack(stream);
+        }
+        uint32_t seed = 17;
+        auto rnd = [&seed](int64_t n) {
+            seed = seed * 1664525u + 1013904223u;
+            return int64_t((seed >> 8) % uint32_t(n));
+        };
+        for (uint32_t track = 0; track < 4; ++track) {
+            int64_t at = rnd(1000);
+            for (int i = 0; i < 3000; ++i) {
+                SpanInit init;
+                init.track = track;
+                init.kind = SpanKind::Kernel;
+                init.name = "k";
+                init.start = at;
+                init.end = at + 1 + rnd(i % 500 == 0 ? 20000 : 300);
+                at = init.end + rnd(i % 97 == 0 ? 30000 : 400);
+                t->addSpan(init);
+            }
+        }
+        t->finalize();
+        ConcurrencyPlot plot;
+        plot.resize(400, 100);
+        plot.setTrace(t);
+        const auto [first, last] = t->timeRange();
+        const std::vector<ConcurrencyStep> steps = concurrencySteps(*t);
+        QVERIFY(steps.size() > 4000);
+        for (const auto& [a, b] : {std::pair{first, last}, std::pair{first + (last - first) / 3, last - 12345}}) {
+            plot.setVisibleTimeRange(double(a), double(b));
+            const QCPGraph* g = plot.graph0();
+            QVERIFY(g->dataCount() > 100 && g->dataCount() <= 401);
+            // (Times relative to the first span, as the plot keeps them.)
+            auto at = [&](size_t i) { return double(steps[i].time) - double(first); };
+            for (auto it = g->data()->constBegin(); it + 1 != g->data()->constEnd(); ++it) {
+                const double t0 = it->key, t1 = (it + 1)->key;
+                int expected = 0; // the step in effect at t0, and every step starting before t1
+                for (size_t i = 0; i < steps.size() && at(i) < t1; ++i)
+                    if (at(i) >= t0 || i + 1 == steps.size() || at(i + 1) > t0)
+                        expected = std::max(expected, steps[i].count);
+                QCOMPARE(int(it->value), expected);
+            }
+        }
     }
 
     // Ranges as the time axis reads them (from the first span) and arrow kinds by name.

@@ -1,6 +1,7 @@
 // The window in front of a class, on a 1280×720 screen (the offscreen platform configured so): Help ▸ About with
 // the version and About Qt; Save As (Ctrl+Shift+S) and Quit (Ctrl+Q) on every key scheme and while presentation
-// mode hides the menu bar; a geometry saved on a bigger screen restored to fit this one; View ▸ Reset Layout puts
+// mode hides the menu bar; a geometry and dock layout saved on a bigger screen restored to fit this one (in the
+// compact layout on a small screen); View ▸ Reset Layout puts
 // the docks back and the window at its default size; the compare window fits the screen with its table and Close
 // button on it; the timeline shows rows, in the default layout and maximized with the sweep (and, in
 // tst_window_layout_scale2, at Qt's scale 2 on a 1920×1080 screen), the whole window on the screen with the sweep
@@ -11,6 +12,7 @@
 #include "main_window.h"
 #include "presentation_mode.h"
 #include "screen_fit.h"
+#include "sweep_view.h"
 #include "timeline_view.h"
 #include "window_fixture.h"
 
@@ -171,6 +173,10 @@ private Q_SLOTS:
         QVERIFY2(box->text().contains(QStringLiteral("StreamScope")), qPrintable(box->text()));
         QVERIFY2(box->text().contains(QStringLiteral(STREAMSCOPE_VERSION)), qPrintable(box->text()));
         QVERIFY(!box->text().contains(QStringLiteral("icen"), Qt::CaseInsensitive)); // no licence it does not have
+        // What it runs on, for a bug report.
+        QVERIFY2(box->text().contains(QStringLiteral("Qt ") + QString::fromLatin1(qVersion())),
+                 qPrintable(box->text()));
+        QVERIFY2(box->text().contains(QStringLiteral("QCustomPlot 2.")), qPrintable(box->text()));
         shot(box, QStringLiteral("about"));
         box->accept();
         QTRY_VERIFY(!w->findChild<QMessageBox*>(QStringLiteral("aboutBox")));
@@ -237,6 +243,70 @@ private Q_SLOTS:
                                     .arg(w.frameGeometry().width())
                                     .arg(w.frameGeometry().height())));
         QVERIFY(w.width() >= 1000); // shrunk to the screen, not to nothing
+    }
+
+    // A window closed on a big screen, with its docks right of and below the timeline, opened again on this one: it
+    // fits the screen, and on a screen below the compact size (tst_window_layout_scale2: 960x540) its docks are
+    // tabs of one column on the left, as a first start there would place them; on a bigger screen the saved layout
+    // stays as it was.
+    void savedLayoutFitsASmallScreen()
+    {
+        QByteArray geometry, state;
+        {
+            MainWindow big;
+            big.setGpuProbeEnabled(false);
+            big.setUnsavedPrompt([] { return MainWindow::UnsavedChoice::Discard; });
+            // The layout of a big screen, whatever this one is.
+            auto* spans = big.findChild<QDockWidget*>(QStringLiteral("spansDock"));
+            auto* analysis = big.findChild<QDockWidget*>(QStringLiteral("analysisDock"));
+            auto* inspector = big.findChild<QDockWidget*>(QStringLiteral("inspectorDock"));
+            big.addDockWidget(Qt::RightDockWidgetArea, analysis);
+            big.addDockWidget(Qt::RightDockWidgetArea, inspector);
+            big.addDockWidget(Qt::BottomDockWidgetArea, spans);
+            big.setGeometry(QRect(60, 40, 1600, 1000));
+            big.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&big));
+            QCOMPARE(big.dockWidgetArea(spans), Qt::BottomDockWidgetArea);
+            geometry = big.saveGeometry();
+            state = big.saveState();
+        }
+        QSettings().setValue(QStringLiteral("window/geometry"), geometry);
+        QSettings().setValue(QStringLiteral("window/state"), state);
+        MainWindow w;
+        w.setGpuProbeEnabled(false);
+        w.setUnsavedPrompt([] { return MainWindow::UnsavedChoice::Discard; });
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        const QRect room = available();
+        const bool small = room.width() < MainWindow::kCompactLayoutSize.width()
+            || room.height() < MainWindow::kCompactLayoutSize.height();
+        const auto places = dockPlaces(w);
+        const QString where =
+            QStringLiteral("screen %1x%2: %3").arg(room.width()).arg(room.height()).arg(describe(places));
+        for (const auto& [name, place] : places) {
+            QVERIFY2(!place.floating, qPrintable(where));
+            if (small)
+                QVERIFY2(place.area == Qt::LeftDockWidgetArea, qPrintable(where));
+        }
+        if (!small) {
+            QCOMPARE(places.at(QStringLiteral("spansDock")).area, Qt::BottomDockWidgetArea);
+            QCOMPARE(places.at(QStringLiteral("analysisDock")).area, Qt::RightDockWidgetArea);
+        } else {
+            QVERIFY2(places.at(QStringLiteral("scenarioDock")).tabbedWith.contains(QStringLiteral("spansDock")),
+                     qPrintable(where));
+        }
+        QTRY_VERIFY2(room.contains(w.frameGeometry()),
+                     qPrintable(QStringLiteral("%1,%2 %3x%4, %5")
+                                    .arg(w.frameGeometry().x())
+                                    .arg(w.frameGeometry().y())
+                                    .arg(w.frameGeometry().width())
+                                    .arg(w.frameGeometry().height())
+                                    .arg(where)));
+        const QSize least = w.minimumSizeHint().expandedTo(w.minimumSize());
+        QVERIFY2(least.width() <= room.width() && least.height() <= room.height(),
+                 qPrintable(QStringLiteral("minimum %1x%2, %3").arg(least.width()).arg(least.height()).arg(where)));
+        // The timeline keeps its rows.
+        QTRY_VERIFY2(w.timeline()->timeAxisRect().height() >= 4 * w.timeline()->laneHeight(), qPrintable(where));
     }
 
     void resetLayoutRestoresTheDocks()
@@ -314,12 +384,47 @@ private Q_SLOTS:
                                 .arg(where, minimums(*w))));
         QTRY_VERIFY2(w->frameGeometry().height() <= available().height(),
                      qPrintable(QStringLiteral("%1 high, %2").arg(w->frameGeometry().height()).arg(where)));
+        // The histogram's labels (lesson 11 has 33 rows) never on top of one another.
+        {
+            ConcurrencyPlot* strip = w->concurrencyPlot();
+            QTRY_VERIFY(strip->itemCount() > 0);
+            QTest::qWait(100);
+            std::vector<std::pair<double, QString>> shown;
+            for (int i = 0; i < strip->itemCount(); ++i)
+                if (auto* label = qobject_cast<QCPItemText*>(strip->item(i)); label && label->visible())
+                    shown.push_back({label->position->pixelPosition().y(), label->text()});
+            std::sort(shown.begin(), shown.end());
+            const int lineHeight = QFontMetrics(qobject_cast<QCPItemText*>(strip->item(0))->font()).height();
+            for (size_t i = 1; i < shown.size(); ++i)
+                QVERIFY2(shown[i].first - shown[i - 1].first >= lineHeight - 1,
+                         qPrintable(QStringLiteral("'%1' at %2 and '%3' at %4 (a line is %5 px), %6")
+                                        .arg(shown[i - 1].second)
+                                        .arg(shown[i - 1].first)
+                                        .arg(shown[i].second)
+                                        .arg(shown[i].first)
+                                        .arg(lineHeight)
+                                        .arg(where
+                                             + QStringLiteral(" row %1 px, %2 labels")
+                                                   .arg(strip->yAxis->coordToPixel(0) - strip->yAxis->coordToPixel(1))
+                                                   .arg(shown.size()))));
+        }
         // The sweep is there to be used: its dock on screen with room for its plot.
         auto* sweep = w->findChild<QDockWidget*>(QStringLiteral("sweepDock"));
         QVERIFY(sweep->isVisible());
         QVERIFY2(
             sweep->width() >= 200 && sweep->height() >= 150,
             qPrintable(QStringLiteral("sweep dock %1x%2, %3").arg(sweep->width()).arg(sweep->height()).arg(where)));
+        // Its chart as wide as the column allows: in a narrow column the controls, chart and table are stacked (side
+        // by side the chart was 220 px of a 384 px column at scale 2).
+        auto* sweepPlot = sweep->findChild<QWidget*>(QStringLiteral("sweepPlot"));
+        QVERIFY(sweepPlot);
+        const int wanted = sweep->width() < SweepView::kSideBySideWidth ? sweep->width() - 60 : 300;
+        QTRY_VERIFY2(sweepPlot->width() >= wanted && sweepPlot->height() >= 150,
+                     qPrintable(QStringLiteral("sweep chart %1x%2 in a dock %3 wide, %4")
+                                    .arg(sweepPlot->width())
+                                    .arg(sweepPlot->height())
+                                    .arg(sweep->width())
+                                    .arg(where)));
         // And smaller again after maximized (no minimum left behind by the wider view), the timeline's rows still
         // there.
         w->showNormal();

@@ -49,6 +49,15 @@ std::vector<QRect> TimelineDrawList::rectsOfKind(SpanKind kind) const
     return out;
 }
 
+std::vector<QRect> TimelineDrawList::dividersOfKind(SpanKind kind) const
+{
+    std::vector<QRect> out;
+    for (const Run& r : runs)
+        if (r.divider && r.kind == kind)
+            out.push_back(QRect(r.x0, laneTop[r.lane], 1, barHeight));
+    return out;
+}
+
 // Pixel column of x, clamped to [lo, hi] (also keeps far-off coordinates out of int range). No libm call: x86-64
 // without SSE4.1 has no floor instruction, and this runs for every span in view.
 static inline int floorPx(double x, int lo, int hi)
@@ -93,6 +102,32 @@ struct LaneWalk {
     }
 };
 
+// Appends a span drawn as a bar of its own, pixel columns [L, R), after the runs of its lane from `laneStart` on.
+// A bar of 4 px or more leaves its last column empty, so that a gap tells back-to-back spans apart; where the next
+// bar starts in that column (the spans are less than a pixel apart) a divider in a shade of the bar's colour takes
+// its place: otherwise ten back-to-back kernels of one stream read as one long bar.
+inline void appendSpanRun(const LaneWalk& w, TimelineDrawList& out, size_t laneStart, int L, int R, uint32_t s,
+                          SpanKind kind, double exactWidth)
+{
+    auto& runs = out.runs;
+    int width = std::max(1, R - L);
+    if (width >= 4)
+        --width;
+    bool divider = false;
+    if (runs.size() > laneStart) {
+        TimelineDrawList::Run& prev = runs.back();
+        if (!prev.merged && prev.kind == kind && L <= prev.x1 && exactWidth >= 3
+            && w.px(w.end[prev.firstSpan]) - w.px(w.start[prev.firstSpan]) >= 3) {
+            divider = true;
+            prev.x1 = std::max(prev.x0 + 1, std::min(prev.x1, L));
+        }
+    }
+    runs.push_back({L, L + width, s, 1, w.row, kind, false, divider});
+    ++out.stats.spanRects;
+    if (width >= w.labelMinWidth)
+        out.labels.push_back({QRect(L, w.y, width, w.barH), s});
+}
+
 // Walks the spans [first, last) of one lane (positions in the lane; `Contiguous`: span index = base + position,
 // else lane[position]) and appends their rectangles. Spans a pixel wide or more get one rectangle each; the ones
 // starting in one pixel column fold into one block, found by galloping search, so a wide view costs O(columns).
@@ -116,15 +151,7 @@ void walkLane(const LaneWalk& w, const uint32_t* lane, uint32_t base, size_t fir
         const double xs = w.px(w.start[s]), xe = w.px(w.end[s]);
         const SpanKind kind = w.kinds[s];
         if (xe - xs >= 1.0) {
-            const int L = floorPx(xs, w.pxLo, w.pxHi);
-            const int R = ceilPx(xe, w.pxLo, w.pxHi);
-            int width = std::max(1, R - L);
-            if (width >= 4)
-                --width; // a one-pixel gap tells back-to-back spans apart
-            runs.push_back({L, L + width, s, 1, w.row, kind, false});
-            ++out.stats.spanRects;
-            if (width >= w.labelMinWidth)
-                out.labels.push_back({QRect(L, w.y, width, w.barH), s});
+            appendSpanRun(w, out, laneStart, floorPx(xs, w.pxLo, w.pxHi), ceilPx(xe, w.pxLo, w.pxHi), s, kind, xe - xs);
             ++p;
             continue;
         }
@@ -198,7 +225,7 @@ void walkLane(const LaneWalk& w, const uint32_t* lane, uint32_t base, size_t fir
             runs.back().x1 = std::max(runs.back().x1, c + 1);
             runs.back().spanCount += count;
         } else {
-            runs.push_back({c, c + 1, s, count, w.row, kind, true});
+            runs.push_back({c, c + 1, s, count, w.row, kind, true, false});
             ++out.stats.mergedRects;
         }
         p = q;
@@ -224,16 +251,8 @@ void walkSummary(const LaneWalk& w, const LaneSummaryLevel& level, const Timelin
         ++visited;
         const double xs = w.px(it.start), xe = w.px(it.end);
         if (it.count == 1 && xe - xs >= 1.0) {
-            const uint32_t s = lane.at(it.first);
-            const int L = floorPx(xs, w.pxLo, w.pxHi);
-            const int R = ceilPx(xe, w.pxLo, w.pxHi);
-            int width = std::max(1, R - L);
-            if (width >= 4)
-                --width; // a one-pixel gap tells back-to-back spans apart
-            runs.push_back({L, L + width, s, 1, w.row, it.kind, false});
-            ++out.stats.spanRects;
-            if (width >= w.labelMinWidth)
-                out.labels.push_back({QRect(L, w.y, width, w.barH), s});
+            appendSpanRun(w, out, laneStart, floorPx(xs, w.pxLo, w.pxHi), ceilPx(xe, w.pxLo, w.pxHi), lane.at(it.first),
+                          it.kind, xe - xs);
             ++i;
             continue;
         }
@@ -264,7 +283,7 @@ void walkSummary(const LaneWalk& w, const LaneSummaryLevel& level, const Timelin
             runs.back().x1 = std::max(runs.back().x1, x1);
             runs.back().spanCount += count;
         } else {
-            runs.push_back({c, x1, lane.at(it.first), count, w.row, kind, true});
+            runs.push_back({c, x1, lane.at(it.first), count, w.row, kind, true, false});
             ++out.stats.mergedRects;
         }
         i = j;
@@ -302,7 +321,9 @@ void TimelinePlottable::computeDrawList(TimelineDrawList& out) const
     w.barH = std::max(1, int(std::lround(m.by - 2 * inset)));
     w.pxLo = m.rect.left() - 2;
     w.pxHi = m.rect.right() + 3;
-    w.labelMinWidth = m.by >= 9 ? std::max(16, int(m.by * 1.2)) : std::numeric_limits<int>::max();
+    // Bars wide enough for a character and an ellipsis in the label font are candidates (drawLabels measures); a
+    // threshold from the lane height left 44 px "transpose" bars unlabelled in an exported 01 lesson.
+    w.labelMinWidth = m.by >= 9 ? std::max(10, int(labelFont().pixelSize() * 1.1)) : std::numeric_limits<int>::max();
     out.canvasLeft = w.pxLo;
     out.canvasRight = w.pxHi + 1;
     out.barHeight = w.barH;

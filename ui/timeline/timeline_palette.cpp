@@ -14,6 +14,14 @@ QColor spanKindTextColor(SpanKind kind, const Theme& theme)
     return theme.spanKindText(kind);
 }
 
+QColor spanDividerColor(SpanKind kind, const Theme& theme)
+{
+    const QColor c = theme.spanKind(kind);
+    // Relative luminance (sRGB weights, close enough to choose a direction): light bars get a darker line.
+    const double luminance = 0.2126 * c.redF() + 0.7152 * c.greenF() + 0.0722 * c.blueF();
+    return luminance > 0.4 ? c.darker(150) : c.lighter(170);
+}
+
 QString spanKindLabel(SpanKind kind)
 {
     switch (kind) {

@@ -241,7 +241,10 @@ void TimelinePlottable::drawLabels(QPainter* painter, const TimelineDrawList& li
     const QString ellipsis(QChar(0x2026));
     const double ellipsisWidth = fm.horizontalAdvance(ellipsis);
     const double pad = std::max(2.0, fm.averageCharWidth() * 0.5);
-    const double minWidth = fm.horizontalAdvance(QStringLiteral("M")) + ellipsisWidth + 2 * pad;
+    // A name that does not fit with the usual padding gets the bar's whole width but a pixel each side, whole or
+    // shortened to its first characters and an ellipsis: a 23 px bar still says "tr…" (its tooltip says the rest).
+    const double narrowPad = 1;
+    const double minWidth = ellipsisWidth + 2 * narrowPad + 1;
     const double ascent = fm.ascent(), height = fm.height();
     int lastKind = -1;
     for (const auto& label : list.labels) {
@@ -264,7 +267,12 @@ void TimelinePlottable::drawLabels(QPainter* painter, const TimelineDrawList& li
             }
             name->width = float(fm.horizontalAdvance(name->text));
         }
-        const double avail = clip.width() - 2 * pad;
+        double labelPad = pad;
+        double avail = clip.width() - 2 * labelPad;
+        if (name->width > avail) {
+            labelPad = narrowPad;
+            avail = clip.width() - 2 * labelPad;
+        }
         qsizetype chars = name->text.size();
         bool elided = false;
         if (name->width > avail) {
@@ -298,14 +306,14 @@ void TimelinePlottable::drawLabels(QPainter* painter, const TimelineDrawList& li
                 p.end();
                 it = m_labelSprites.emplace(key, std::move(image)).first;
             }
-            painter->drawImage(QPointF(clip.left() + pad, std::round(top)), it->second);
+            painter->drawImage(QPointF(clip.left() + labelPad, std::round(top)), it->second);
         } else {
             if (int(kind) != lastKind) {
                 painter->setPen(colour);
                 lastKind = int(kind);
             }
             const QString text = elided ? name->text.left(chars) + ellipsis : name->text;
-            painter->drawText(QPointF(clip.left() + pad, top + ascent), text);
+            painter->drawText(QPointF(clip.left() + labelPad, top + ascent), text);
         }
     }
 }
@@ -362,6 +370,11 @@ void TimelinePlottable::draw(QCPPainter* painter)
                 continue;
             painter->setBrush(m_theme->spanKind(SpanKind(k)));
             painter->drawRects(rects.data(), int(rects.size()));
+            const std::vector<QRect> dividers = m_drawList.dividersOfKind(SpanKind(k));
+            if (dividers.empty())
+                continue;
+            painter->setBrush(spanDividerColor(SpanKind(k), *m_theme));
+            painter->drawRects(dividers.data(), int(dividers.size()));
         }
     }
     painter->setBrush(Qt::NoBrush);
@@ -415,15 +428,20 @@ void TimelinePlottable::drawSpansRaster(QPainter* painter, const TimelineDrawLis
     const qsizetype stride = m_canvas.bytesPerLine();
     for (int r = 0; r < rows; ++r)
         std::fill_n(reinterpret_cast<QRgb*>(bits + r * stride), width, QRgb(0));
-    std::array<QRgb, kSpanKindCount> colours;
-    for (int k = 0; k < kSpanKindCount; ++k)
+    std::array<QRgb, kSpanKindCount> colours, dividers;
+    for (int k = 0; k < kSpanKindCount; ++k) {
         colours[size_t(k)] = qPremultiply(m_theme->spanKind(SpanKind(k)).rgba());
+        dividers[size_t(k)] = qPremultiply(spanDividerColor(SpanKind(k), *m_theme).rgba());
+    }
     for (const TimelineDrawList::Run& run : list.runs) {
         const int x0 = std::max(run.x0, list.canvasLeft) - list.canvasLeft;
         const int x1 = std::min(run.x1, list.canvasRight) - list.canvasLeft;
         auto* line = reinterpret_cast<QRgb*>(bits + run.lane * stride);
-        if (x1 > x0)
+        if (x1 > x0) {
             std::fill(line + x0, line + x1, colours[size_t(run.kind)]);
+            if (run.divider && run.x0 >= list.canvasLeft)
+                line[x0] = dividers[size_t(run.kind)];
+        }
     }
     const QImage& canvas = m_canvas;
     for (int r = 0; r < rows; ++r)

@@ -49,6 +49,9 @@ namespace streamscope {
 QColor spanKindColor(SpanKind kind, const Theme& theme = Theme::current());
 QColor spanKindTextColor(SpanKind kind, const Theme& theme = Theme::current());
 QString spanKindLabel(SpanKind kind); // "kernel", "memcpy HtoD", ..., "API call", "sync (blocked)", "host work"
+// The colour of the 1-px divider between two back-to-back bars of one kind: a shade darker than a light bar, lighter
+// than a dark one, so that a run of same-kind spans does not read as one long span.
+QColor spanDividerColor(SpanKind kind, const Theme& theme = Theme::current());
 QColor flowKindColor(FlowKind kind, const Theme& theme = Theme::current());
 QString flowKindLabel(FlowKind kind); // "launch", "event", "sync", "implicit", "op call"
 // A track in words: `word` ("thread", "host thread", "stream") and the track's name, "thread main", "stream s1"; a
@@ -82,7 +85,8 @@ struct TimelineDrawList {
         uint32_t spanCount; // spans it covers (1 for a span drawn on its own)
         uint16_t lane;      // index into laneTop
         SpanKind kind;
-        bool merged; // a block of sub-pixel spans
+        bool merged;  // a block of sub-pixel spans
+        bool divider; // back to back with the bar before, both at least 3 px: a 1-px divider in column x0
     };
     // A growable array of runs that keeps its memory between draws and appends without a call per run.
     class Runs {
@@ -113,6 +117,8 @@ struct TimelineDrawList {
     QRect rectOf(const Run& r) const { return QRect(r.x0, laneTop[r.lane], r.x1 - r.x0, barHeight); }
     // The rectangles of one kind (the vector path draws them with one drawRects call per colour).
     std::vector<QRect> rectsOfKind(SpanKind kind) const;
+    // The dividers drawn over the bars of one kind (Run::divider), a pixel wide.
+    std::vector<QRect> dividersOfKind(SpanKind kind) const;
     struct Label {
         QRect rect;
         uint32_t span;

@@ -56,18 +56,18 @@ SweepView::SweepView(QWidget* parent) : QWidget(parent), m_rerunTimer(new QTimer
     createPlot();
     createTable();
 
-    auto* splitter = new QSplitter(Qt::Horizontal);
-    splitter->setChildrenCollapsible(false);
-    splitter->addWidget(m_plot);
-    splitter->addWidget(m_table);
-    splitter->setStretchFactor(0, 3);
-    splitter->setStretchFactor(1, 2);
+    m_splitter = new QSplitter(Qt::Horizontal);
+    m_splitter->setChildrenCollapsible(false);
+    m_splitter->addWidget(m_plot);
+    m_splitter->addWidget(m_table);
+    m_splitter->setStretchFactor(0, 3);
+    m_splitter->setStretchFactor(1, 2);
 
-    auto* layout = new QHBoxLayout(this);
-    layout->setContentsMargins(6, 6, 6, 6);
-    layout->setSpacing(10);
-    layout->addWidget(controls);
-    layout->addWidget(splitter, 1);
+    m_layout = new QHBoxLayout(this);
+    m_layout->setContentsMargins(6, 6, 6, 6);
+    m_layout->setSpacing(10);
+    m_layout->addWidget(controls);
+    m_layout->addWidget(m_splitter, 1);
 
     connectControls();
     updateThreads();
@@ -638,6 +638,47 @@ void SweepView::changeEvent(QEvent* event)
     setMessage(m_messageLabel->text(), m_messageError);
     rebuildTable();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool SweepView::event(QEvent* event)
+{
+    // In a scroll area the view is never narrower than its minimum, so its own width cannot say that the column is
+    // narrow: the viewport's can.
+    switch (event->type()) {
+    case QEvent::ParentAboutToChange:
+        if (parentWidget())
+            parentWidget()->removeEventFilter(this);
+        break;
+    case QEvent::ParentChange:
+        if (parentWidget()) {
+            parentWidget()->installEventFilter(this);
+            arrangeFor(parentWidget()->width());
+        }
+        break;
+    case QEvent::Resize:
+        if (!parentWidget())
+            arrangeFor(width());
+        break;
+    default: break;
+    }
+    return QWidget::event(event);
+}
+
+bool SweepView::eventFilter(QObject* watched, QEvent* event)
+{
+    if (watched == parentWidget() && event->type() == QEvent::Resize)
+        arrangeFor(parentWidget()->width());
+    return QWidget::eventFilter(watched, event);
+}
+
+void SweepView::arrangeFor(int width)
+{
+    const bool stacked = width < kSideBySideWidth;
+    if (stacked == m_stacked || !m_layout)
+        return;
+    m_stacked = stacked;
+    m_layout->setDirection(stacked ? QBoxLayout::TopToBottom : QBoxLayout::LeftToRight);
+    m_splitter->setOrientation(stacked ? Qt::Vertical : Qt::Horizontal);
 }
 
 void SweepView::showEvent(QShowEvent* event)

@@ -27,12 +27,14 @@
 #include <optional>
 #include <vector>
 
+class QBoxLayout;
 class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
 class QProgressBar;
 class QPushButton;
+class QSplitter;
 class QTableWidget;
 class QTemporaryDir;
 class QTimer;
@@ -119,6 +121,10 @@ public:
     QPushButton* runButton() const { return m_runButton; }
     QPushButton* cancelButton() const { return m_cancelButton; }
     QProgressBar* progressBar() const { return m_progressBar; }
+    // Controls, chart and table side by side where there is room (a dock under the timeline), one above the other
+    // in a narrow column (the compact layout's docks): side by side there, the chart was 220 px wide.
+    bool isStacked() const { return m_stacked; }
+    static constexpr int kSideBySideWidth = 720;
 
 Q_SIGNALS:
     void started(RunBackend backend);
@@ -134,6 +140,8 @@ Q_SIGNALS:
 protected:
     void showEvent(QShowEvent* event) override;
     void changeEvent(QEvent* event) override; // a new palette: the chart, table and message re-coloured
+    bool event(QEvent* event) override;       // follows the width its parent (a scroll area's viewport) offers
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     // The constructor's parts.
@@ -160,6 +168,7 @@ private:
     void rebuildPlot();
     void rebuildTable();
     void fitLegend();
+    void arrangeFor(int width);
     int pointNear(const QPoint& pos, double maxPixels) const;
     QString pointText(int index) const;
     QString summary() const;
@@ -212,6 +221,9 @@ private:
     QCPGraph* m_speedupGraph = nullptr;
     QCPGraph* m_failedGraph = nullptr;
     QTableWidget* m_table = nullptr;
+    QBoxLayout* m_layout = nullptr;
+    QSplitter* m_splitter = nullptr;
+    bool m_stacked = false;
 };
 
 } // namespace streamscope

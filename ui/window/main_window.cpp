@@ -416,6 +416,13 @@ void MainWindow::createDocks()
     makeDock(QStringLiteral("Spans"), QStringLiteral("spansDock"), spans, this);
 }
 
+// A screen with less room than this gets every dock as a tab of one column on the left (arrangeDocks).
+static bool isCompactRoom(const QRect& room)
+{
+    return room.width() < MainWindow::kCompactLayoutSize.width()
+        || room.height() < MainWindow::kCompactLayoutSize.height();
+}
+
 void MainWindow::arrangeDocks()
 {
     auto dock = [this](const char* name) { return findChild<QDockWidget*>(QLatin1String(name)); };
@@ -438,7 +445,7 @@ void MainWindow::arrangeDocks()
     setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
     setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
     const QRect room = availableGeometry(this);
-    if (room.width() < kCompactLayoutSize.width() || room.height() < kCompactLayoutSize.height()) {
+    if (isCompactRoom(room)) {
         // A small screen (1920x1080 at Qt's scale 2 is 960x540): every dock a tab of one column on the left. Docks
         // on the right left the timeline about 230 px wide, its legend wrapped to a column, and with the docks under
         // it the window's minimum height was 603 px on a 540 px screen, with no timeline row to see.
@@ -584,8 +591,20 @@ void MainWindow::readSettings()
         fitToScreen(this);
     else
         resize(sizeWithin(defaultSize(), availableGeometry(this)));
+    const bool restored = restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    if (restored && isCompactRoom(availableGeometry(this))) {
+        // Docks saved right of and below the timeline on a bigger screen held the window's minimum above this
+        // screen's size and left the timeline no rows: this screen gets the layout a first start here gives it.
+        const auto docks = findChildren<QDockWidget*>(Qt::FindDirectChildrenOnly);
+        const bool oneColumn = std::all_of(docks.begin(), docks.end(), [this](QDockWidget* d) {
+            return !d->isFloating() && dockWidgetArea(d) == Qt::LeftDockWidgetArea;
+        });
+        if (!oneColumn) {
+            arrangeDocks();
+            fitToScreen(this);
+        }
+    }
     m_settingsGeometry = geometry();
-    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     updateNoticeVisibility(); // a saved state must not show an empty banner
     m_liveBox->setChecked(settings.value(QStringLiteral("liveSimulation"), true).toBool());
     const QString profile = settings.value(QStringLiteral("profile")).toString();

@@ -352,11 +352,14 @@ void MainWindow::addThemeMenu(QMenu* view)
 
 QString MainWindow::aboutText()
 {
-    // No licence line: the project states none.
+    // No licence line: the project states none (Help ▸ About Qt has Qt's). The libraries it runs with, for a bug
+    // report.
     return QStringLiteral("<p><b>StreamScope</b> %1</p>"
                           "<p>StreamScope shows what CUDA streams do: configure host threads, devices, streams and "
-                          "the work they issue, run it on a GPU or the simulator, and explore the timeline.</p>")
-        .arg(QStringLiteral(STREAMSCOPE_VERSION).toHtmlEscaped());
+                          "the work they issue, run it on a GPU or the simulator, and explore the timeline.</p>"
+                          "<p><small>Qt %2 (built with %3), QCustomPlot %4</small></p>")
+        .arg(QStringLiteral(STREAMSCOPE_VERSION).toHtmlEscaped(), QString::fromLatin1(qVersion()),
+             QStringLiteral(QT_VERSION_STR), QStringLiteral(QCUSTOMPLOT_VERSION_STR));
 }
 
 void MainWindow::createToolbars()
