@@ -10,6 +10,7 @@
 #include "backend.h"
 #include "expect.h"
 #include "metrics.h"
+#include "ranks.h"
 #include "result.h"
 #include "scenario_json.h"
 #include "trace.h"
@@ -82,6 +83,7 @@ struct RunArgs {
     std::string timing;       // auto, cupti, events, both; empty: the scenario's run.timing
     std::string cuptiCapture; // where set: the CUPTI records of the last measured iteration (test fixtures)
     std::string injectFault;  // "illegal-address:OP": that kernel op faults (checks what a failed run leaves)
+    std::string ncclIdFile;   // GPU runs of collectives under a launcher: where rank 0 leaves NCCL's unique id
 };
 
 struct SweepArgs {
@@ -114,9 +116,11 @@ struct MergeArgs {
 struct ChosenBackend {
     std::unique_ptr<ss::Backend> backend;
     int exitCode = kExitOk; // non-zero: could not create one
+    std::string ncclIdFile; // the files through which rank 0 shares NCCL's unique id (GPU runs under a launcher)
 };
-// The backend `run` (and a sweep on a GPU) asked for: the GPU where usable, else the simulator (cli_run.cpp).
-ChosenBackend chooseBackend(const RunArgs& args, const ss::Scenario& scenario);
+// The backend `run` (and a sweep on a GPU) asked for: the GPU where usable, else the simulator (cli_run.cpp). `rank`:
+// this process's rank under a launcher (collectives on GPUs then share NCCL's unique id through files).
+ChosenBackend chooseBackend(const RunArgs& args, const ss::Scenario& scenario, const ss::RankInfo* rank = nullptr);
 
 int cmdPresets();
 int cmdProfiles();
