@@ -1,6 +1,6 @@
 // The CUDA backend's collective ops, through NCCL loaded at run time (nccl_loader.h; docs/RANKS.md "Collectives on
 // GPUs"). checkCollectives loads NCCL and checks that the job fits NCCL's rules before CUDA is touched;
-// prepareCollective allocates each op's buffer once (reused by every iteration); createCommunicators makes one
+// prepareCollective allocates each op's buffers once (reused by every iteration); createCommunicators makes one
 // communicator per host thread that issues collectives — NCCL matches the calls of a communicator in issue order, as
 // the simulator and `merge` match the k-th collective of a host thread across ranks (collectives.h) — with
 // ncclCommInitAll when every rank is in this process, else ncclCommInitRank with rank 0's unique id shared through
@@ -8,7 +8,8 @@
 // NCCL launches, matched by the correlation id of its launch; or events around the call); releaseCommunicators
 // destroys them (aborts them after a failure, so that no rank waits for a peer that is gone).
 //
-// Elements are float32 (sum for all-reduce and reduce-scatter): `bytes` rounded up to whole floats per rank's part.
+// Elements are float32 (sum for all-reduce and reduce-scatter): `bytes` rounded up to whole floats per rank's part;
+// send and receive buffers apart (out of place).
 #include "cuda_backend_state.h"
 
 #include "collectives.h"
@@ -66,10 +67,11 @@ Status badInput(std::string path, std::string message)
     return Status(Error{{}, std::move(path), std::move(message)}, ErrorClass::BadInput);
 }
 
-// Elements (float32) of one rank's part of the op, and the bytes of the buffer the op needs on its rank.
+// Elements (float32) of one rank's part of the op, and the bytes of its send and receive buffers on its rank.
 struct CollectiveShape {
     size_t count = 0;
-    size_t bufferBytes = 0;
+    size_t sendBytes = 0;
+    size_t recvBytes = 0;
 };
 
 CollectiveShape shapeOf(const Op& op, int world)
@@ -79,7 +81,14 @@ CollectiveShape shapeOf(const Op& op, int world)
         ? size_t(std::max(1, world))
         : 1;
     const size_t count = (bytes + parts * sizeof(float) - 1) / (parts * sizeof(float));
-    return {count, count * parts * sizeof(float)};
+    const size_t part = count * sizeof(float);
+    switch (op.collective) {
+    case CollectiveKind::AllGather: return {count, part, part * parts};
+    case CollectiveKind::ReduceScatter: return {count, part * parts, part};
+    case CollectiveKind::Send: return {count, part, 0};
+    case CollectiveKind::Recv: return {count, 0, part};
+    default: return {count, part, part};
+    }
 }
 
 } // namespace
@@ -228,19 +237,15 @@ Status CudaBackend::prepareCollective(ThreadState& ts, const Op& op, int device,
     res.ncclRank = role.rank;
     res.ncclWorld = role.world;
     res.ncclPeer = collectivePeer(op, role.rank, role.world);
-    res.bytes = shape.bufferBytes;
-    void* buffer = nullptr;
-    if (Status st = allocateDevice(res, device, shape.bufferBytes, &buffer); !st)
-        return st;
-    auto* base = static_cast<float*>(buffer);
-    // In place, as NCCL defines it: all-gather sends from its rank's slice of the output, reduce-scatter receives
-    // into its rank's slice of the input.
-    res.src = base;
-    res.dst = base;
-    if (op.collective == CollectiveKind::AllGather)
-        res.src = base + size_t(role.rank) * shape.count;
-    else if (op.collective == CollectiveKind::ReduceScatter)
-        res.dst = base + size_t(role.rank) * shape.count;
+    res.bytes = shape.sendBytes + shape.recvBytes;
+    // Out of place: a job of one rank still moves its data (NCCL skips an in-place call of one rank, and copies an
+    // out-of-place one with cudaMemcpyAsync), and a rank's input is not overwritten by the call.
+    if (shape.sendBytes > 0)
+        if (Status st = allocateDevice(res, device, shape.sendBytes, &res.src); !st)
+            return st;
+    if (shape.recvBytes > 0)
+        if (Status st = allocateDevice(res, device, shape.recvBytes, &res.dst); !st)
+            return st;
     res.srcDevice = device;
     res.dstDevice = device;
     return {};

@@ -451,7 +451,7 @@ Status CudaBackend::checkMemory()
                 need[device] += bytes;
             break;
         case OpKind::Memset: need[device] += bytes; break;
-        case OpKind::Collective: need[device] += bytes + 4.0 * kMaxRanks; break; // rounded up to floats per rank
+        case OpKind::Collective: need[device] += 2 * bytes + 4.0 * kMaxRanks; break; // send, receive; rounding
         case OpKind::Graph:
             for (const auto& n : op.ops)
                 self(n, device, self);

@@ -151,8 +151,8 @@ struct OpResources {
     void* hostMemory = nullptr;
     bool hostPinned = false;
     std::unique_ptr<GraphResources> graph;
-    // collective: the communicator (an ncclComm_t) of its host thread, float32 elements per rank's part, the buffer
-    // NCCL reads (src) and writes (dst; in place where NCCL allows), the send/recv peer, the rank and world size.
+    // collective: the communicator (an ncclComm_t) of its host thread, float32 elements per rank's part, the buffers
+    // NCCL reads (src) and writes (dst), the send/recv peer, the rank and world size.
     void* ncclComm = nullptr;
     size_t ncclCount = 0;
     int ncclPeer = -1;

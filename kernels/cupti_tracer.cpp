@@ -91,13 +91,13 @@ constexpr CUpti_CallbackId kIssueCalls[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
 };
 
-// Kernel launches made through the driver API, as NCCL makes them (cuLaunchKernelEx, through cuGetProcAddress): on
-// only for runs with collectives (CuptiTracer::recordDriverLaunches).
+// Kernel launches and copies made through the driver API, as NCCL makes them (cuLaunchKernelEx, through
+// cuGetProcAddress): on only for runs with collectives (CuptiTracer::recordDriverLaunches).
 constexpr CUpti_CallbackId kDriverLaunches[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,       CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,        CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2_ptsz,
 };
 std::atomic<bool> g_driverLaunches{false};
 
