@@ -340,7 +340,9 @@ TEST(NcclGpu, TwoRanksUnderALauncherMerge)
     TempDir d;
     std::vector<FILE*> ranks;
     for (int r = 0; r < 2; ++r)
-        ranks.push_back(startCli("OMPI_COMM_WORLD_RANK=" + std::to_string(r) + " OMPI_COMM_WORLD_SIZE=2 "
+        // The job key: each rank's parent here is a shell of its own, not one launcher daemon.
+        ranks.push_back(startCli("PMIX_NAMESPACE=streamscope-test-" + std::to_string(::getpid())
+                                     + " OMPI_COMM_WORLD_RANK=" + std::to_string(r) + " OMPI_COMM_WORLD_SIZE=2 "
                                      + "OMPI_COMM_WORLD_LOCAL_RANK=" + std::to_string(r),
                                  {"run", STREAMSCOPE_NCCL_EXAMPLE, "--backend", "cuda", "-o", "job.%r.json",
                                   "--nccl-id-file", (d.path() / "id").string()},
