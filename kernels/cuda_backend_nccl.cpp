@@ -173,7 +173,7 @@ Status CudaBackend::checkCollectives(const RunPlan& plan)
             if ((op.collective == CollectiveKind::Send || op.collective == CollectiveKind::Recv)
                 && (peer < 0 || peer >= role.world))
                 return badInput(path + "/peer",
-                                "peer " + std::to_string(op.peer) + " is not a rank of this job of "
+                                "peer " + std::to_string(peer < 0 ? op.peer : peer) + " is not a rank of this job of "
                                     + std::to_string(role.world) + " rank" + (role.world == 1 ? "" : "s"));
             if (peer == role.rank)
                 return badInput(path + "/peer",

@@ -238,6 +238,31 @@ TEST(NcclCli, MissingLibraryIsAClearError)
     EXPECT_EQ(r.output.find("Segmentation"), std::string::npos) << r.output;
 }
 
+// What NCCL cannot run is refused (exit 2) before any CUDA call, so this runs without a GPU: a send to the rank's own
+// rank (NCCL pairs it with its recv in one group call only) and collectives in a worker pool (no fixed issue order).
+TEST(NcclChecks, RefusedBeforeCudaIsTouched)
+{
+    if (!ncclBuiltIntoBackend())
+        GTEST_SKIP() << "this build has no NCCL support (nccl.h not found at build time)";
+    STREAMSCOPE_REQUIRE_NCCL();
+    const std::string base = R"({"format": "streamscope-scenario", "version": 1, "devices": [{"index": 0}],
+        "streams": [{"name": "comm", "kind": "non-blocking"}], "threads": [{"name": "t", )";
+    const std::vector<std::pair<std::string, std::string>> cases{
+        {base + R"("ops": [{"op": "send", "stream": "comm", "bytes": 1024, "peer": 0}]}]})", "names its own rank"},
+        {base + R"("workers": 2, "repeat": 2, "ops": [{"op": "all-reduce", "stream": "comm", "bytes": 1024}]}]})",
+         "worker pool"},
+    };
+    for (const auto& [text, expected] : cases) {
+        auto parsed = parseScenario(text, "case.json");
+        ASSERT_TRUE(parsed.ok()) << parsed.error().toString();
+        auto backend = makeCudaBackend();
+        const RunOutcome out = runScenario(parsed->scenario, *backend);
+        ASSERT_FALSE(out.status.ok()) << text;
+        EXPECT_EQ(out.status.errorClass(), ErrorClass::BadInput) << out.status.error().toString();
+        EXPECT_NE(out.status.error().toString().find(expected), std::string::npos) << out.status.error().toString();
+    }
+}
+
 // ---- on a GPU ----------------------------------------------------------------------------------------------------
 
 // One rank on one GPU: every call of every iteration is one collective span, with the op's name and bytes, under
