@@ -10,6 +10,7 @@
 #include "backend.h"
 #include "expect.h"
 #include "metrics.h"
+#include "ranks.h"
 #include "result.h"
 #include "scenario_json.h"
 #include "trace.h"
@@ -84,6 +85,7 @@ struct RunArgs {
     std::string injectFault;       // "illegal-address:OP": that kernel op faults (checks what a failed run leaves)
     std::string rendezvous;        // HOST:PORT where the ranks meet, "none"; empty: STREAMSCOPE_RENDEZVOUS, MASTER_ADDR
     double rendezvousTimeout = 60; // seconds, for every wait of the rendezvous
+    std::string ncclIdFile;        // GPU runs of collectives under a launcher: where rank 0 leaves NCCL's unique id
 };
 
 struct SweepArgs {
@@ -116,9 +118,11 @@ struct MergeArgs {
 struct ChosenBackend {
     std::unique_ptr<ss::Backend> backend;
     int exitCode = kExitOk; // non-zero: could not create one
+    std::string ncclIdFile; // the files through which rank 0 shares NCCL's unique id (GPU runs under a launcher)
 };
-// The backend `run` (and a sweep on a GPU) asked for: the GPU where usable, else the simulator (cli_run.cpp).
-ChosenBackend chooseBackend(const RunArgs& args, const ss::Scenario& scenario);
+// The backend `run` (and a sweep on a GPU) asked for: the GPU where usable, else the simulator (cli_run.cpp). `rank`:
+// this process's rank under a launcher (collectives on GPUs then share NCCL's unique id through files).
+ChosenBackend chooseBackend(const RunArgs& args, const ss::Scenario& scenario, const ss::RankInfo* rank = nullptr);
 
 int cmdPresets();
 int cmdProfiles();

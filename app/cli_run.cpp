@@ -8,6 +8,7 @@
 #include "expect.h"
 #include "job.h"
 #include "metrics.h"
+#include "rank_broadcast.h"
 #include "ranks.h"
 #include "rendezvous.h"
 #include "resources.h"
@@ -121,7 +122,27 @@ int cmdCalibrate(const CalibrateArgs& args, const std::string& command)
 
 // ---- run -------------------------------------------------------------------------------------------------------
 
-ChosenBackend chooseBackend(const RunArgs& args, const ss::Scenario& scenario)
+#ifdef STREAMSCOPE_HAVE_CUDA
+namespace {
+
+// GPUs a job of several ranks needs when it runs in this process (no launcher): one per rank and device of a rank.
+int gpusForWholeJob(const ss::Scenario& scenario)
+{
+    auto job = ss::expandJob(scenario, scenario.ranks.count);
+    if (!job)
+        return 0; // the run reports what is wrong with it
+    int highest = -1;
+    for (const auto& st : job->streams)
+        highest = std::max(highest, st.device);
+    for (const auto& t : job->threads)
+        highest = std::max(highest, t.device);
+    return highest + 1;
+}
+
+} // namespace
+#endif
+
+ChosenBackend chooseBackend(const RunArgs& args, const ss::Scenario& scenario, const ss::RankInfo* rank)
 {
     ChosenBackend chosen;
     bool useCuda = false;
@@ -129,6 +150,13 @@ ChosenBackend chooseBackend(const RunArgs& args, const ss::Scenario& scenario)
 #ifdef STREAMSCOPE_HAVE_CUDA
         // CUDA_DEVICE_MAX_CONNECTIONS and friends are read when the first context is created: set them first.
         ss::applyCudaEnvironment(scenario);
+        const bool collectives = ss::hasCollectives(scenario);
+        // A missing NCCL is said first, before CUDA is touched.
+        if (collectives && args.backend == "cuda")
+            if (std::string why = ss::ncclUnavailableReason(); !why.empty()) {
+                chosen.exitCode = fail(why, kExitRuntime);
+                return chosen;
+            }
         const ss::CudaProbe probe = ss::probeCuda();
         if (probe.usable) {
             useCuda = true;
@@ -138,8 +166,34 @@ ChosenBackend chooseBackend(const RunArgs& args, const ss::Scenario& scenario)
         } else {
             std::cerr << "no usable GPU (" << probe.reason << "); using the simulator\n";
         }
+        if (useCuda && collectives && args.backend == "auto")
+            if (std::string why = ss::ncclUnavailableReason(); !why.empty()) {
+                std::cerr << why << "\nusing the simulator for this scenario's collectives\n";
+                useCuda = false;
+            }
+        if (useCuda && !rank && scenario.ranks.given()) {
+            // Without a launcher the whole job runs here, one GPU per rank (NCCL refuses two ranks on one GPU).
+            const int need = gpusForWholeJob(scenario);
+            if (need > probe.deviceCount) {
+                const std::string why = "this job of " + std::to_string(scenario.ranks.count) + " rank"
+                    + (scenario.ranks.count == 1 ? "" : "s") + " needs " + std::to_string(need)
+                    + " GPUs to run in one process (one per rank: NCCL refuses two ranks on one GPU); this machine "
+                      "has "
+                    + std::to_string(probe.deviceCount);
+                if (args.backend == "cuda") {
+                    chosen.exitCode = fail(why
+                                               + ". Start one process per rank with a launcher (mpirun, srun, "
+                                                 "torchrun) on machines with enough GPUs, or use --backend sim",
+                                           kExitBadInput);
+                    return chosen;
+                }
+                std::cerr << why << "; using the simulator\n";
+                useCuda = false;
+            }
+        }
 #else
         (void)scenario;
+        (void)rank;
         if (args.timing == "cupti" || args.timing == "both")
             std::cerr << "note: --timing " << args.timing << " applies to GPU runs only\n";
         if (args.backend == "cuda") {
@@ -161,6 +215,17 @@ ChosenBackend chooseBackend(const RunArgs& args, const ss::Scenario& scenario)
         cuda.cuptiCapturePath = args.cuptiCapture;
         if (args.injectFault.starts_with("illegal-address:"))
             cuda.illegalAddressOp = args.injectFault.substr(std::string_view("illegal-address:").size());
+        if (rank && ss::hasCollectives(scenario)) {
+            // One process per rank: rank 0's NCCL unique id reaches the others through a file (ranks on one host, or
+            // a folder every host sees).
+            const std::string key = ss::jobKeyFromEnvironment([](const char* v) { return std::getenv(v); });
+            chosen.ncclIdFile = args.ncclIdFile.empty()
+                ? ss::defaultBroadcastPath(args.output, ss::localHostName(), key)
+                : args.ncclIdFile;
+            cuda.collectives.rank = rank->rank;
+            cuda.collectives.worldSize = rank->worldSize;
+            cuda.collectives.broadcast = ss::fileBroadcast(chosen.ncclIdFile, rank->rank, key);
+        }
         chosen.backend = ss::makeCudaBackend(cuda);
         if (!chosen.backend)
             chosen.exitCode = fail("could not create the CUDA backend", kExitRuntime);
@@ -300,7 +365,7 @@ int cmdRun(const RunArgs& args, const std::string& command)
             return fail(args.scenario + ": --inject-fault: no kernel op is named \"" + target + "\"", kExitBadInput);
     }
 
-    ChosenBackend chosen = chooseBackend(args, scenario);
+    ChosenBackend chosen = chooseBackend(args, scenario, *rank ? &**rank : nullptr);
     if (chosen.exitCode != kExitOk)
         return chosen.exitCode;
 
@@ -341,6 +406,8 @@ int cmdRun(const RunArgs& args, const std::string& command)
         std::cerr << "note: no launcher (mpirun, srun, torchrun) started this run: --rendezvous is not used\n";
     }
     ss::RunOutcome outcome = ss::runScenario(toRun, *chosen.backend, options);
+    if (!chosen.ncclIdFile.empty() && (*rank)->rank == 0)
+        ss::removeBroadcastFiles(chosen.ncclIdFile, int(toRun.threads.size())); // every rank has read them by now
     std::optional<ss::Trace> jobTrace;
     if (*rank && outcome.job.expanded()) {
         // The lesson's checks are about the whole job: evaluated on it, not on the rank's part.

@@ -64,6 +64,9 @@ int runMain(int argc, char** argv)
                              "events around every op), both (CUPTI plus the events' error); default: the scenario's "
                              "run.timing, else auto";
     runCmd->add_option("--timing", run.timing, timingHelp)->check(timingCheck);
+    runCmd->add_option("--nccl-id-file", run.ncclIdFile,
+                       "GPU runs of collectives under a launcher: the file through which rank 0 shares NCCL's unique "
+                       "id with the other ranks (default: derived from -o, e.g. job.ranks.json.nccl-id)");
     runCmd
         ->add_option("--cupti-capture", run.cuptiCapture,
                      "Write the CUPTI records of the last measured iteration to this file (test fixtures)")

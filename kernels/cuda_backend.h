@@ -4,6 +4,7 @@
 #pragma once
 
 #include "backend.h"
+#include "rank_broadcast.h"
 
 #include <memory>
 #include <string>
@@ -28,6 +29,11 @@ CudaProbe probeCuda();
 std::string cuptiUnavailableReason();
 bool cuptiBuiltIn();
 
+// Whether this build runs collective ops on GPUs (NCCL's header was found at build time; the library itself is
+// loaded when a run needs it, nccl_loader.h), and an empty string where NCCL loads, else why it does not.
+bool ncclBuiltIntoBackend();
+std::string ncclUnavailableReason();
+
 struct CudaBackendOptions {
     // cupti: CUPTI activity records (per-stream anchor events only); events: CUDA events around every op; both:
     // CUPTI spans plus the event times, for their error; auto: cupti where usable, else events (with the reason).
@@ -49,6 +55,16 @@ struct CudaBackendOptions {
     // (its `name`, as in the trace) runs a kernel that writes to an unmapped address instead, so that the run fails
     // with CUDA's cudaErrorIllegalAddress (a sticky error: the context is unusable afterwards). Empty: none.
     std::string illegalAddressOp;
+    // Collective ops (NCCL; docs/RANKS.md "Collectives on GPUs"). A scenario that is one rank's part of a job started
+    // by a launcher: its rank, the job's world size, and how rank 0's NCCL unique id reaches the other ranks (one
+    // broadcast per communicator: one per host thread that issues collectives, in thread order). With worldSize 1,
+    // or a whole job expanded into this process (runScenario with "ranks"), the communicators are made here
+    // (ncclCommInitAll, one GPU per rank) and no broadcast is needed.
+    struct Collectives {
+        int rank = 0;
+        int worldSize = 1;
+        RankBroadcast broadcast;
+    } collectives;
 };
 
 // The backend maps GPU times onto the host clock and stores the error bound in the RunInfo given to prepare(), which

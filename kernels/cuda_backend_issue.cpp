@@ -265,7 +265,7 @@ Status CudaBackend::issue(HostThreadContext& ctx, const PlannedOp& p)
         return {};
     case OpKind::Malloc: return issueMalloc(ts, p, res, r);
     case OpKind::Free: return issueFree(ts, p, res, r);
-    case OpKind::Collective: break; // refused before the run: runScenario runs collectives on the simulator only
+    case OpKind::Collective: return issueCollective(ts, p, res, r); // cuda_backend_nccl.cpp
     }
     return runtimeError("unknown op kind in " + res.where);
 }

@@ -48,6 +48,7 @@ Status CudaBackend::prepare(const RunPlan& plan, RunInfo& info)
     m_plan = &plan;
     m_info = &info;
     m_abort.store(false);
+    m_ncclFailed.store(false);
     m_finishStatus = {};
     m_prepared = true;
     m_deps.clear();
@@ -68,6 +69,9 @@ Status CudaBackend::prepare(const RunPlan& plan, RunInfo& info)
         info.date = buf;
     }
 
+    // NCCL found and the job's layout checked before any CUDA call: a missing library is the first thing said.
+    if (Status st = checkCollectives(plan); !st)
+        return st;
     if (Status st = checkDevices(plan); !st)
         return st;
     // CUPTI before the first context and stream: its start-up costs fall here, never in a measured iteration.
@@ -90,6 +94,9 @@ Status CudaBackend::prepare(const RunPlan& plan, RunInfo& info)
     if (Status st = createStampSlots(); !st)
         return st;
     if (Status st = fillFreePools(); !st)
+        return st;
+    // Every rank blocks here until all ranks joined each communicator.
+    if (Status st = createCommunicators(info); !st)
         return st;
     if (Status st = warmUpStreams(); !st)
         return st;
@@ -444,6 +451,7 @@ Status CudaBackend::checkMemory()
                 need[device] += bytes;
             break;
         case OpKind::Memset: need[device] += bytes; break;
+        case OpKind::Collective: need[device] += 2 * bytes + 4.0 * kMaxRanks; break; // send, receive; rounding
         case OpKind::Graph:
             for (const auto& n : op.ops)
                 self(n, device, self);
@@ -598,10 +606,12 @@ void CudaBackend::release()
         if (e != cudaSuccess)
             keep(cudaFailure(api, e, what, "while releasing"));
     };
+    releaseCommunicators(true); // after a failure: aborted first, so that no kernel waits for a peer forever
     // Nothing may still use what is freed below.
     for (int d : m_deviceList)
         if (cudaSetDevice(d) == cudaSuccess)
             check("cudaDeviceSynchronize", cudaDeviceSynchronize(), "device " + std::to_string(d));
+    releaseCommunicators(false);
     std::vector<OpResources*> stack;
     for (auto& tsp : m_threads) {
         auto& ts = *tsp;

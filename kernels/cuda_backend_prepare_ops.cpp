@@ -47,6 +47,7 @@ Status CudaBackend::allocateDevice(OpResources& res, int device, size_t bytes, v
 Status CudaBackend::prepareOp(ThreadState& ts, const Op& op, int device, OpResources& res, const std::string& path)
 {
     switch (op.kind) {
+    case OpKind::Collective: return prepareCollective(ts, op, device, res, path);
     case OpKind::Kernel: {
         const auto k = libraryKernel(op.kernel);
         const Dim3 grid = effectiveGrid(op);

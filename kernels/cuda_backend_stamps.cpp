@@ -28,9 +28,10 @@ bool CudaBackend::kernelsCanStamp() const
 {
     if (!m_plan || !m_plan->scenario)
         return false;
+    // NCCL's kernels cannot stamp: with collectives, CUPTI records every kernel (one way of timing for all).
     for (const auto& th : m_plan->scenario->threads)
         for (const Op& op : th.ops)
-            if (op.kind == OpKind::Graph)
+            if (op.kind == OpKind::Graph || op.kind == OpKind::Collective)
                 return false;
     return true;
 }

@@ -12,6 +12,7 @@
 //   cuda_backend_timing.cpp       timing mode, timing events and origins, read-back of events and CUPTI records,
 //                                 anchors, iteration ends, untimed iterations, timing settings, finish()
 //   cuda_backend_stamps.cpp       kernel stamps (timing "cupti"): slots, GPU clock samples, read-back
+//   cuda_backend_nccl.cpp         collective ops through NCCL: checks, buffers, communicators, issue, release
 #pragma once
 
 #include "cuda_backend.h"
@@ -133,6 +134,7 @@ struct DeviceAllocation {
 };
 
 struct GraphResources;
+struct NcclState;
 
 // What one op (or graph node) of one host thread owns: its buffers, its kernel arguments, its graph.
 struct OpResources {
@@ -149,6 +151,13 @@ struct OpResources {
     void* hostMemory = nullptr;
     bool hostPinned = false;
     std::unique_ptr<GraphResources> graph;
+    // collective: the communicator (an ncclComm_t) of its host thread, float32 elements per rank's part, the buffers
+    // NCCL reads (src) and writes (dst), the send/recv peer, the rank and world size.
+    void* ncclComm = nullptr;
+    size_t ncclCount = 0;
+    int ncclPeer = -1;
+    int ncclRank = 0;
+    int ncclWorld = 1;
 
     OpResources();
     ~OpResources();
@@ -337,6 +346,8 @@ public:
     std::string name() const override { return "cuda"; }
     TraceSource source() const override { return m_cuptiTiming ? TraceSource::Cupti : TraceSource::CudaEvents; }
     bool simulatesHostThreads() const override { return false; }
+    bool runsCollectives() const override { return ncclBuiltIntoBackend(); }
+    bool runsWholeJobs() const override { return true; } // one GPU per rank (cuda_backend_nccl.cpp checks)
 
     Status prepare(const RunPlan& plan, RunInfo& info) override;
     Status beginThread(HostThreadContext& ctx) override;
@@ -407,6 +418,13 @@ private:
     Status issueSync(ThreadState& ts, const PlannedOp& p, OpResources& res, OpRecord r);
     Status issueMalloc(ThreadState& ts, const PlannedOp& p, OpResources& res, OpRecord r);
     Status issueFree(ThreadState& ts, const PlannedOp& p, OpResources& res, OpRecord r);
+    Status issueCollective(ThreadState& ts, const PlannedOp& p, OpResources& res, OpRecord r);
+
+    // Collective ops (cuda_backend_nccl.cpp).
+    Status checkCollectives(const RunPlan& plan); // NCCL loaded, the job's layout fits NCCL; before any CUDA call
+    Status prepareCollective(ThreadState& ts, const Op& op, int device, OpResources& res, const std::string& path);
+    Status createCommunicators(RunInfo& info);
+    void releaseCommunicators(bool beforeSync);
 
     // Dependency bookkeeping; callers hold m_depMutex.
     void noteGpuOp(int stream, RecordRef first, RecordRef last);
@@ -469,6 +487,10 @@ private:
 
     std::mutex m_depMutex;
     std::vector<DepRecord> m_deps;
+
+    bool m_collectives = false;        // the scenario has collective ops
+    std::shared_ptr<NcclState> m_nccl; // the communicators (shared_ptr: NcclState is complete only where NCCL is)
+    std::atomic<bool> m_ncclFailed{false};
 };
 
 } // namespace streamscope::cuda_backend

@@ -79,6 +79,9 @@ void CudaBackend::resolveTiming(RunInfo& info)
     if (needCupti) {
         reason = cuptiUnavailableReason();
         m_cuptiByOrder = reason.empty() && cuptiCanMatchByOrder();
+        // NCCL launches its kernels with the driver API (cuLaunchKernelEx): their correlation ids come from
+        // driver callbacks.
+        CuptiTracer::recordDriverLaunches(m_collectives);
         if (reason.empty())
             reason = CuptiTracer::instance().enable(!m_cuptiByOrder, !stamps);
         m_cuptiOn = reason.empty();
@@ -117,7 +120,9 @@ bool CudaBackend::cuptiCanMatchByOrder() const
     std::vector<int> issuer(plan.streams.size(), -1);
     for (size_t h = 0; h < plan.hostThreads.size(); ++h) {
         for (const Op& op : s.threads[size_t(plan.hostThreads[h].thread)].ops) {
-            if (op.kind == OpKind::Graph || (op.kind == OpKind::Memcpy && op.copy == CopyKind::P2P))
+            // NCCL may put work of its own into the stream in a call: matched by the call's correlation ids only.
+            if (op.kind == OpKind::Graph || op.kind == OpKind::Collective
+                || (op.kind == OpKind::Memcpy && op.copy == CopyKind::P2P))
                 return false;
             if (op.kind != OpKind::Kernel && op.kind != OpKind::Memcpy && op.kind != OpKind::Memset)
                 continue;

@@ -4,6 +4,7 @@
 #include <cupti.h>
 #endif
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -71,10 +72,12 @@ void CUPTIAPI bufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
 void CUPTIAPI onApi(void*, CUpti_CallbackDomain domain, CUpti_CallbackId, const void* data)
 {
     const auto* cb = static_cast<const CUpti_CallbackData*>(data);
-    if (cb->callbackSite != CUPTI_API_ENTER || domain != CUPTI_CB_DOMAIN_RUNTIME_API)
+    if (cb->callbackSite != CUPTI_API_ENTER)
         return;
-    if (t_runtimeId == 0)
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && t_runtimeId == 0)
         t_runtimeId = cb->correlationId;
+    else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && t_driverId == 0)
+        t_driverId = cb->correlationId;
 }
 
 // The calls that enqueue what CUPTI records: only these get a callback (whole callback domains would intercept every
@@ -88,10 +91,25 @@ constexpr CUpti_CallbackId kIssueCalls[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
 };
 
+// Kernel launches and copies made through the driver API, as NCCL makes them (cuLaunchKernelEx, through
+// cuGetProcAddress): on only for runs with collectives (CuptiTracer::recordDriverLaunches).
+constexpr CUpti_CallbackId kDriverLaunches[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,       CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,        CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2_ptsz,
+};
+std::atomic<bool> g_driverLaunches{false};
+
 CUptiResult enableIssueCallbacks(uint32_t on)
 {
     for (CUpti_CallbackId id : kIssueCalls)
         if (CUptiResult r = cuptiEnableCallback(on, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id); r != CUPTI_SUCCESS)
+            return r;
+    const uint32_t driver = on && g_driverLaunches.load() ? 1 : 0;
+    for (CUpti_CallbackId id : kDriverLaunches)
+        if (CUptiResult r = cuptiEnableCallback(driver, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
+            r != CUPTI_SUCCESS)
             return r;
     return CUPTI_SUCCESS;
 }
@@ -281,6 +299,13 @@ uint32_t CuptiTracer::streamId(void* stream)
     return id;
 }
 
+void CuptiTracer::recordDriverLaunches(bool on)
+{
+    g_driverLaunches.store(on);
+    if (instance().m_callbacks)
+        (void)enableIssueCallbacks(1);
+}
+
 void CuptiTracer::resetCorrelationIds()
 {
     t_runtimeId = 0;
@@ -371,6 +396,7 @@ uint32_t CuptiTracer::streamId(void*)
 {
     return 0;
 }
+void CuptiTracer::recordDriverLaunches(bool) {}
 void CuptiTracer::resetCorrelationIds() {}
 CorrelationIds CuptiTracer::lastCorrelationIds()
 {

@@ -18,7 +18,8 @@ namespace streamscope {
 
 struct CorrelationIds {
     uint32_t runtime = 0; // of the last CUDA runtime call this thread entered; 0: none
-    uint32_t driver = 0;  // unused: the driver call a runtime call makes shares its id
+    uint32_t driver = 0;  // of the first driver-API kernel launch (recordDriverLaunches): NCCL's; a runtime call's
+                          // own driver call shares the runtime call's id
 };
 
 class CuptiTracer {
@@ -43,6 +44,10 @@ public:
     // with CUPTI attached, 326 µs without). Call with the devices synchronized and after take(); attach() works
     // again afterwards. An empty string on success.
     std::string detach();
+
+    // Whether the API callbacks also read the correlation id of kernel launches made with the driver API (NCCL's):
+    // set before enable(); off by default, as every launch of the runtime then pays for a second callback.
+    static void recordDriverLaunches(bool on);
 
     // Turns the API callbacks on or off while recording.
     std::string setApiCallbacks(bool on);

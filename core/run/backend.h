@@ -72,6 +72,11 @@ public:
     virtual TraceSource source() const = 0;
     // True: simulate() runs the host threads in simulated time (deterministic); the Runner starts no threads.
     virtual bool simulatesHostThreads() const = 0;
+    // Whether it runs collective ops (the simulator models them; the CUDA backend calls NCCL where built with it).
+    virtual bool runsCollectives() const { return simulatesHostThreads(); }
+    // Whether a scenario with "ranks" runs on it as the whole job in one process (expandJob): every rank's threads,
+    // streams and devices at once. Otherwise (a launcher started one process per rank) it runs one rank's part.
+    virtual bool runsWholeJobs() const { return simulatesHostThreads(); }
 
     // Creates streams, events and buffers; describes the devices in `info`.
     virtual Status prepare(const RunPlan& plan, RunInfo& info) = 0;

@@ -326,17 +326,17 @@ Trace buildTrace(const RunPlan& plan, const Recording& rec, RunInfo info, int64_
 RunOutcome runScenario(const Scenario& scenario, Backend& backend, const RunOptions& options)
 {
     RunOutcome out;
-    if (hasCollectives(scenario) && !backend.simulatesHostThreads()) {
-        out.status =
-            Status(Error{{},
-                         {},
-                         "collective ops (all-reduce, send, ...) run on the simulator only: StreamScope has no "
-                         "NCCL backend yet (use --backend sim)"},
-                   ErrorClass::BadInput);
+    if (hasCollectives(scenario) && !backend.runsCollectives()) {
+        out.status = Status(Error{{},
+                                  {},
+                                  "collective ops (all-reduce, send, ...) need NCCL on GPUs, and this build of the "
+                                  "CUDA backend has none (nccl.h was not found at build time): use --backend sim"},
+                            ErrorClass::BadInput);
         return out;
     }
-    if (scenario.ranks.given() && !scenario.job.expanded() && backend.simulatesHostThreads()) {
-        // The simulator is deterministic: the whole job is simulated at once, each rank with its own devices.
+    if (scenario.ranks.given() && !scenario.job.expanded() && backend.runsWholeJobs()) {
+        // The simulator is deterministic: the whole job is simulated at once, each rank with its own devices. On
+        // GPUs, without a launcher, the whole job runs in this process likewise, one GPU per rank.
         auto job = expandJob(scenario, scenario.ranks.count);
         if (!job) {
             out.status = Status(job.error(), ErrorClass::BadInput);
@@ -348,7 +348,9 @@ RunOutcome runScenario(const Scenario& scenario, Backend& backend, const RunOpti
         setSetting(out.trace.info, "ranks",
                    std::to_string(scenario.ranks.count) + " of world size " + std::to_string(scenario.ranks.count));
         setSetting(out.trace.info, "clock_alignment",
-                   "simulated ranks: each starts at time 0 of the simulator's clock (exact)");
+                   backend.simulatesHostThreads()
+                       ? "simulated ranks: each starts at time 0 of the simulator's clock (exact)"
+                       : "ranks run in one process: one host clock for all (exact)");
         setSetting(out.trace.info, "devices_per_rank", std::to_string(job->job.devicesPerRank));
         if (const size_t linked = linkCollectives(out.trace, *job); linked > 0)
             setSetting(out.trace.info, "collectives", std::to_string(linked) + " calls linked across ranks");

@@ -34,7 +34,8 @@ struct RunOutcome {
 };
 
 // A scenario with "ranks" runs on a simulating backend as one job of ranks.count ranks (expandJob): the trace has
-// every rank's rows, "rank R · name", as `merge` writes them. Collectives need the simulator (no NCCL backend yet).
+// every rank's rows, "rank R · name", as `merge` writes them; so does it on a backend that runs whole jobs (the CUDA
+// backend: one GPU per rank). Collectives need a backend that runs them (Backend::runsCollectives).
 RunOutcome runScenario(const Scenario& scenario, Backend& backend, const RunOptions& options = {});
 
 // Builds the trace from a recording (exposed for tests): drops warm-up records, rebases time to the first

@@ -1,5 +1,6 @@
 // Per-rank runs and their merge (ranks.h, rank_merge.h): the launchers' environments, the per-rank file names, the
 // clock alignment and what a merged job holds; then streamscope-cli run under the launchers' variables and merge.
+#include "rank_broadcast.h"
 #include "rank_merge.h"
 #include "ranks.h"
 #include "trace_formats.h"
@@ -13,9 +14,11 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
+#include <thread>
 
 namespace ss = streamscope;
 using streamscope::testing::runCli;
@@ -465,6 +468,67 @@ private slots:
                                 dir.path());
         QCOMPARE(bad.code, 2);
         QVERIFY2(bad.err.contains(QLatin1String("SLURM_PROCID=\"x\": not a whole number")), qPrintable(bad.err));
+    }
+
+    // NCCL's unique id through files: rank 0 writes, the others wait for it; a file of another job is never taken.
+    void fileBroadcastSharesRankZerosBlob()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("job.nccl-id")).toStdString();
+        const std::string id(128, '\x07');
+        auto rank0 = ss::fileBroadcast(path, 0, "job-a");
+        auto rank1 = ss::fileBroadcast(path, 1, "job-a", std::chrono::seconds(10));
+        // Rank 1 starts waiting before rank 0 has written.
+        ss::Result<std::string> got = std::string();
+        std::thread reader([&] { got = rank1({}); });
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        auto sent = rank0(id);
+        reader.join();
+        QVERIFY2(sent.ok(), sent.ok() ? "" : sent.error().toString().c_str());
+        QVERIFY2(got.ok(), got.ok() ? "" : got.error().toString().c_str());
+        QCOMPARE(got->size(), size_t(128));
+        QVERIFY(*got == id);
+        // The second broadcast (a second communicator) uses a file of its own.
+        QVERIFY(rank0(std::string("second")).ok());
+        auto second = rank1({});
+        QVERIFY(second.ok() && *second == "second");
+        QVERIFY(QFile::exists(QString::fromStdString(path + ".0")));
+        ss::removeBroadcastFiles(path, 2);
+        QVERIFY(!QFile::exists(QString::fromStdString(path + ".0")));
+        QVERIFY(!QFile::exists(QString::fromStdString(path + ".1")));
+
+        // A file left by another job (another key) is not taken: the wait ends in an error that says so.
+        QVERIFY(ss::fileBroadcast(path, 0, "job-old")(id).ok());
+        auto stale = ss::fileBroadcast(path, 1, "job-new", std::chrono::milliseconds(200))({});
+        QVERIFY(!stale.ok());
+        QVERIFY2(stale.error().message.find("another job's") != std::string::npos, stale.error().message.c_str());
+        QVERIFY(stale.errorClass() == ss::ErrorClass::Runtime);
+        // Nothing there at all: the error names the file and the rank.
+        auto missing = ss::fileBroadcast(path + "-none", 3, "job", std::chrono::milliseconds(100))({});
+        QVERIFY(!missing.ok());
+        QVERIFY2(missing.error().message.find("rank 3 waited") != std::string::npos, missing.error().message.c_str());
+        QVERIFY2(missing.error().message.find("never appeared") != std::string::npos, missing.error().message.c_str());
+    }
+
+    void broadcastPathAndJobKey()
+    {
+        QCOMPARE(QString::fromStdString(ss::defaultBroadcastPath("out/job.%r.json", "h1", "k")),
+                 QStringLiteral("out/job.ranks.json.nccl-id"));
+        QCOMPARE(QString::fromStdString(ss::defaultBroadcastPath("%h/job.%l.%r.json", "h1", "k")),
+                 QStringLiteral("h1/job.ranks.ranks.json.nccl-id"));
+        const std::string tmp = ss::defaultBroadcastPath("", "h1", "key-1");
+        QVERIFY(tmp.find("streamscope-nccl-id.") != std::string::npos);
+        QVERIFY(tmp != ss::defaultBroadcastPath("", "h1", "key-2"));
+        const std::map<std::string, std::string> slurm{{"SLURM_JOB_ID", "42"}, {"SLURM_STEP_ID", "3"}};
+        const auto lookup = [&](const char* v) -> const char* {
+            const auto it = slurm.find(v);
+            return it == slurm.end() ? nullptr : it->second.c_str();
+        };
+        QCOMPARE(QString::fromStdString(ss::jobKeyFromEnvironment(lookup)),
+                 QStringLiteral("SLURM_JOB_ID=42;SLURM_STEP_ID=3"));
+        // No launcher variables: the parent process (the launcher's daemon on this host) tells the job.
+        const auto none = [](const char*) -> const char* { return nullptr; };
+        QVERIFY(ss::jobKeyFromEnvironment(none).starts_with("ppid="));
     }
 };
 
