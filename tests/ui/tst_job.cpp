@@ -7,6 +7,7 @@
 // With STREAMSCOPE_SCREENSHOT_DIR set, the test also saves the window showing the job there (job.png).
 #include "analysis_panel.h"
 #include "cli_process.h"
+#include "collectives.h"
 #include "compare_view.h"
 #include "job_loader.h"
 #include "main_window.h"
@@ -113,7 +114,7 @@ private Q_SLOTS:
             if (row.kind == TimelineRowKind::RankHeader) {
                 headers.push_back(row.rank);
                 current = row.rank;
-                QVERIFY2(QString::fromStdString(row.label).startsWith(QStringLiteral("Rank %1").arg(row.rank)),
+                QVERIFY2(QString::fromStdString(row.label).startsWith(QStringLiteral("▾ Rank %1").arg(row.rank)),
                          row.label.c_str());
                 QVERIFY(i + 1 < rows.size());
                 QCOMPARE(rows[i + 1].kind, TimelineRowKind::HostThread);
@@ -155,6 +156,44 @@ private Q_SLOTS:
         QVERIFY(html.contains(QLatin1String("3&nbsp;of&nbsp;3")));
         if (const QString dir = qEnvironmentVariable("STREAMSCOPE_SCREENSHOT_DIR"); !dir.isEmpty())
             w->grab().save(QDir(dir).filePath(QStringLiteral("job.png")));
+    }
+
+    void rankRowsFold()
+    {
+        auto w = makeWindow();
+        QVERIFY(openJobAndWait(*w, {m_ranks}));
+        TimelineView* timeline = w->timeline();
+        const Trace& trace = *w->currentTrace()->trace;
+        const int lanes = timeline->timelineLayout().totalLanes();
+        auto headerRow = [&](int rank) {
+            const auto& rows = timeline->timelineLayout().rows();
+            for (size_t i = 0; i < rows.size(); ++i)
+                if (rows[i].kind == TimelineRowKind::RankHeader && rows[i].rank == rank)
+                    return int(i);
+            return -1;
+        };
+        // A click on rank 2's header label folds its rows; the header stays, marked closed.
+        QTest::qWait(50);
+        const TimelineRow header = timeline->timelineLayout().rows()[size_t(headerRow(2))];
+        const QPoint at(timeline->axisRect()->rect().left() - 20,
+                        int(timeline->yAxis->coordToPixel(header.firstLane + 0.5)));
+        QTest::mouseClick(timeline, Qt::LeftButton, {}, at);
+        QVERIFY(timeline->isRankCollapsed(2));
+        const TimelineLayout& folded = timeline->timelineLayout();
+        QVERIFY2(folded.rows()[size_t(headerRow(2))].label.starts_with("\xE2\x96\xB8 Rank 2"),
+                 folded.rows()[size_t(headerRow(2))].label.c_str());
+        QVERIFY(folded.totalLanes() < lanes);
+        for (uint32_t t = 0; t < trace.tracks.size(); ++t)
+            QCOMPARE(folded.rowOfTrack(t) < 0, rankOfTrack(trace, t) == 2);
+        QVERIFY(w->timeline()->selectedSpan() < 0); // the click selected nothing
+        // Again: unfolded, as before.
+        QTest::mouseClick(timeline, Qt::LeftButton, {}, at);
+        QVERIFY(!timeline->isRankCollapsed(2));
+        QCOMPARE(timeline->timelineLayout().totalLanes(), lanes);
+        // Another job starts unfolded.
+        timeline->setRankCollapsed(0, true);
+        QVERIFY(openJobAndWait(*w, {m_ranks}));
+        QVERIFY(!timeline->isRankCollapsed(0));
     }
 
     void filesAndPatternOpenTheSameJob()
@@ -281,6 +320,23 @@ private Q_SLOTS:
         const QString html = w->analysisPanel()->html();
         QVERIFY2(html.contains(QLatin1String("are missing")), qPrintable(html));
         QVERIFY(jobSummaryText(*w->currentTrace()->trace).contains(QLatin1String("Clock alignment")));
+    }
+
+    void cliComparesTwoRanks()
+    {
+        // merge, then analyze --ranks: rank 0's part against rank 2's, as Compare Ranks shows them.
+        const QString job = m_dir.filePath(QStringLiteral("job.json"));
+        testing::CliResult r = testing::runCli({QStringLiteral("merge"), m_ranks, QStringLiteral("-o"), job});
+        QVERIFY2(r.code == 0, qPrintable(r.describe()));
+        r = testing::runCli({QStringLiteral("analyze"), job, QStringLiteral("--ranks"), QStringLiteral("0,2")});
+        QVERIFY2(r.code == 0, qPrintable(r.describe()));
+        QVERIFY2(r.out.contains(QLatin1String("rank 0 -> ")) && r.out.contains(QLatin1String("compute (device 0)")),
+                 qPrintable(r.out));
+        r = testing::runCli({QStringLiteral("analyze"), job, QStringLiteral("--ranks"), QStringLiteral("0,9")});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains(QLatin1String("no rank 9")), qPrintable(r.describe()));
+        r = testing::runCli({QStringLiteral("analyze"), job, QStringLiteral("--ranks"), QStringLiteral("two")});
+        QCOMPARE(r.code, 2);
     }
 
     void jobDocumentPaths()

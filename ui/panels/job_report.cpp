@@ -104,9 +104,9 @@ QString jobReportHtml(const AnalyzedTrace& at)
             + QStringLiteral("<td nowrap><a href='span:%1' title='%2'>")
                   .arg(c.spans.empty() ? c.last : c.spans.front())
                   .arg(esc(toolTip))
-            + esc(qs(c.name)) + QStringLiteral("</a> <span class='faint'>×%1</span></td>").arg(c.spans.size())
-            + cell(formatNs(double(c.end - c.start))) + QStringLiteral("<td nowrap>") + last + QStringLiteral("</td>")
-            + cell(formatNs(double(c.waitedNs))) + QStringLiteral("</tr>");
+            + esc(qs(c.name)) + QStringLiteral("</a></td>") + cell(formatNs(double(c.end - c.start)))
+            + QStringLiteral("<td nowrap>") + last + QStringLiteral("</td>") + cell(formatNs(double(c.waitedNs)))
+            + QStringLiteral("</tr>");
     }
     h += QStringLiteral("</table>");
     if (a.collectives.size() > kShown)

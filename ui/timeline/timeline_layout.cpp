@@ -132,7 +132,7 @@ std::string deviceHeaderLabel(const Trace& trace, int device, int rank)
 
 } // namespace
 
-TimelineLayout::TimelineLayout(const Trace& trace) : m_trace(&trace)
+TimelineLayout::TimelineLayout(const Trace& trace, const std::set<int>& collapsedRanks) : m_trace(&trace)
 {
     const size_t n = trace.spanCount();
     if (n > 0) {
@@ -245,8 +245,14 @@ TimelineLayout::TimelineLayout(const Trace& trace) : m_trace(&trace)
     };
     for (auto& [rank, rows] : byRank) {
         rowRank = rank;
-        if (rank >= 0)
-            addHeader(TimelineRowKind::RankHeader, -1, rankHeaderLabel(trace, rank));
+        if (rank >= 0) {
+            const bool collapsed = collapsedRanks.count(rank) > 0;
+            // U+25B8 / U+25BE: small right- and down-pointing triangles, as a tree shows a closed or open branch.
+            addHeader(TimelineRowKind::RankHeader, -1,
+                      (collapsed ? "\xE2\x96\xB8 " : "\xE2\x96\xBE ") + rankHeaderLabel(trace, rank));
+            if (collapsed)
+                continue;
+        }
         if (!rows.hostTracks.empty()) {
             if (rank < 0) // a rank's header stands for its host threads' too
                 addHeader(TimelineRowKind::HostHeader, -1, "Host threads");

@@ -13,6 +13,7 @@
 #include "trace.h"
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,7 @@ enum class TimelineRowKind : uint8_t {
     Stream,       // a stream of a device
     Ranges,       // the ranges (CPU ops, annotations) of the host thread or stream in the row below: one lane per
                   // nesting depth, each lane a track of kind Ranges
-    RankHeader,   // "Rank 2 · host node7": a rank of a job, above its host threads and devices
+    RankHeader,   // "▾ Rank 2 · host node7": a rank of a job, above its host threads and devices ("▸": collapsed)
 };
 
 struct TimelineRow {
@@ -51,8 +52,9 @@ struct TimelineLane {
 class TimelineLayout {
 public:
     TimelineLayout() = default;
-    // Builds rows and lanes of a finalized trace, which must outlive the layout (it reads the spans' tracks).
-    explicit TimelineLayout(const Trace& trace);
+    // Builds rows and lanes of a finalized trace, which must outlive the layout (it reads the spans' tracks). The
+    // ranks in `collapsedRanks` show their header row only (their spans are in no row: rowOfTrack is -1).
+    explicit TimelineLayout(const Trace& trace, const std::set<int>& collapsedRanks = {});
 
     const std::vector<TimelineRow>& rows() const { return m_rows; }
     // Total height in lane units.

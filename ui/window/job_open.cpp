@@ -69,7 +69,6 @@ bool MainWindow::openJob(const QStringList& paths)
             w.applyDocument(std::move(loaded.value()));
             const QString summary = jobSummaryText(*trace->trace);
             w.m_statusText->setText(QStringLiteral("Opened the job %1. %2").arg(name, summary));
-            w.m_statusText->setToolTip(summary);
             if (!trace->analysed)
                 w.m_statusText->setText(w.m_statusText->text() + QStringLiteral(" Analysing…"));
         });
