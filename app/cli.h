@@ -129,8 +129,9 @@ int cmdProfiles();
 // Measures a device profile on this machine's GPU; progress lines on stderr, the profile to -o or stdout.
 int cmdCalibrate(const CalibrateArgs& args, const std::string& command);
 int cmdRun(const RunArgs& args, const std::string& command);
-// One trace: its summary or JSON analysis; two: their comparison (B - A).
-int cmdAnalyze(const std::vector<std::string>& paths, bool json);
+// One trace: its summary or JSON analysis; two: their comparison (B - A). `ranks` ("0,3"): one job's two ranks
+// compared, rank 0's part of it (A) against rank 3's (B).
+int cmdAnalyze(const std::vector<std::string>& paths, bool json, const std::string& ranks = {});
 int cmdCheck(const std::string& path);
 int cmdConvert(const std::string& in, const std::string& out, const std::string& to);
 // Per-rank traces of one job (run under mpirun, srun or torchrun) as one trace on one clock (cli_traces.cpp).

@@ -9,6 +9,7 @@
 #include "foreign_ranks.h"
 #include "metrics.h"
 #include "rank_merge.h"
+#include "rank_parts.h"
 #include "ranks.h"
 #include "resources.h"
 #include "runner.h"
@@ -20,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -92,10 +94,54 @@ int cmdCompare(const std::string& pathA, const std::string& pathB, bool json)
     return kExitOk;
 }
 
+// Two ranks of one job: rank A's part of it against rank B's.
+int cmdCompareRanks(const std::string& path, const std::string& ranks, bool json)
+{
+    int a = -1, b = -1;
+    const auto comma = ranks.find(',');
+    const auto number = [](std::string_view text, int& out) {
+        const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+        return ec == std::errc() && p == text.data() + text.size() && out >= 0;
+    };
+    if (comma == std::string::npos || !number(std::string_view(ranks).substr(0, comma), a)
+        || !number(std::string_view(ranks).substr(comma + 1), b))
+        return fail(ss::Error{{}, {}, "--ranks must be two ranks of the job, A,B (as 0,3), got '" + ranks + "'"},
+                    kExitBadInput);
+    auto trace = ss::importTraceFile(path);
+    if (!trace)
+        return fail(trace.error(), exitCodeOf(trace.errorClass()));
+    const std::vector<int> held = ss::ranksOfTrace(*trace);
+    if (held.empty())
+        return fail(ss::Error{path,
+                              {},
+                              "not a job of several ranks (no rows 'rank R · ...'): --ranks compares two "
+                              "ranks of a merged job"},
+                    kExitBadInput);
+    for (int r : {a, b})
+        if (std::find(held.begin(), held.end(), r) == held.end()) {
+            std::string list;
+            for (int h : held)
+                list += (list.empty() ? "" : ", ") + std::to_string(h);
+            return fail(ss::Error{path, {}, "the job has no rank " + std::to_string(r) + " (its ranks: " + list + ")"},
+                        kExitBadInput);
+        }
+    const ss::TraceComparison c = ss::compareTraces(ss::rankPartOfTrace(*trace, a), ss::rankPartOfTrace(*trace, b));
+    if (json)
+        std::cout << ss::comparisonToJson(c) << '\n';
+    else
+        std::cout << ss::comparisonReport(c, path + " rank " + std::to_string(a), path + " rank " + std::to_string(b));
+    return kExitOk;
+}
+
 } // namespace
 
-int cmdAnalyze(const std::vector<std::string>& paths, bool json)
+int cmdAnalyze(const std::vector<std::string>& paths, bool json, const std::string& ranks)
 {
+    if (!ranks.empty()) {
+        if (paths.size() != 1)
+            return fail(ss::Error{{}, {}, "--ranks compares two ranks of one job: give one trace"}, kExitBadInput);
+        return cmdCompareRanks(paths[0], ranks, json);
+    }
     if (paths.size() == 2)
         return cmdCompare(paths[0], paths[1], json);
     return cmdAnalyzeOne(paths.at(0), json);

@@ -88,6 +88,10 @@ int runMain(int argc, char** argv)
         "analyze", "Metrics, critical path and diagnostics of a trace; with two traces, compare them (B - A)");
     analyzeCmd->add_option("trace", analyzePaths, "Trace JSON file (two: compare them)")->required()->expected(1, 2);
     analyzeCmd->add_flag("--json", analyzeJson, "Print one JSON object instead");
+    std::string analyzeRanks;
+    analyzeCmd->add_option(
+        "--ranks", analyzeRanks,
+        "A job of several ranks: compare two of them, A,B (0,3: rank 0's part (A) against rank 3's)");
 
     SweepArgs sweep;
     CLI::App* sweepCmd = app.add_subcommand("sweep", "Vary one knob of a scenario and report makespan and speedup");
@@ -195,7 +199,7 @@ int runMain(int argc, char** argv)
     if (*runCmd)
         return cmdRun(run, commandLine(argc, argv));
     if (*analyzeCmd)
-        return cmdAnalyze(analyzePaths, analyzeJson);
+        return cmdAnalyze(analyzePaths, analyzeJson, analyzeRanks);
     if (*checkCmd)
         return cmdCheck(checkPath);
     if (*calibrateCmd)

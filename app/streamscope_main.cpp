@@ -3,6 +3,7 @@
 #include "document_loader.h"
 #include "format.h"
 #include "image_export.h"
+#include "job_loader.h"
 #include "lesson_gallery.h"
 #include "main_window.h"
 #include "resources.h"
@@ -73,12 +74,15 @@ void addOptions(QCommandLineParser& parser)
     parser.setApplicationDescription(QStringLiteral(
         "StreamScope: see what CUDA streams do.\n\n"
         "  streamscope [FILE]                      open a scenario, trace or lesson (\"01\", \"two-streams\")\n"
+        "  streamscope RANK_TRACES... | FOLDER     open the per-rank traces of one job as one timeline\n"
         "  streamscope FILE --export out.png       render a scenario (simulated) or trace to PNG, SVG or PDF,\n"
         "                                          without a display"));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addPositionalArgument(QStringLiteral("file"), QStringLiteral("Scenario or trace file, or a lesson id"),
-                                 QStringLiteral("[FILE]"));
+    parser.addPositionalArgument(
+        QStringLiteral("file"),
+        QStringLiteral("Scenario or trace file, or a lesson id; several rank traces, or a folder of them: one job"),
+        QStringLiteral("[FILE...]"));
     QCommandLineOption screenshot(QStringLiteral("screenshot"),
                                   QStringLiteral("Save a screenshot of the window after the first run"),
                                   QStringLiteral("png"));
@@ -210,13 +214,15 @@ std::optional<ss::ImageOptions> imageOptions(const QCommandLineParser& parser, c
     return o;
 }
 
-int exportHeadless(const QCommandLineParser& parser, const QString& input, const QString& output,
+int exportHeadless(const QCommandLineParser& parser, const QStringList& inputs, const QString& output,
                    const QString& variant, const QString& profile, QSize size)
 {
     if (!ss::imageFormatForPath(output))
         return fail(QStringLiteral("%1: unknown image format: use a .png, .svg or .pdf file name").arg(output),
                     kExitBadInput);
-    auto doc = ss::loadDocument(input, variant);
+    // Several rank traces, a folder of them or a pattern: one job, merged as `streamscope-cli merge` merges it.
+    QStringList job = inputs.size() > 1 ? inputs : ss::jobPathsOf(inputs.front());
+    auto doc = !job.isEmpty() ? ss::loadJob(job) : ss::loadDocument(inputs.front(), variant);
     if (!doc)
         return fail(ss::qs(doc.error().toString()), kExitBadInput);
     std::shared_ptr<const ss::Trace> trace;
@@ -282,9 +288,8 @@ int main(int argc, char** argv)
                   heightOption = QStringLiteral("height"), variantOption = QStringLiteral("variant"),
                   backendOption = QStringLiteral("backend"), profileOption = QStringLiteral("profile"),
                   screenshotOption = QStringLiteral("screenshot"), quitOption = QStringLiteral("quit-after-run");
+    // Several files are the ranks of one job (a folder of them is one argument).
     const QStringList files = parser.positionalArguments();
-    if (files.size() > 1)
-        return fail(QStringLiteral("one file at a time, got %1").arg(files.size()), kExitBadInput);
     const QString file = files.value(0);
     const QString variant = parser.value(variantOption);
     const QString profile = parser.value(profileOption);
@@ -316,7 +321,7 @@ int main(int argc, char** argv)
     if (exportMode) {
         if (file.isEmpty())
             return fail(QStringLiteral("--export needs a scenario, trace or lesson to render"), kExitBadInput);
-        return exportHeadless(parser, file, parser.value(exportOption), variant, profile, QSize(width, height));
+        return exportHeadless(parser, files, parser.value(exportOption), variant, profile, QSize(width, height));
     }
 
     // Before the window exists, so that it is built in the theme's palette. Images keep their own (light) theme.
@@ -356,7 +361,9 @@ int main(int argc, char** argv)
 
     // What a window that did not close (a crash, a kill) was editing is offered back first.
     const bool recovered = !scripted && window.recoverAutosaved();
-    if (!file.isEmpty()) {
+    if (files.size() > 1) {
+        window.openJob(files);
+    } else if (!file.isEmpty()) {
         window.openPath(file, variant);
     } else if (!recovered) {
         window.newScenario();

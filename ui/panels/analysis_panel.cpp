@@ -1,6 +1,7 @@
 #include "analysis_panel.h"
 
 #include "format.h"
+#include "job_report.h"
 #include "span_names.h"
 #include "theme.h"
 
@@ -106,6 +107,7 @@ QString analysisHtml(const AnalyzedTrace* at, const QString& lessonTitle, const 
     }
 
     addLessonText();
+    h += jobReportHtml(*at); // a job of several ranks: its clocks, ranks and collective calls
 
     const bool moreDiagnostics = a->diagnostics.size() > (effect ? 1u : 0u);
     if (moreDiagnostics) {

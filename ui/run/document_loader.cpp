@@ -19,6 +19,9 @@ TraceReport reportOnTrace(const Trace& trace)
     a.diagnostics = diagnose(trace);
     a.effect = qs(lessonEffect(trace.info));
     a.criticalPath = criticalPath(trace);
+    a.ranks = summarizeRanks(trace);
+    if (!a.ranks.empty())
+        a.collectives = collectiveCalls(trace);
     if (trace.info.scenarioJson.empty()) {
         a.note = QStringLiteral("The trace carries no scenario, so there are no checks to evaluate.");
         return a;

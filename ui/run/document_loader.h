@@ -4,9 +4,11 @@
 #pragma once
 
 #include "analysis.h"
+#include "collectives.h"
 #include "diagnostics.h"
 #include "expect.h"
 #include "metrics.h"
+#include "rank_parts.h"
 #include "result.h"
 #include "scenario.h"
 #include "trace.h"
@@ -29,6 +31,9 @@ struct TraceReport {
     QString note;              // why there are no checks, when there are none
     QString effect;            // the rule id of the effect the scenario teaches (Scenario::effect), if any
     CriticalPath criticalPath; // the chain of operations that decided the run's length
+    // A job of several ranks (rows "rank R · ..."): what each rank did, and each collective call across them.
+    std::vector<RankSummary> ranks;
+    std::vector<CollectiveCallView> collectives;
 };
 
 TraceReport reportOnTrace(const Trace& trace);

@@ -1,5 +1,8 @@
 #include "timeline_layout.h"
 
+#include "collectives.h"
+#include "scenario.h"
+
 #include <algorithm>
 #include <cctype>
 #include <limits>
@@ -89,7 +92,47 @@ std::vector<uint16_t> assignLanes(const int64_t* start, const int64_t* end, size
     return lanes;
 }
 
-TimelineLayout::TimelineLayout(const Trace& trace) : m_trace(&trace)
+namespace {
+
+// "Rank 2 · host node7": the host from the merge's note on the rank ("rank 2": "FILE, host node7, ...").
+std::string rankHeaderLabel(const Trace& trace, int rank)
+{
+    std::string label = "Rank " + std::to_string(rank);
+    if (const std::string* about = findSetting(trace.info, "rank " + std::to_string(rank))) {
+        const size_t at = about->find(", host ");
+        if (at != std::string::npos) {
+            const size_t from = at + 7, to = about->find(',', from);
+            label += " \xC2\xB7 host " + about->substr(from, to == std::string::npos ? std::string::npos : to - from);
+        }
+    }
+    return label;
+}
+
+// "GPU 0 · NVIDIA H200"; within a rank, the GPU as that rank numbers it and named without the rank (its header
+// above says it).
+std::string deviceHeaderLabel(const Trace& trace, int device, int rank)
+{
+    if (device < 0)
+        return "Unknown device";
+    const DeviceInfo* info = nullptr;
+    for (const DeviceInfo& d : trace.info.devices)
+        if (d.index == device)
+            info = &d;
+    std::string number = std::to_string(device), name = info ? info->name : std::string();
+    if (rank >= 0 && info) {
+        for (const auto& [key, value] : info->properties)
+            if (key == "rank_device")
+                number = value;
+        const std::string prefix = rankPrefix(rank);
+        if (name.starts_with(prefix))
+            name = name.substr(prefix.size());
+    }
+    return name.empty() ? "GPU " + number : "GPU " + number + " \xC2\xB7 " + name; // U+00B7 middle dot
+}
+
+} // namespace
+
+TimelineLayout::TimelineLayout(const Trace& trace, const std::set<int>& collapsedRanks) : m_trace(&trace)
 {
     const size_t n = trace.spanCount();
     if (n > 0) {
@@ -122,8 +165,12 @@ TimelineLayout::TimelineLayout(const Trace& trace) : m_trace(&trace)
         default: return 2;
         }
     };
-    std::vector<uint32_t> hostTracks;
-    std::map<int, std::vector<uint32_t>> deviceStreams;
+    // Rows by rank (-1: rows of no rank, all of a trace that is no job): its host threads, its devices' streams.
+    struct RankRows {
+        std::vector<uint32_t> hostTracks;
+        std::map<int, std::vector<uint32_t>> deviceStreams;
+    };
+    std::map<int, RankRows> byRank;
     std::vector<std::vector<uint32_t>> rangesOf(trackCount); // per host thread or stream: its Ranges tracks by depth
     for (uint32_t t = 0; t < trackCount; ++t) {
         const Track& tr = trace.tracks[t];
@@ -136,15 +183,16 @@ TimelineLayout::TimelineLayout(const Trace& trace) : m_trace(&trace)
                 lanes[size_t(tr.depth)] = t;
             }
         } else if (tr.kind == TrackKind::HostThread) {
-            hostTracks.push_back(t);
+            byRank[rankOfTrack(trace, t)].hostTracks.push_back(t);
         } else {
-            deviceStreams[tr.device].push_back(t);
+            byRank[rankOfTrack(trace, t)].deviceStreams[tr.device].push_back(t);
         }
     }
     m_rowOfTrack.assign(trackCount, -1);
     m_trackFirstLane.assign(trackCount, 0);
     int lane = 0;
     int globalLanes = 0;
+    int rowRank = -1;
     auto addRangesRow = [&](uint32_t parent) {
         const auto& lanes = rangesOf[parent];
         if (lanes.empty())
@@ -153,6 +201,7 @@ TimelineLayout::TimelineLayout(const Trace& trace) : m_trace(&trace)
         row.kind = TimelineRowKind::Ranges;
         row.track = int(parent);
         row.device = trace.tracks[parent].device;
+        row.rank = rowRank;
         row.label = "ranges";
         row.firstLane = lane;
         row.laneCount = int(lanes.size());
@@ -172,6 +221,7 @@ TimelineLayout::TimelineLayout(const Trace& trace) : m_trace(&trace)
         row.kind = kind;
         row.track = int(t);
         row.device = trace.tracks[t].device;
+        row.rank = rowRank;
         const bool host = kind == TimelineRowKind::HostThread;
         row.label = trace.tracks[t].name.empty() ? std::string(host ? "thread" : "stream") : trace.tracks[t].name;
         row.firstLane = lane;
@@ -186,37 +236,41 @@ TimelineLayout::TimelineLayout(const Trace& trace) : m_trace(&trace)
         TimelineRow row;
         row.kind = kind;
         row.device = device;
+        row.rank = rowRank;
         row.label = std::move(label);
         row.firstLane = lane;
         row.laneCount = 1;
         lane += 1;
         m_rows.push_back(std::move(row));
     };
-    if (!hostTracks.empty()) {
-        addHeader(TimelineRowKind::HostHeader, -1, "Host threads");
-        for (uint32_t t : hostTracks)
-            addTrackRow(TimelineRowKind::HostThread, t);
-    }
-    for (auto& [device, streams] : deviceStreams) {
-        std::stable_sort(streams.begin(), streams.end(), [&](uint32_t a, uint32_t b) {
-            const Track& ta = trace.tracks[a];
-            const Track& tb = trace.tracks[b];
-            if (streamRank(ta.streamKind) != streamRank(tb.streamKind))
-                return streamRank(ta.streamKind) < streamRank(tb.streamKind);
-            return naturalLess(ta.name, tb.name);
-        });
-        std::string label;
-        if (device < 0) {
-            label = "Unknown device";
-        } else {
-            label = "GPU " + std::to_string(device);
-            for (const DeviceInfo& d : trace.info.devices)
-                if (d.index == device && !d.name.empty())
-                    label += " \xC2\xB7 " + d.name; // U+00B7 middle dot
+    for (auto& [rank, rows] : byRank) {
+        rowRank = rank;
+        if (rank >= 0) {
+            const bool collapsed = collapsedRanks.count(rank) > 0;
+            // U+25B8 / U+25BE: small right- and down-pointing triangles, as a tree shows a closed or open branch.
+            addHeader(TimelineRowKind::RankHeader, -1,
+                      (collapsed ? "\xE2\x96\xB8 " : "\xE2\x96\xBE ") + rankHeaderLabel(trace, rank));
+            if (collapsed)
+                continue;
         }
-        addHeader(TimelineRowKind::DeviceHeader, device, std::move(label));
-        for (uint32_t t : streams)
-            addTrackRow(TimelineRowKind::Stream, t);
+        if (!rows.hostTracks.empty()) {
+            if (rank < 0) // a rank's header stands for its host threads' too
+                addHeader(TimelineRowKind::HostHeader, -1, "Host threads");
+            for (uint32_t t : rows.hostTracks)
+                addTrackRow(TimelineRowKind::HostThread, t);
+        }
+        for (auto& [device, streams] : rows.deviceStreams) {
+            std::stable_sort(streams.begin(), streams.end(), [&](uint32_t a, uint32_t b) {
+                const Track& ta = trace.tracks[a];
+                const Track& tb = trace.tracks[b];
+                if (streamRank(ta.streamKind) != streamRank(tb.streamKind))
+                    return streamRank(ta.streamKind) < streamRank(tb.streamKind);
+                return naturalLess(ta.name, tb.name);
+            });
+            addHeader(TimelineRowKind::DeviceHeader, device, deviceHeaderLabel(trace, device, rank));
+            for (uint32_t t : streams)
+                addTrackRow(TimelineRowKind::Stream, t);
+        }
     }
     m_totalLanes = lane;
     m_rowFirstLane.reserve(m_rows.size());

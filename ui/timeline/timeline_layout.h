@@ -1,16 +1,19 @@
 // Rows of the timeline, computed from a Trace (Qt-free): host-thread rows on top, then per device a header row and
 // its streams (legacy default stream first, then the per-thread default streams, then by name), the way Nsight
-// Systems lays out a report. Ranges (PyTorch's CPU ops, annotations) are one row directly above the host thread or
-// stream they annotate, a lane per nesting depth, the outermost on top. Overlapping spans of one track are never
-// hidden: they are stacked into lanes (greedy interval partitioning, so a row has as many lanes as its deepest
-// overlap). Within a lane spans do not overlap, so they are sorted by start *and* by end: the first span visible in a
-// time window is one binary search away, even when it began long before the window.
+// Systems lays out a report. A job of several ranks (rows "rank R · ...", docs/RANKS.md) is grouped rank -> device
+// -> stream: per rank a header row, its host threads, then its devices and their streams. Ranges (PyTorch's CPU ops,
+// annotations) are one row directly above the host thread or stream they annotate, a lane per nesting depth, the
+// outermost on top. Overlapping spans of one track are never hidden: they are stacked into lanes (greedy interval
+// partitioning, so a row has as many lanes as its deepest overlap). Within a lane spans do not overlap, so they are
+// sorted by start *and* by end: the first span visible in a time window is one binary search away, even when it began
+// long before the window.
 #pragma once
 
 #include "lane_summary.h"
 #include "trace.h"
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,12 +26,14 @@ enum class TimelineRowKind : uint8_t {
     Stream,       // a stream of a device
     Ranges,       // the ranges (CPU ops, annotations) of the host thread or stream in the row below: one lane per
                   // nesting depth, each lane a track of kind Ranges
+    RankHeader,   // "▾ Rank 2 · host node7": a rank of a job, above its host threads and devices ("▸": collapsed)
 };
 
 struct TimelineRow {
     TimelineRowKind kind = TimelineRowKind::Stream;
     int track = -1; // index into Trace::tracks; -1 for headers; Ranges: the host thread or stream annotated
     int device = -1;
+    int rank = -1; // the rank of a job the row belongs to (-1: none)
     std::string label;
     int firstLane = 0;        // vertical position in lane units (rows are stacked top to bottom)
     int laneCount = 1;        // headers: 1
@@ -47,8 +52,9 @@ struct TimelineLane {
 class TimelineLayout {
 public:
     TimelineLayout() = default;
-    // Builds rows and lanes of a finalized trace, which must outlive the layout (it reads the spans' tracks).
-    explicit TimelineLayout(const Trace& trace);
+    // Builds rows and lanes of a finalized trace, which must outlive the layout (it reads the spans' tracks). The
+    // ranks in `collapsedRanks` show their header row only (their spans are in no row: rowOfTrack is -1).
+    explicit TimelineLayout(const Trace& trace, const std::set<int>& collapsedRanks = {});
 
     const std::vector<TimelineRow>& rows() const { return m_rows; }
     // Total height in lane units.

@@ -77,7 +77,9 @@ void TimelineView::setTrace(std::shared_ptr<const Trace> trace, bool keepView)
     const double keptScroll = m_scrollLanes;
     m_plottable->setTrace(nullptr, nullptr);
     m_trace = std::move(trace);
-    m_layout = m_trace ? TimelineLayout(*m_trace) : TimelineLayout();
+    if (!keepView) // the same job again (a re-run) keeps its ranks folded
+        m_collapsedRanks.clear();
+    m_layout = m_trace ? TimelineLayout(*m_trace, m_collapsedRanks) : TimelineLayout();
     m_plottable->setTrace(m_trace.get(), &m_layout);
     const bool hadSelection = m_selected >= 0;
     m_selected = -1;

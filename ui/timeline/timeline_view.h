@@ -18,6 +18,7 @@
 #include <array>
 #include <memory>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -76,6 +77,11 @@ public:
     void setLaneHeight(int pixels);
     // The widget's minimum height keeps this many lanes visible under the legend and above the time axis (0: none).
     void setMinimumVisibleLanes(int lanes);
+
+    // A job of several ranks: a rank's rows folded under its header row, or shown (a click on the header's label
+    // toggles it; timeline_rank_groups.cpp). A new trace starts with every rank shown.
+    void setRankCollapsed(int rank, bool collapsed);
+    bool isRankCollapsed(int rank) const { return m_collapsedRanks.count(rank) > 0; }
 
     // The measured range (Shift+drag or right-button drag), in absolute ns; empty when none.
     std::optional<std::pair<int64_t, int64_t>> measuredRange() const { return m_measured; }
@@ -179,6 +185,8 @@ private:
     double visibleLanes() const;
     double xOfPixel(double x) const; // pixel -> x-axis coordinate (ns relative to the layout's origin)
     QRect plotArea() const;          // the axis rect
+    // A click at `pos` on a rank's header label folds or unfolds the rank; whether it was one.
+    bool toggleRankAt(QPoint pos);
 
     std::shared_ptr<const Trace> m_trace;
     TimelineLayout m_layout;
@@ -206,6 +214,7 @@ private:
     int m_rowLabelWidth = 80;
     int m_minRowLabelWidth = 0;
     double m_minTimeExtent = 0;
+    std::set<int> m_collapsedRanks;
 
     enum class Drag { None, Pan, Measure, ScrollThumb };
     Drag m_drag = Drag::None;

@@ -149,7 +149,8 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* event)
     unsetCursor();
     const QPoint pos = event->position().toPoint();
     if (drag == Drag::Pan && !m_dragMoved && event->button() == Qt::LeftButton) {
-        selectSpan(spanAt(pos));
+        if (!toggleRankAt(pos))
+            selectSpan(spanAt(pos));
     } else if (drag == Drag::Measure) {
         if (m_dragMoved && m_measured)
             Q_EMIT measuredRangeChanged(m_measured->first, m_measured->second);

@@ -399,7 +399,9 @@ protected:
             } else if (shade % 2 == 0) {
                 painter->fillRect(QRect(clip.left(), y0, clip.width(), y1 - y0), theme.rowAlternate);
             }
-            const int x = header ? left : left + indent();
+            // In a job, a device's header sits under its rank's (rank -> device -> stream).
+            const bool nested = row.kind == TimelineRowKind::DeviceHeader && row.rank >= 0;
+            const int x = header ? left + (nested ? indent() / 2 : 0) : left + indent();
             const int avail = std::max(0, clip.right() - 6 - x);
             const QFontMetrics& fm = header ? hfm : rfm;
             painter->setFont(header ? hfs : rfs);

@@ -580,6 +580,15 @@ void MainWindow::dropEvent(QDropEvent* event)
     event->acceptProposedAction();
     // After the drop has finished: the unsaved-changes prompt must not run inside the drag's event loop.
     const QString path = urls.front().toLocalFile();
+    // Several files: the ranks of one job.
+    QStringList paths;
+    for (const QUrl& url : urls)
+        if (url.isLocalFile())
+            paths << url.toLocalFile();
+    if (paths.size() > 1) {
+        QTimer::singleShot(0, this, [this, paths] { openJob(paths); });
+        return;
+    }
     QTimer::singleShot(0, this, [this, path] { openPath(path); });
 }
 

@@ -62,6 +62,10 @@ public:
     // thread): documentOpened or errorShown tell when it is done. A scenario (or lesson) is run right away.
     // Returns false when the user kept unsaved edits instead.
     bool openPath(const QString& pathOrLesson, const QString& variant = {});
+    // Opens the per-rank traces of one job as one trace (job_open.cpp, docs/RANKS.md): several files, or folders of
+    // them, read and merged on a worker thread (with progress and Cancel as for a file); a merge that is refused (ranks
+    // on several hosts, a rank given twice) shows why. openPath sends a folder or a pattern ("job.*.json") here.
+    bool openJob(const QStringList& paths);
     void newScenario();
     // Writes the scenario atomically (QSaveFile); false with the message shown on failure.
     bool saveScenarioAs(const QString& path);
@@ -149,6 +153,10 @@ public:
     // (A) against a file (B): a trace in any format the app opens, or a scenario (simulated).
     CompareView* compareWithVariant(const QString& variant);
     CompareView* compareWithFile(const QString& path);
+    // Analysis ▸ Compare Ranks…: in a job of several ranks, rank `a`'s part of it (A) against rank `b`'s (B), each as
+    // its own trace (rankPartOfTrace). Nullptr (with the reason shown) when the trace shown holds no such ranks.
+    CompareView* compareRanks(int a, int b);
+    QAction* compareRanksAction() const { return m_compareRanksAction; }
     CompareView* compareView() const;
     // Analysis ▸ What if…: the GPU recording shown (A) against its replay with `settings` changed (B), in the compare
     // window; the replay runs on a worker thread. Nullptr (with the reason shown) when the trace shown is not a GPU
@@ -254,6 +262,11 @@ private:
     void writeSettings();
     // Analysis menu parts.
     void createCompareActions();
+    // job_open.cpp: File ▸ Open Job… and Analysis ▸ Compare Ranks…
+    void createJobOpenAction(QMenu* file);
+    void createCompareRanksAction();
+    void updateCompareRanksAction();
+    void chooseRanksToCompare();
     void createSweepActions();
     void createPresentationActions();
     CompareView* ensureCompareView();
@@ -303,6 +316,7 @@ private:
     QAction* m_saveAsAction = nullptr;
     QAction* m_compareVariantAction = nullptr;
     QAction* m_whatIfAction = nullptr;
+    QAction* m_compareRanksAction = nullptr;
     QAction* m_exportAction = nullptr;
     QAction* m_saveTraceAction = nullptr;
     QTimer* m_liveTimer = nullptr;

@@ -115,6 +115,7 @@ void MainWindow::createActions()
     });
     open->setShortcut(QKeySequence::Open);
     open->setIconText(QStringLiteral("Open"));
+    createJobOpenAction(file);
     QMenu* lessons = file->addMenu(QStringLiteral("Open &Lesson"));
     for (const LessonEntry& e : m_gallery->model()->lessons()) {
         lessons->addAction(e.id.section(QLatin1Char('-'), 0, 0) + QStringLiteral("  ") + e.title, this,
@@ -467,6 +468,7 @@ void MainWindow::createCompareActions()
     file->setObjectName(QStringLiteral("compare-file"));
     file->setStatusTip(QStringLiteral("Show the trace on the timeline above a trace or scenario from a file, on one "
                                       "time scale, and what changed"));
+    createCompareRanksAction();
     // A GPU recording replayed with the durations it measured and one setting changed (whatif_dialog.h).
     m_whatIfAction = m_analysisMenu->addAction(QStringLiteral("What &if…"), this, [this] {
         if (!m_trace || !m_trace->trace)

@@ -11,6 +11,7 @@
 #include "compare_view.h"
 #include "format.h"
 #include "image_export.h"
+#include "job_loader.h"
 #include "lesson_gallery.h"
 #include "notice_bar.h"
 #include "presentation_mode.h"
@@ -110,6 +111,8 @@ bool writeFileAtomically(const QString& path, const std::string& text, QString* 
 QString traceKindText(const Trace& trace)
 {
     const RunInfo& info = trace.info;
+    if (const QString job = jobKindText(trace); !job.isEmpty())
+        return job;
     switch (info.source) {
     case TraceSource::Imported: {
         static const std::pair<const char*, const char*> kTools[] = {
@@ -322,6 +325,8 @@ bool MainWindow::maybeSave()
 
 bool MainWindow::openPath(const QString& pathOrLesson, const QString& variant)
 {
+    if (const QStringList job = jobPathsOf(pathOrLesson); !job.isEmpty())
+        return openJob(job); // a folder of rank traces, or job.*.json
     if (!maybeSave())
         return false;
     ++m_openGeneration;
