@@ -81,9 +81,10 @@ fi
 # held-out runs), one process each: a deadline cuts both alike, and drift over the session weighs on both.
 names=()
 for id in $("$CLI" presets | awk 'NF {print $1}'); do
-    # Jobs of several ranks with collectives run on the simulator only (no NCCL backend): no GPU recording.
+    # Jobs of several ranks with collectives: lessons 18 and 19 need four GPUs; tools/gpu_session.sh records the
+    # one-GPU NCCL example (tests/data/h200/nccl/).
     if grep -q '"ranks"' "$REPO/resources/presets/$id.json"; then
-        note "$id: skipped, collectives run on the simulator only (no NCCL backend)"
+        note "$id: skipped, a job of several ranks (not recorded here)"
         continue
     fi
     names+=("$id")
