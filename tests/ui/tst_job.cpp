@@ -183,9 +183,30 @@ private Q_SLOTS:
         QVERIFY2(folded.rows()[size_t(headerRow(2))].label.starts_with("\xE2\x96\xB8 Rank 2"),
                  folded.rows()[size_t(headerRow(2))].label.c_str());
         QVERIFY(folded.totalLanes() < lanes);
-        for (uint32_t t = 0; t < trace.tracks.size(); ++t)
-            QCOMPARE(folded.rowOfTrack(t) < 0, rankOfTrack(trace, t) == 2);
+        // Its host threads are in no row; its streams are drawn over each other in the header's one lane.
+        const TimelineRow& closed = folded.rows()[size_t(headerRow(2))];
+        QCOMPARE(closed.laneCount, 1);
+        QVERIFY(closed.overlaidLanes >= 2); // comm and compute
+        for (uint32_t t = 0; t < trace.tracks.size(); ++t) {
+            const bool ofRank2 = rankOfTrack(trace, t) == 2;
+            const bool stream = trace.tracks[t].kind == TrackKind::Stream;
+            QCOMPARE(folded.rowOfTrack(t), ofRank2 ? (stream ? headerRow(2) : -1) : folded.rowOfTrack(t));
+            QVERIFY(ofRank2 || folded.rowOfTrack(t) >= 0);
+        }
         QVERIFY(w->timeline()->selectedSpan() < 0); // the click selected nothing
+        // Rank 2's compute (the straggler's long kernels) shows in its header row, and a point on it finds it.
+        uint32_t longest = 0;
+        for (uint32_t i = 0; i < trace.spanCount(); ++i)
+            if (rankOfTrack(trace, trace.spans.track[i]) == 2 && trace.spans.kind[i] == SpanKind::Kernel
+                && trace.duration(i) > trace.duration(longest))
+                longest = i;
+        QCOMPARE(rankOfTrack(trace, trace.spans.track[longest]), 2);
+        QCOMPARE(folded.laneOfSpan(longest), 0);
+        timeline->replot(QCustomPlot::rpImmediateRefresh);
+        const QRectF bar = timeline->spansPlottable()->spanRect(longest);
+        QVERIFY(bar.isValid());
+        QCOMPARE(int(std::floor(timeline->yAxis->pixelToCoord(bar.center().y()))), closed.firstLane);
+        QCOMPARE(timeline->spansPlottable()->spanAt(bar.center(), 2), int(longest));
         // Again: unfolded, as before.
         QTest::mouseClick(timeline, Qt::LeftButton, {}, at);
         QVERIFY(!timeline->isRankCollapsed(2));
@@ -194,6 +215,56 @@ private Q_SLOTS:
         timeline->setRankCollapsed(0, true);
         QVERIFY(openJobAndWait(*w, {m_ranks}));
         QVERIFY(!timeline->isRankCollapsed(0));
+    }
+
+    void manyRanksOpenFolded()
+    {
+        // A job of twelve ranks, each a host thread and two streams: it opens with every rank folded, a row each,
+        // and every rank's GPU spans drawn in its row.
+        auto job = std::make_shared<Trace>();
+        const int ranks = 12;
+        for (int r = 0; r < ranks; ++r) {
+            const std::string rank = "rank " + std::to_string(r) + " \xC2\xB7 ";
+            const uint32_t host = job->addTrack({TrackKind::HostThread, rank + "main", 0});
+            for (int s = 0; s < 2; ++s) {
+                const uint32_t stream = job->addTrack({TrackKind::Stream, rank + "s" + std::to_string(s), 0});
+                SpanInit k;
+                k.track = stream;
+                k.name = "k";
+                k.start = 1000 * (r + 1) + 500 * s;
+                k.end = k.start + 400;
+                job->addSpan(k);
+            }
+            SpanInit api;
+            api.track = host;
+            api.kind = SpanKind::ApiCall;
+            api.name = "cudaLaunchKernel";
+            api.start = 0;
+            api.end = 100;
+            job->addSpan(api);
+        }
+        job->finalize();
+        auto w = makeWindow();
+        TimelineView* timeline = w->timeline();
+        timeline->setTrace(job);
+        for (int r = 0; r < ranks; ++r)
+            QVERIFY(timeline->isRankCollapsed(r));
+        const TimelineLayout& layout = timeline->timelineLayout();
+        QCOMPARE(int(layout.rows().size()), ranks);
+        QCOMPARE(layout.totalLanes(), ranks);
+        for (const TimelineRow& row : layout.rows()) {
+            QCOMPARE(row.kind, TimelineRowKind::RankHeader);
+            QCOMPARE(row.overlaidLanes, 2);
+        }
+        timeline->resize(1200, 800);
+        timeline->fitToView();
+        timeline->replot(QCustomPlot::rpImmediateRefresh);
+        const TimelineDrawStats& drawn = timeline->spansPlottable()->lastDrawStats();
+        QCOMPARE(int(drawn.rowsDrawn), ranks);
+        QCOMPARE(int(drawn.rects()), 2 * ranks); // every stream span, none of the host threads'
+        // A job of a few ranks opens unfolded (rankRowsFold); unfolding one of these shows its rows.
+        timeline->setRankCollapsed(5, false);
+        QCOMPARE(int(timeline->timelineLayout().rows().size()), ranks + 4); // host thread, GPU header, 2 streams
     }
 
     void filesAndPatternOpenTheSameJob()

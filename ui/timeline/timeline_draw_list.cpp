@@ -336,8 +336,9 @@ void TimelinePlottable::computeDrawList(TimelineDrawList& out) const
         if (row.firstGlobalLane < 0 || row.firstLane + row.laneCount <= laneTop)
             continue;
         ++out.stats.rowsDrawn;
-        for (int l = 0; l < row.laneCount; ++l) {
-            const int laneIndex = row.firstLane + l;
+        const int drawn = globalLanesOfRow(row);
+        for (int l = 0; l < drawn; ++l) {
+            const int laneIndex = drawnLaneOfRow(row, l);
             if (laneIndex + 1 <= laneTop || laneIndex >= laneBottom)
                 continue;
             const size_t g = size_t(row.firstGlobalLane + l);

@@ -190,6 +190,7 @@ TimelineLayout::TimelineLayout(const Trace& trace, const std::set<int>& collapse
     }
     m_rowOfTrack.assign(trackCount, -1);
     m_trackFirstLane.assign(trackCount, 0);
+    m_overlaidFirstLane.assign(trackCount, -1);
     int lane = 0;
     int globalLanes = 0;
     int rowRank = -1;
@@ -250,8 +251,21 @@ TimelineLayout::TimelineLayout(const Trace& trace, const std::set<int>& collapse
             // U+25B8 / U+25BE: small right- and down-pointing triangles, as a tree shows a closed or open branch.
             addHeader(TimelineRowKind::RankHeader, -1,
                       (collapsed ? "\xE2\x96\xB8 " : "\xE2\x96\xBE ") + rankHeaderLabel(trace, rank));
-            if (collapsed)
+            if (collapsed) {
+                // The rank's summary: every lane of its streams, drawn over each other in the header's lane.
+                TimelineRow& header = m_rows.back();
+                header.firstGlobalLane = globalLanes;
+                for (auto& [device, streams] : rows.deviceStreams)
+                    for (uint32_t t : streams) {
+                        m_rowOfTrack[t] = int(m_rows.size()) - 1;
+                        m_overlaidFirstLane[t] = globalLanes;
+                        globalLanes += trackLanes[t];
+                    }
+                header.overlaidLanes = globalLanes - header.firstGlobalLane;
+                if (header.overlaidLanes == 0)
+                    header.firstGlobalLane = -1;
                 continue;
+            }
         }
         if (!rows.hostTracks.empty()) {
             if (rank < 0) // a rank's header stands for its host threads' too
@@ -287,19 +301,23 @@ TimelineLayout::TimelineLayout(const Trace& trace, const std::set<int>& collapse
         if (m_rowOfTrack[t] < 0)
             continue; // a Ranges track of no host thread or stream: not drawn
         const TimelineRow& row = m_rows[size_t(m_rowOfTrack[t])];
+        const bool overlaid = m_overlaidFirstLane[t] >= 0;
         const uint32_t b = trace.trackBegin(t), e = trace.trackEnd(t);
         if (m_trackLaneOffset[t] < 0) {
-            m_lanes[size_t(row.firstGlobalLane + m_trackFirstLane[t])] = TimelineLane{nullptr, b, e - b};
+            const int g = overlaid ? m_overlaidFirstLane[t] : row.firstGlobalLane + m_trackFirstLane[t];
+            m_lanes[size_t(g)] = TimelineLane{nullptr, b, e - b};
             continue;
         }
         const uint16_t* lanes = m_spanLane.data() + m_trackLaneOffset[t];
-        for (int l = 0; l < row.laneCount; ++l) {
+        const int firstGlobal = overlaid ? m_overlaidFirstLane[t] : row.firstGlobalLane;
+        const int laneCount = overlaid ? trackLanes[t] : row.laneCount;
+        for (int l = 0; l < laneCount; ++l) {
             const size_t begin = m_laneLists.size();
             for (uint32_t i = b; i < e; ++i)
                 if (lanes[i - b] == l)
                     m_laneLists.push_back(i);
             const auto count = uint32_t(m_laneLists.size() - begin);
-            m_lanes[size_t(row.firstGlobalLane + l)] = TimelineLane{nullptr, uint32_t(begin), count};
+            m_lanes[size_t(firstGlobal + l)] = TimelineLane{nullptr, uint32_t(begin), count};
         }
     }
     // Pointers only now that m_laneLists no longer grows.
@@ -307,8 +325,11 @@ TimelineLayout::TimelineLayout(const Trace& trace, const std::set<int>& collapse
         if (m_trackLaneOffset[t] < 0 || m_rowOfTrack[t] < 0)
             continue;
         const TimelineRow& row = m_rows[size_t(m_rowOfTrack[t])];
-        for (int l = 0; l < row.laneCount; ++l) {
-            TimelineLane& ln = m_lanes[size_t(row.firstGlobalLane + l)];
+        const bool overlaid = m_overlaidFirstLane[t] >= 0;
+        const int firstGlobal = overlaid ? m_overlaidFirstLane[t] : row.firstGlobalLane;
+        const int laneCount = overlaid ? trackLanes[t] : row.laneCount;
+        for (int l = 0; l < laneCount; ++l) {
+            TimelineLane& ln = m_lanes[size_t(firstGlobal + l)];
             ln.list = m_laneLists.data() + ln.base;
             ln.base = 0;
         }
@@ -339,6 +360,8 @@ int TimelineLayout::laneOfSpan(uint32_t span) const
     const uint32_t t = m_trace->spans.track[span];
     if (t >= m_trackLaneOffset.size())
         return 0;
+    if (m_overlaidFirstLane[t] >= 0)
+        return 0; // drawn in its folded rank's header row
     if (m_trackLaneOffset[t] < 0)
         return m_trackFirstLane[t];
     return m_spanLane[size_t(m_trackLaneOffset[t]) + (span - m_trace->trackBegin(t))];
@@ -363,7 +386,8 @@ size_t TimelineLayout::memoryBytes() const
     size_t bytes = m_spanLane.capacity() * sizeof(uint16_t) + m_laneLists.capacity() * sizeof(uint32_t)
         + m_lanes.capacity() * sizeof(TimelineLane) + m_trackLaneOffset.capacity() * sizeof(int64_t)
         + m_rowOfTrack.capacity() * sizeof(int) + m_rowFirstLane.capacity() * sizeof(int)
-        + m_trackFirstLane.capacity() * sizeof(int) + m_summaries.capacity() * sizeof(LaneSummary);
+        + m_trackFirstLane.capacity() * sizeof(int) + m_overlaidFirstLane.capacity() * sizeof(int)
+        + m_summaries.capacity() * sizeof(LaneSummary);
     for (const LaneSummary& summary : m_summaries)
         bytes += summary.memoryBytes();
     for (const TimelineRow& r : m_rows)

@@ -38,7 +38,25 @@ struct TimelineRow {
     int firstLane = 0;        // vertical position in lane units (rows are stacked top to bottom)
     int laneCount = 1;        // headers: 1
     int firstGlobalLane = -1; // index of its first lane in TimelineLayout's lane arrays; -1 for headers
+    // A folded rank's header row: the lanes of the rank's streams (global lanes firstGlobalLane, ...), all drawn
+    // over each other in the row's one lane, so that the folded rank still shows when its GPUs worked; 0: none.
+    int overlaidLanes = 0;
 };
+
+inline bool isHeaderRow(const TimelineRow& row)
+{
+    return row.kind == TimelineRowKind::HostHeader || row.kind == TimelineRowKind::DeviceHeader
+        || row.kind == TimelineRowKind::RankHeader;
+}
+// How many of the layout's lanes a row draws, and the lane (from the top of the chart) its k-th one is drawn in.
+inline int globalLanesOfRow(const TimelineRow& row)
+{
+    return row.firstGlobalLane < 0 ? 0 : (row.overlaidLanes > 0 ? row.overlaidLanes : row.laneCount);
+}
+inline int drawnLaneOfRow(const TimelineRow& row, int k)
+{
+    return row.overlaidLanes > 0 ? row.firstLane : row.firstLane + k;
+}
 
 // The spans of one lane, in start (and end) order: consecutive span indices (a track without overlaps: no storage at
 // all), or a list.
@@ -53,7 +71,8 @@ class TimelineLayout {
 public:
     TimelineLayout() = default;
     // Builds rows and lanes of a finalized trace, which must outlive the layout (it reads the spans' tracks). The
-    // ranks in `collapsedRanks` show their header row only (their spans are in no row: rowOfTrack is -1).
+    // ranks in `collapsedRanks` show their header row only: their streams' spans are drawn over each other in it
+    // (rowOfTrack is the header row, laneOfSpan 0); their host threads' spans are in no row (rowOfTrack -1).
     explicit TimelineLayout(const Trace& trace, const std::set<int>& collapsedRanks = {});
 
     const std::vector<TimelineRow>& rows() const { return m_rows; }
@@ -93,6 +112,8 @@ private:
     std::vector<int64_t> m_trackLaneOffset; // per track: -1 (one lane) or offset into m_spanLane
     std::vector<uint16_t> m_spanLane;       // lane per span, for tracks with overlaps only
     std::vector<int> m_trackFirstLane;      // per track: its first lane in its row (a Ranges track: its depth)
+    std::vector<int> m_overlaidFirstLane;   // per track: its first global lane when it is overlaid in a folded
+                                            // rank's header row, else -1
     int64_t m_origin = 0;
     int64_t m_end = 0;
 };

@@ -161,27 +161,33 @@ int TimelinePlottable::spanAt(QPointF pos, double tolerancePx) const
         return -1;
     const int laneInRow = std::clamp(int(std::floor(laneY)) - r.firstLane, 0, r.laneCount - 1);
     const Trace& tr = *m_trace;
-    const TimelineLane& lane = lay.lane(size_t(r.firstGlobalLane + laneInRow));
     const double key = m.keyOfX(pos.x());
     const double tol = tolerancePx / m.bx;
     const int64_t ta = m.origin + int64_t(std::floor(key - tol));
     const int64_t tb = m.origin + int64_t(std::ceil(key + tol));
-    // Candidates: spans ending after ta and starting before tb (a handful at most for a given pixel).
-    const size_t p = firstEndingAfter(tr, lane, 0, ta);
-    const size_t e = firstStartingAtOrAfter(tr, lane, p, tb + 1);
     int best = -1;
     double bestDist = std::numeric_limits<double>::infinity();
     const double x = pos.x();
-    for (size_t k = p; k < e && k < p + 64; ++k) { // beyond 64 sub-pixel spans, the nearest of the first is as good
-        const uint32_t s = lane.at(k);
-        const double xs = std::floor(m.xOfTime(tr.spans.start[s]));
-        const double xe = std::max(xs + 1, std::ceil(m.xOfTime(tr.spans.end[s])));
-        const double d = x < xs ? xs - x : (x >= xe ? x - xe + 1 : 0);
-        if (d < bestDist) {
-            bestDist = d;
-            best = int(s);
-            if (d == 0)
-                break;
+    // A folded rank's header row draws its streams' lanes over each other: the nearest span of any of them.
+    const int first = r.overlaidLanes > 0 ? 0 : laneInRow;
+    const int last = r.overlaidLanes > 0 ? r.overlaidLanes - 1 : laneInRow;
+    for (int l = first; l <= last && bestDist > 0; ++l) {
+        const TimelineLane& lane = lay.lane(size_t(r.firstGlobalLane + l));
+        // Candidates: spans ending after ta and starting before tb (a handful at most for a given pixel); beyond
+        // 64 sub-pixel spans, the nearest of the first is as good.
+        const size_t p = firstEndingAfter(tr, lane, 0, ta);
+        const size_t e = firstStartingAtOrAfter(tr, lane, p, tb + 1);
+        for (size_t k = p; k < e && k < p + 64; ++k) {
+            const uint32_t s = lane.at(k);
+            const double xs = std::floor(m.xOfTime(tr.spans.start[s]));
+            const double xe = std::max(xs + 1, std::ceil(m.xOfTime(tr.spans.end[s])));
+            const double d = x < xs ? xs - x : (x >= xe ? x - xe + 1 : 0);
+            if (d < bestDist) {
+                bestDist = d;
+                best = int(s);
+                if (d == 0)
+                    break;
+            }
         }
     }
     return bestDist <= tolerancePx ? best : -1;
@@ -336,7 +342,7 @@ void TimelinePlottable::draw(QCPPainter* painter)
         int trackRow = 0;
         for (size_t r = 0; r < rows.size() && rows[r].firstLane < laneBottom; ++r) {
             const TimelineRow& row = rows[r];
-            const bool header = row.firstGlobalLane < 0;
+            const bool header = isHeaderRow(row);
             // A ranges row is shaded with the row below it, the host thread or stream it annotates.
             const bool ranges = row.kind == TimelineRowKind::Ranges;
             trackRow = header ? 0 : (ranges ? trackRow : trackRow + 1);

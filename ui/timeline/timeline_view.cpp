@@ -1,6 +1,8 @@
 // The timeline view: its construction, the trace it shows, the visible range and lanes, title, legend, fonts and
 // margins, zoom and pan, hover and selection, and painting. Input and tooltips: timeline_view_input.cpp.
 #include "timeline_view.h"
+
+#include "rank_parts.h"
 #include "timeline_view_parts.h"
 
 #include <QHelpEvent>
@@ -77,8 +79,16 @@ void TimelineView::setTrace(std::shared_ptr<const Trace> trace, bool keepView)
     const double keptScroll = m_scrollLanes;
     m_plottable->setTrace(nullptr, nullptr);
     m_trace = std::move(trace);
-    if (!keepView) // the same job again (a re-run) keeps its ranks folded
+    if (!keepView) { // the same job again (a re-run) keeps its ranks folded
         m_collapsedRanks.clear();
+        // A job of many ranks opens folded: a row per rank, each showing when its GPUs worked, rather than
+        // hundreds of stream rows; a click on a rank's header shows its rows.
+        if (m_trace) {
+            const std::vector<int> ranks = ranksOfTrace(*m_trace);
+            if (ranks.size() > kRanksShownUnfolded)
+                m_collapsedRanks.insert(ranks.begin(), ranks.end());
+        }
+    }
     m_layout = m_trace ? TimelineLayout(*m_trace, m_collapsedRanks) : TimelineLayout();
     m_plottable->setTrace(m_trace.get(), &m_layout);
     const bool hadSelection = m_selected >= 0;
@@ -341,7 +351,7 @@ void TimelineView::updateMargins()
         const QFontMetrics hfm(m_rowLabels->headerFont()), rfm(m_rowLabels->rowFont());
         const auto& rows = m_layout.rows();
         for (size_t i = 0; i < rows.size() && i < 20000; ++i) {
-            const bool header = rows[i].firstGlobalLane < 0;
+            const bool header = isHeaderRow(rows[i]);
             const QString text = QString::fromStdString(rows[i].label);
             const int indent = header ? 0 : m_rowLabels->indent();
             widest = std::max(widest, (header ? hfm : rfm).horizontalAdvance(text) + indent);

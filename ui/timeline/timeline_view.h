@@ -78,8 +78,10 @@ public:
     // The widget's minimum height keeps this many lanes visible under the legend and above the time axis (0: none).
     void setMinimumVisibleLanes(int lanes);
 
-    // A job of several ranks: a rank's rows folded under its header row, or shown (a click on the header's label
-    // toggles it; timeline_rank_groups.cpp). A new trace starts with every rank shown.
+    // A job of several ranks: a rank's rows folded under its header row, which then draws the rank's streams over
+    // each other, or shown (a click on the header's label toggles it; timeline_rank_groups.cpp). A new trace starts
+    // with every rank shown, a job of more than kRanksShownUnfolded ranks with every rank folded.
+    static constexpr size_t kRanksShownUnfolded = 8;
     void setRankCollapsed(int rank, bool collapsed);
     bool isRankCollapsed(int rank) const { return m_collapsedRanks.count(rank) > 0; }
 

@@ -384,7 +384,7 @@ protected:
         int trackRow = 0;
         for (size_t r = 0; r < rows.size() && rows[r].firstLane < laneBottom; ++r) {
             const TimelineRow& row = rows[r];
-            const bool header = row.firstGlobalLane < 0;
+            const bool header = isHeaderRow(row);
             // A ranges row is shaded with the row below it, the host thread or stream it annotates.
             const bool ranges = row.kind == TimelineRowKind::Ranges;
             trackRow = header ? 0 : (ranges ? trackRow : trackRow + 1);
