@@ -244,9 +244,19 @@ private Q_SLOTS:
             job->addSpan(api);
         }
         job->finalize();
+        // The loaders build the timeline's layout with the trace, off the GUI thread, folded as a new view folds.
+        const std::shared_ptr<const AnalyzedTrace> analysed = makeAnalyzedTrace(Trace(*job));
+        QVERIFY(analysed->layout);
+        QCOMPARE(analysed->layout->trace(), analysed->trace.get());
+        QCOMPARE(analysed->layout->collapsedRanks().size(), size_t(ranks));
         auto w = makeWindow();
         TimelineView* timeline = w->timeline();
-        timeline->setTrace(job);
+        timeline->setTrace(analysed->trace, false, analysed->layout);
+        QCOMPARE(&timeline->timelineLayout(), analysed->layout.get()); // taken, not built again
+        // A layout of another trace is not taken.
+        timeline->setTrace(job, false, analysed->layout);
+        QVERIFY(&timeline->timelineLayout() != analysed->layout.get());
+        QCOMPARE(timeline->timelineLayout().trace(), job.get());
         for (int r = 0; r < ranks; ++r)
             QVERIFY(timeline->isRankCollapsed(r));
         const TimelineLayout& layout = timeline->timelineLayout();

@@ -3,6 +3,7 @@
 #include "format.h"
 #include "resources.h"
 #include "scenario_json.h"
+#include "timeline_layout.h"
 #include "trace_formats.h"
 #include "trace_json.h"
 
@@ -39,13 +40,20 @@ TraceReport reportOnTrace(const Trace& trace)
     return a;
 }
 
+std::shared_ptr<const AnalyzedTrace> withTimelineLayout(std::shared_ptr<AnalyzedTrace> trace)
+{
+    if (trace->trace && trace->trace->finalized())
+        trace->layout = std::make_shared<const TimelineLayout>(*trace->trace, initiallyCollapsedRanks(*trace->trace));
+    return trace;
+}
+
 std::shared_ptr<const AnalyzedTrace> makeAnalyzedTrace(Trace trace)
 {
     auto out = std::make_shared<AnalyzedTrace>();
     auto shared = std::make_shared<Trace>(std::move(trace));
     out->report = reportOnTrace(*shared);
     out->trace = std::move(shared);
-    return out;
+    return withTimelineLayout(std::move(out));
 }
 
 std::shared_ptr<const AnalyzedTrace> makeAnalyzedTrace(std::shared_ptr<const Trace> trace)
@@ -125,7 +133,7 @@ Result<LoadedDocument> loadDocument(const QString& pathOrLesson, const QString& 
         auto shown = std::make_shared<AnalyzedTrace>();
         shown->trace = std::make_shared<const Trace>(std::move(trace).value());
         shown->analysed = false;
-        doc.trace = std::move(shown);
+        doc.trace = withTimelineLayout(std::move(shown));
     }
     return doc;
 }

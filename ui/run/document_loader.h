@@ -39,11 +39,20 @@ struct TraceReport {
 TraceReport reportOnTrace(const Trace& trace);
 
 // A trace with its analysis, shared between the panels.
+class TimelineLayout;
+
 struct AnalyzedTrace {
     std::shared_ptr<const Trace> trace;
     TraceReport report;
     bool analysed = true; // false: the report is still to come (a big trace is drawn before it is analysed)
+    // The timeline's rows and lanes of `trace`, built beside it off the GUI thread (the ranks folded as a new view
+    // folds them), for the view that shows it first; it takes it (MainWindow::showTrace resets this on the GUI
+    // thread), so that the view's later layouts do not keep this one alive. Null: the view builds its own.
+    mutable std::shared_ptr<const TimelineLayout> layout;
 };
+
+// The same trace and report with the timeline's layout of it built now (see AnalyzedTrace::layout).
+std::shared_ptr<const AnalyzedTrace> withTimelineLayout(std::shared_ptr<AnalyzedTrace> trace);
 
 std::shared_ptr<const AnalyzedTrace> makeAnalyzedTrace(Trace trace);
 // The same trace with its report, computed now (the second step of opening a file with `analyze` false).

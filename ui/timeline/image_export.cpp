@@ -138,7 +138,7 @@ struct TimelineImageRenderer {
         if (o.crop) {
             // Rows on top at a comfortable height, the time axis right under them, spare height in a spacer that
             // cropToContent takes off.
-            const int lanes = std::max(1, view.m_layout.totalLanes());
+            const int lanes = std::max(1, view.m_layout->totalLanes());
             const int content = int(std::ceil(lanes * px * TimelineView::kImageMaxLaneHeight));
             view.axisRect()->setMaximumSize(QWIDGETSIZE_MAX, content);
             auto* spacer = new QCPLayoutElement(&view);

@@ -1,6 +1,7 @@
 #include "timeline_layout.h"
 
 #include "collectives.h"
+#include "rank_parts.h"
 #include "scenario.h"
 
 #include <algorithm>
@@ -132,7 +133,14 @@ std::string deviceHeaderLabel(const Trace& trace, int device, int rank)
 
 } // namespace
 
-TimelineLayout::TimelineLayout(const Trace& trace, const std::set<int>& collapsedRanks) : m_trace(&trace)
+std::set<int> initiallyCollapsedRanks(const Trace& trace)
+{
+    const std::vector<int> ranks = ranksOfTrace(trace);
+    return ranks.size() > kRanksShownUnfolded ? std::set<int>(ranks.begin(), ranks.end()) : std::set<int>();
+}
+
+TimelineLayout::TimelineLayout(const Trace& trace, const std::set<int>& collapsedRanks)
+    : m_trace(&trace), m_collapsedRanks(collapsedRanks)
 {
     const size_t n = trace.spanCount();
     if (n > 0) {

@@ -75,6 +75,10 @@ public:
     // (rowOfTrack is the header row, laneOfSpan 0); their host threads' spans are in no row (rowOfTrack -1).
     explicit TimelineLayout(const Trace& trace, const std::set<int>& collapsedRanks = {});
 
+    // The trace it was built for (nullptr: none) and the ranks it shows folded.
+    const Trace* trace() const { return m_trace; }
+    const std::set<int>& collapsedRanks() const { return m_collapsedRanks; }
+
     const std::vector<TimelineRow>& rows() const { return m_rows; }
     // Total height in lane units.
     int totalLanes() const { return m_totalLanes; }
@@ -101,6 +105,7 @@ public:
 
 private:
     const Trace* m_trace = nullptr;
+    std::set<int> m_collapsedRanks;
     std::vector<TimelineRow> m_rows;
     std::vector<int> m_rowOfTrack;
     std::vector<int> m_rowFirstLane; // rows' firstLane, for binary search
@@ -121,6 +126,11 @@ private:
 // Lane assignment of one track's spans (sorted by start): the lowest lane free at each span's start. Exposed for
 // tests. Returns the lane per span and sets `laneCount`.
 std::vector<uint16_t> assignLanes(const int64_t* start, const int64_t* end, size_t n, int& laneCount);
+
+// The ranks a new view of `trace` shows folded: none, or every rank of a job of more than kRanksShownUnfolded ranks
+// (a row per rank, each showing when its GPUs worked, rather than hundreds of stream rows).
+inline constexpr size_t kRanksShownUnfolded = 8;
+std::set<int> initiallyCollapsedRanks(const Trace& trace);
 
 // Natural order of names: "s2" < "s10".
 bool naturalLess(std::string_view a, std::string_view b);

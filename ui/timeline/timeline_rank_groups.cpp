@@ -16,8 +16,8 @@ void TimelineView::setRankCollapsed(int rank, bool collapsed)
         m_collapsedRanks.erase(rank);
     // The rows change; the spans, the selection and the time range do not.
     m_plottable->setTrace(nullptr, nullptr);
-    m_layout = TimelineLayout(*m_trace, m_collapsedRanks);
-    m_plottable->setTrace(m_trace.get(), &m_layout);
+    m_layout = std::make_shared<const TimelineLayout>(*m_trace, m_collapsedRanks);
+    m_plottable->setTrace(m_trace.get(), m_layout.get());
     updateMargins();
     requestReplot(); // the vertical scroll is clamped to the new rows when the plot is laid out
 }
@@ -27,10 +27,10 @@ bool TimelineView::toggleRankAt(QPoint pos)
     const QRect area = plotArea();
     if (!m_trace || pos.x() >= area.left() || pos.y() < area.top() || pos.y() > area.bottom())
         return false;
-    const int row = m_layout.rowAtLane(yAxis->pixelToCoord(pos.y()));
-    if (row < 0 || m_layout.rows()[size_t(row)].kind != TimelineRowKind::RankHeader)
+    const int row = m_layout->rowAtLane(yAxis->pixelToCoord(pos.y()));
+    if (row < 0 || m_layout->rows()[size_t(row)].kind != TimelineRowKind::RankHeader)
         return false;
-    const int rank = m_layout.rows()[size_t(row)].rank;
+    const int rank = m_layout->rows()[size_t(row)].rank;
     setRankCollapsed(rank, !isRankCollapsed(rank));
     return true;
 }

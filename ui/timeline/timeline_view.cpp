@@ -2,7 +2,6 @@
 // margins, zoom and pan, hover and selection, and painting. Input and tooltips: timeline_view_input.cpp.
 #include "timeline_view.h"
 
-#include "rank_parts.h"
 #include "timeline_view_parts.h"
 
 #include <QHelpEvent>
@@ -74,23 +73,27 @@ TimelineView::~TimelineView() = default;
 
 void TimelineView::setTrace(std::shared_ptr<const Trace> trace, bool keepView)
 {
+    setTrace(std::move(trace), keepView, nullptr);
+}
+
+void TimelineView::setTrace(std::shared_ptr<const Trace> trace, bool keepView,
+                            std::shared_ptr<const TimelineLayout> layout)
+{
     keepView = keepView && m_trace && trace;
     const QCPRange keptRange = xAxis->range();
     const double keptScroll = m_scrollLanes;
     m_plottable->setTrace(nullptr, nullptr);
     m_trace = std::move(trace);
-    if (!keepView) { // the same job again (a re-run) keeps its ranks folded
-        m_collapsedRanks.clear();
-        // A job of many ranks opens folded: a row per rank, each showing when its GPUs worked, rather than
-        // hundreds of stream rows; a click on a rank's header shows its rows.
-        if (m_trace) {
-            const std::vector<int> ranks = ranksOfTrace(*m_trace);
-            if (ranks.size() > kRanksShownUnfolded)
-                m_collapsedRanks.insert(ranks.begin(), ranks.end());
-        }
-    }
-    m_layout = m_trace ? TimelineLayout(*m_trace, m_collapsedRanks) : TimelineLayout();
-    m_plottable->setTrace(m_trace.get(), &m_layout);
+    // The same job again (a re-run) keeps its ranks folded; a new trace starts as initiallyCollapsedRanks says.
+    if (!keepView)
+        m_collapsedRanks = m_trace ? initiallyCollapsedRanks(*m_trace) : std::set<int>();
+    if (!m_trace)
+        m_layout = std::make_shared<const TimelineLayout>();
+    else if (layout && layout->trace() == m_trace.get() && layout->collapsedRanks() == m_collapsedRanks)
+        m_layout = std::move(layout);
+    else
+        m_layout = std::make_shared<const TimelineLayout>(*m_trace, m_collapsedRanks);
+    m_plottable->setTrace(m_trace.get(), m_layout.get());
     const bool hadSelection = m_selected >= 0;
     m_selected = -1;
     m_hovered = -1;
@@ -144,13 +147,13 @@ bool TimelineView::isFlowKindVisible(FlowKind kind) const
 
 std::pair<double, double> TimelineView::visibleTimeRange() const
 {
-    const double o = double(m_layout.origin());
+    const double o = double(m_layout->origin());
     return {xAxis->range().lower + o, xAxis->range().upper + o};
 }
 
 void TimelineView::setVisibleTimeRange(double startNs, double endNs)
 {
-    const double o = double(m_layout.origin());
+    const double o = double(m_layout->origin());
     if (endNs < startNs)
         std::swap(startNs, endNs);
     xAxis->setRange(startNs - o, endNs - o);
@@ -349,7 +352,7 @@ void TimelineView::updateMargins()
     int widest = 0;
     if (m_rowLabels) {
         const QFontMetrics hfm(m_rowLabels->headerFont()), rfm(m_rowLabels->rowFont());
-        const auto& rows = m_layout.rows();
+        const auto& rows = m_layout->rows();
         for (size_t i = 0; i < rows.size() && i < 20000; ++i) {
             const bool header = isHeaderRow(rows[i]);
             const QString text = QString::fromStdString(rows[i].label);
@@ -401,7 +404,7 @@ double TimelineView::visibleLanes() const
 void TimelineView::onAfterLayout()
 {
     const QRect area = plotArea();
-    const int total = m_layout.totalLanes();
+    const int total = m_layout->totalLanes();
     if (m_fitRows) {
         // An image shows every row: lanes as high as the area allows, up to a comfortable maximum.
         const int px = int(std::lround(QFontInfo(font()).pixelSize() * m_fontScale));
@@ -420,7 +423,7 @@ void TimelineView::onAfterLayout()
 QRect TimelineView::scrollTrack() const
 {
     const QRect area = plotArea();
-    if (m_fitRows || m_layout.totalLanes() <= visibleLanes() + 1e-9 || area.height() <= 0)
+    if (m_fitRows || m_layout->totalLanes() <= visibleLanes() + 1e-9 || area.height() <= 0)
         return {};
     return QRect(area.right() + 4, area.top(), 8, area.height());
 }
@@ -430,7 +433,7 @@ QRect TimelineView::scrollThumb() const
     const QRect track = scrollTrack();
     if (track.isEmpty())
         return {};
-    const double total = std::max(1, m_layout.totalLanes());
+    const double total = std::max(1, m_layout->totalLanes());
     const int h = std::max(16, int(track.height() * visibleLanes() / total));
     const double maxScroll = std::max(1e-9, total - visibleLanes());
     const double fraction = std::clamp(m_scrollLanes / maxScroll, 0.0, 1.0);
@@ -445,7 +448,7 @@ void TimelineView::onXRangeChanged(const QCPRange& range)
     const QString label = QStringLiteral("Time (") + u.suffix + QLatin1Char(')');
     if (xAxis->label() != label)
         xAxis->setLabel(label);
-    const double o = double(m_layout.origin());
+    const double o = double(m_layout->origin());
     Q_EMIT visibleTimeRangeChanged(range.lower + o, range.upper + o);
 }
 
@@ -466,7 +469,7 @@ void TimelineView::setMinimumRowLabelWidth(int pixels)
 void TimelineView::clampXRange()
 {
     QCPRange r = xAxis->range();
-    const double len = std::max({1.0, double(m_layout.endTime() - m_layout.origin()), m_minTimeExtent});
+    const double len = std::max({1.0, double(m_layout->endTime() - m_layout->origin()), m_minTimeExtent});
     double width = std::clamp(r.size(), 10.0, len * 1.5 + 1000);
     double centre = r.center();
     centre = std::clamp(centre, -width * 0.5 + width * 0.1, len + width * 0.5 - width * 0.1);
@@ -476,7 +479,7 @@ void TimelineView::clampXRange()
 
 void TimelineView::fitToView()
 {
-    const double len = std::max(double(m_layout.endTime() - m_layout.origin()), m_minTimeExtent);
+    const double len = std::max(double(m_layout->endTime() - m_layout->origin()), m_minTimeExtent);
     if (len <= 0) {
         xAxis->setRange(-1000, 1000 + std::max(0.0, len));
     } else {
@@ -583,8 +586,8 @@ void TimelineView::selectSpan(int spanIndex)
                 m_selectedFlows.push_back(f);
 
         // Scroll (and zoom if it is too small to see) the span into view.
-        const double s = double(m_trace->spans.start[size_t(spanIndex)] - m_layout.origin());
-        const double e = double(m_trace->spans.end[size_t(spanIndex)] - m_layout.origin());
+        const double s = double(m_trace->spans.start[size_t(spanIndex)] - m_layout->origin());
+        const double e = double(m_trace->spans.end[size_t(spanIndex)] - m_layout->origin());
         const QCPRange r = xAxis->range();
         const double pxPerNs = plotArea().width() / std::max(r.size(), 1e-9);
         double width = r.size();
@@ -597,9 +600,9 @@ void TimelineView::selectSpan(int spanIndex)
             xAxis->setRange(c - width / 2, c + width / 2);
             clampXRange();
         }
-        const int row = m_layout.rowOfTrack(m_trace->spans.track[size_t(spanIndex)]);
+        const int row = m_layout->rowOfTrack(m_trace->spans.track[size_t(spanIndex)]);
         if (row >= 0) {
-            const double lane = m_layout.rows()[size_t(row)].firstLane + m_layout.laneOfSpan(uint32_t(spanIndex));
+            const double lane = m_layout->rows()[size_t(row)].firstLane + m_layout->laneOfSpan(uint32_t(spanIndex));
             const double visible = visibleLanes();
             if (lane < m_scrollLanes || lane + 1 > m_scrollLanes + visible)
                 m_scrollLanes = std::max(0.0, lane - visible / 2);

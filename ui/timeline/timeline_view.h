@@ -41,8 +41,12 @@ public:
     // the trace start) and the vertical scroll stay as they were: for live what-if previews of an edited scenario.
     // The selection and the measured range are cleared either way.
     void setTrace(std::shared_ptr<const Trace> trace, bool keepView = false);
+    // The same with its layout built already (off the GUI thread, for a big trace): used when it was built for
+    // `trace` with the ranks folded that this call would fold (initiallyCollapsedRanks for a new view, the view's
+    // own when it is kept), else built here.
+    void setTrace(std::shared_ptr<const Trace> trace, bool keepView, std::shared_ptr<const TimelineLayout> layout);
     const std::shared_ptr<const Trace>& trace() const { return m_trace; }
-    const TimelineLayout& timelineLayout() const { return m_layout; }
+    const TimelineLayout& timelineLayout() const { return *m_layout; }
 
     // Hit test in widget coordinates: the span under `pos` (the nearest within a few pixels for spans narrower
     // than that), or -1.
@@ -81,7 +85,6 @@ public:
     // A job of several ranks: a rank's rows folded under its header row, which then draws the rank's streams over
     // each other, or shown (a click on the header's label toggles it; timeline_rank_groups.cpp). A new trace starts
     // with every rank shown, a job of more than kRanksShownUnfolded ranks with every rank folded.
-    static constexpr size_t kRanksShownUnfolded = 8;
     void setRankCollapsed(int rank, bool collapsed);
     bool isRankCollapsed(int rank) const { return m_collapsedRanks.count(rank) > 0; }
 
@@ -191,7 +194,7 @@ private:
     bool toggleRankAt(QPoint pos);
 
     std::shared_ptr<const Trace> m_trace;
-    TimelineLayout m_layout;
+    std::shared_ptr<const TimelineLayout> m_layout = std::make_shared<const TimelineLayout>(); // never null
     TimelinePlottable* m_plottable = nullptr;
     TimelineOverlay* m_overlay = nullptr;
     TimelineRowLabels* m_rowLabels = nullptr;

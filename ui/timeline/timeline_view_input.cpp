@@ -56,7 +56,7 @@ QString TimelineView::spanToolTip(int spanIndex) const
             + shown + QStringLiteral("</span>");
     }
     text += QStringLiteral("<br>") + spanKindLabel(kind) + QStringLiteral(" on ") + where.toHtmlEscaped()
-        + QStringLiteral("<br>start ") + formatTimePoint(double(tr.spans.start[i] - m_layout.origin()))
+        + QStringLiteral("<br>start ") + formatTimePoint(double(tr.spans.start[i] - m_layout->origin()))
         + QStringLiteral(" \u00B7 duration ") + formatDuration(dur);
     if (tr.spans.bytes[i] > 0) {
         text += QStringLiteral("<br>") + formatBytes(tr.spans.bytes[i]);
@@ -127,12 +127,12 @@ void TimelineView::mouseMoveEvent(QMouseEvent* event)
         const QRect track = scrollTrack(), thumb = scrollThumb();
         if (!track.isEmpty() && track.height() > thumb.height()) {
             const double fraction = double(pos.y() - m_thumbGrab - track.top()) / (track.height() - thumb.height());
-            m_scrollLanes = std::clamp(fraction, 0.0, 1.0) * std::max(0.0, m_layout.totalLanes() - visibleLanes());
+            m_scrollLanes = std::clamp(fraction, 0.0, 1.0) * std::max(0.0, m_layout->totalLanes() - visibleLanes());
             requestReplot();
         }
     } else if (m_drag == Drag::Measure && m_dragMoved) {
         const double a = m_measureAnchor, b = xOfPixel(pos.x());
-        const double o = double(m_layout.origin());
+        const double o = double(m_layout->origin());
         m_measured =
             std::make_pair(int64_t(std::llround(std::min(a, b) + o)), int64_t(std::llround(std::max(a, b) + o)));
         replotOverlay();
@@ -170,8 +170,8 @@ void TimelineView::mouseDoubleClickEvent(QMouseEvent* event)
         return;
     }
     // Frame the span.
-    const double a = double(m_trace->spans.start[size_t(s)] - m_layout.origin());
-    const double b = double(m_trace->spans.end[size_t(s)] - m_layout.origin());
+    const double a = double(m_trace->spans.start[size_t(s)] - m_layout->origin());
+    const double b = double(m_trace->spans.end[size_t(s)] - m_layout->origin());
     const double pad = std::max((b - a) * 0.15, 50.0);
     xAxis->setRange(a - pad, b + pad);
     clampXRange();
@@ -222,8 +222,8 @@ void TimelineView::keyPressEvent(QKeyEvent* event)
     case Qt::Key_F:
         // Perfetto: F focuses the selection; without one, fit everything.
         if (m_selected >= 0 && m_trace) {
-            const double a = double(m_trace->spans.start[size_t(m_selected)] - m_layout.origin());
-            const double b = double(m_trace->spans.end[size_t(m_selected)] - m_layout.origin());
+            const double a = double(m_trace->spans.start[size_t(m_selected)] - m_layout->origin());
+            const double b = double(m_trace->spans.end[size_t(m_selected)] - m_layout->origin());
             const double pad = std::max((b - a) * 0.15, 50.0);
             xAxis->setRange(a - pad, b + pad);
             clampXRange();

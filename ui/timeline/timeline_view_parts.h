@@ -237,8 +237,8 @@ private:
         const QFontMetrics fm(font);
 
         if (v.m_measured) {
-            const double x0 = v.xAxis->coordToPixel(double(v.m_measured->first - v.m_layout.origin()));
-            const double x1 = v.xAxis->coordToPixel(double(v.m_measured->second - v.m_layout.origin()));
+            const double x0 = v.xAxis->coordToPixel(double(v.m_measured->first - v.m_layout->origin()));
+            const double x1 = v.xAxis->coordToPixel(double(v.m_measured->second - v.m_layout->origin()));
             const QRectF band(QPointF(x0, area.top()), QPointF(std::max(x1, x0 + 1), area.bottom() + 1));
             painter->fillRect(band, theme.measureBand);
             painter->setPen(QPen(theme.measureLine, 1));
@@ -369,7 +369,7 @@ protected:
         const QRect area = v.plotArea();
         // Within the axis rect's outer rect: an image's margin all round stays blank.
         const QRect clip = clipRect().intersected(v.axisRect()->outerRect());
-        const auto& rows = v.m_layout.rows();
+        const auto& rows = v.m_layout->rows();
         const double laneTop = v.yAxis->pixelToCoord(area.top());
         const double laneBottom = v.yAxis->pixelToCoord(area.bottom() + 1);
         const double laneH = v.yAxis->coordToPixel(1) - v.yAxis->coordToPixel(0);

@@ -251,7 +251,9 @@ void MainWindow::showTrace(std::shared_ptr<const AnalyzedTrace> trace, const QSt
     m_traceWallMs = wallMs;
     std::shared_ptr<const Trace> t = m_trace ? m_trace->trace : nullptr;
     m_syncingSelection = true;
-    m_timeline->setTrace(t, keepView);
+    // The layout built off the GUI thread with the trace (a big trace's rows and lanes take seconds), handed over.
+    std::shared_ptr<const TimelineLayout> layout = m_trace ? std::exchange(m_trace->layout, nullptr) : nullptr;
+    m_timeline->setTrace(t, keepView, std::move(layout));
     m_spanModel->setTrace(t);
     m_opModel->setTrace(t);
     m_syncingSelection = false;
