@@ -115,7 +115,8 @@ void addOptions(QCommandLineParser& parser)
         {QStringLiteral("range"), QStringLiteral("Export: the time range, from the first span (0.2ms..1.5ms)"),
          QStringLiteral("from..to")},
         {QStringLiteral("arrows"),
-         QStringLiteral("Export: arrow kinds, all, none or a list (launch,event,sync,implicit,call)"),
+         QStringLiteral("Export: arrow kinds, all, none or a list (launch,event,sync,implicit,call; default: all "
+                        "but sync)"),
          QStringLiteral("kinds")},
         {QStringLiteral("critical-path"), QStringLiteral("Export: outline the critical path")},
         {QStringLiteral("concurrency"),
@@ -206,6 +207,8 @@ std::optional<ss::ImageOptions> imageOptions(const QCommandLineParser& parser, c
             *error = QStringLiteral("--arrows: ") + *error;
             return std::nullopt;
         }
+    } else {
+        o.arrows = ss::defaultArrowKinds(); // as a new window draws them: sync arrows off
     }
     o.criticalPath = parser.isSet(QStringLiteral("critical-path"));
     o.concurrency = parser.isSet(QStringLiteral("concurrency"));

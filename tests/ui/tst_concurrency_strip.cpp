@@ -36,16 +36,19 @@ QStringList stripProblems(ConcurrencyPlot& strip)
     if (plot.width() < 40 || plot.height() < 20)
         problems << QStringLiteral("plot %1x%2").arg(plot.width()).arg(plot.height());
 
-    // The vertical axis' title: whole (rotated, as long as the plot is high), in the histogram always there.
+    // The vertical axis' title: whole, in the histogram always there
     const QString title = strip.yAxis->label();
     const QRect titleBox = textRect(strip.yAxis->labelFont(), title);
     if (histogram && title.isEmpty())
         problems << QStringLiteral("no title on the vertical axis");
-    if (titleBox.width() > plot.height())
-        problems << QStringLiteral("title '%1' %2 px long on a plot %3 px high")
+    // (centred on the plot, it may reach into the margins above and below it, not past the strip's edge).
+    const int titleRoom = plot.height() + 2 * std::min(plot.top(), strip.height() - 1 - plot.bottom());
+    if (titleBox.width() > titleRoom)
+        problems << QStringLiteral("title '%1' %2 px long beside a plot %3 px high in a strip %4 px high")
                         .arg(title)
                         .arg(titleBox.width())
-                        .arg(plot.height());
+                        .arg(plot.height())
+                        .arg(strip.height());
 
     // The column of the vertical axis (tick labels and title) clear of the mode button.
     int tickWidth = 0;

@@ -44,14 +44,16 @@ bool ConcurrencyPlot::fitToSize()
     const bool histogramMode = m_mode == Mode::Histogram;
     bool changed = false;
 
-    // The vertical axis' title: rotated, it is as long as the plot is high at most.
+    // The vertical axis' title: rotated and centred on the plot, it may reach into the margins above and below it
+    // but not past the strip's edge.
+    const int titleRoom = plot.height() + 2 * std::max(0, std::min(plot.top(), height() - 1 - plot.bottom()));
     const QStringList titles = histogramMode
         ? QStringList{QStringLiteral("operations running"), QStringLiteral("operations\nrunning"),
                       QStringLiteral("running")}
         : QStringList{QStringLiteral("running")};
     QString title;
     for (const QString& t : titles)
-        if (labelSize(yAxis->labelFont(), t).width() <= plot.height()) {
+        if (labelSize(yAxis->labelFont(), t).width() <= titleRoom) {
             title = t;
             break;
         }
