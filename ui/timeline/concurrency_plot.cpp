@@ -398,6 +398,7 @@ QStringList ConcurrencyPlot::histogramBarLabels() const
 
 void ConcurrencyPlot::updateHistogram()
 {
+    m_fitted.reset(); // the axis labels are set afresh below: fitToSize shortens them again
     m_shown = histogram();
     QVector<double> keys, values;
     for (size_t k = 0; k < m_shown.timeAtNs.size(); ++k) {
@@ -492,6 +493,7 @@ void ConcurrencyPlot::layoutHistogramLabels()
 
 void ConcurrencyPlot::applyMode()
 {
+    m_fitted.reset(); // the axis labels are set afresh below: fitToSize shortens them again
     const bool histogramMode = m_mode == Mode::Histogram;
     {
         const QSignalBlocker block(m_modeButton);

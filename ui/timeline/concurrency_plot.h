@@ -156,6 +156,19 @@ private:
     ConcurrencyHistogram m_shown;
     QStringList m_timeLabels;  // the histogram's time axis label, longest first (fitToSize picks)
     QMargins m_alignedMargins; // the timeline's plot margins (alignWith)
+    // What fitToSize fitted the texts to: a zoom or pan replots the strip without changing any of it.
+    struct FitKey {
+        QRect plot;
+        QSize size;
+        Mode mode;
+        QMargins aligned, margins;
+        int max, rows;
+        bool chooser;
+        QString timeLabel;
+        QFont labelFont;
+        bool operator==(const FitKey&) const = default;
+    };
+    std::optional<FitKey> m_fitted;
     bool m_buttonInRightCorner = false;
 };
 

@@ -42,6 +42,18 @@ bool ConcurrencyPlot::fitToSize()
     if (plot.height() <= 1 || plot.width() <= 1)
         plot = rect();
     const bool histogramMode = m_mode == Mode::Histogram;
+    const FitKey key{plot,
+                     size(),
+                     m_mode,
+                     m_alignedMargins,
+                     axisRect()->margins(),
+                     m_max,
+                     int(m_shown.timeAtNs.size()),
+                     m_deviceBox->isVisibleTo(this),
+                     m_timeLabels.isEmpty() ? QString() : m_timeLabels.front(),
+                     yAxis->labelFont()};
+    if (m_fitted == key)
+        return false;
     bool changed = false;
 
     // The vertical axis' title: rotated and centred on the plot, it may reach into the margins above and below it
@@ -111,6 +123,11 @@ bool ConcurrencyPlot::fitToSize()
             changed = true;
         }
     }
+    // Fitted once nothing changes any more (a change moves the plot: the next call measures it again).
+    if (changed)
+        m_fitted.reset();
+    else
+        m_fitted = key;
     return changed;
 }
 
