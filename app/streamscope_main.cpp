@@ -8,6 +8,7 @@
 #include "main_window.h"
 #include "resources.h"
 #include "run_controller.h"
+#include "screen_fit.h"
 #include "theme.h"
 
 #include <QApplication>
@@ -344,7 +345,9 @@ int main(int argc, char** argv)
     if (scripted) {
         window.setScreenshotAfterRun(screenshot.isEmpty() ? QString() : screenshot, quitAfterRun);
         window.setUnsavedPrompt([] { return ss::MainWindow::UnsavedChoice::Discard; });
-        window.resize(width > 0 ? width : 1600, height > 0 ? height : 1000);
+        // The size asked for, else the window's default shrunk to the screen, as an interactive start sizes it.
+        const QSize fitted = ss::sizeWithin(ss::MainWindow::defaultSize(), ss::availableGeometry(&window));
+        window.resize(width > 0 ? width : fitted.width(), height > 0 ? height : fitted.height());
         QObject::connect(&window, &ss::MainWindow::errorShown, &app, [quitAfterRun](const QString& message) {
             std::fprintf(stderr, "streamscope: error: %s\n", qPrintable(message));
             if (quitAfterRun)
