@@ -471,12 +471,13 @@ void ConcurrencyPlot::layoutHistogramLabels()
     yAxis->setRange(-pad, topRow + pad);
 
     // Thin rows: label the longest bars first and skip those that would overlap a label already placed.
+    // After a layout the axis says how far apart the rows really are (with the padding just set); an estimate before
+    // it. The estimate alone, from the margins of the last layout, let the labels of lesson 11's 33 rows overlap;
+    // as a bound on the real spacing it left lesson 07's middle bar unlabelled in rows 20 px apart.
     const int rows = std::max<int>(1, int(m_labels.size()));
     double rowPx = double(std::max(1, height() - m.top() - m.bottom() - 2 * fm.height())) / (rows + 0.2);
-    // After a layout the axis says how far apart the rows really are: the estimate above, from the margins of the
-    // last layout, let the labels of lesson 11's 33 rows overlap.
     if (axisRect()->height() > 1)
-        rowPx = std::min(rowPx, std::abs(yAxis->coordToPixel(1) - yAxis->coordToPixel(0)));
+        rowPx = std::abs(yAxis->coordToPixel(1) - yAxis->coordToPixel(0));
     const int spacing = std::max(1, int(std::ceil(fm.height() / std::max(1.0, rowPx))));
     std::vector<int> order(m_labels.size());
     std::iota(order.begin(), order.end(), 0);
