@@ -1,7 +1,8 @@
 // The concurrency strip under the timeline, read in the window at 960x540, 1280x720 and 1920x1080 (and, in
 // tst_concurrency_strip_scale2, at Qt's scale 2 on a 1920x1080 screen): with lesson 11 (33 histogram rows in a
-// strip of about 120 px) no text of it is cut or covered, over time and as a histogram. At 1280x720 its title once
-// read "operations runnir" and its top row's label was cut in half. With STREAMSCOPE_LAYOUT_SHOTS=DIR the strips
+// strip of about 120 px) and lesson 07 (3 rows, the GPU chooser under the button) no text of it is cut or covered,
+// over time and as a histogram. At 1280x720 lesson 11's title once read "operations runnir" and its top row's label
+// was cut in half. With STREAMSCOPE_LAYOUT_SHOTS=DIR the strips
 // are saved there as PNGs.
 #include "concurrency_plot.h"
 #include "main_window.h"
