@@ -8,6 +8,7 @@
 #include "main_window.h"
 #include "resources.h"
 #include "run_controller.h"
+#include "screen_fit.h"
 #include "theme.h"
 
 #include <QApplication>
@@ -115,7 +116,8 @@ void addOptions(QCommandLineParser& parser)
         {QStringLiteral("range"), QStringLiteral("Export: the time range, from the first span (0.2ms..1.5ms)"),
          QStringLiteral("from..to")},
         {QStringLiteral("arrows"),
-         QStringLiteral("Export: arrow kinds, all, none or a list (launch,event,sync,implicit,call)"),
+         QStringLiteral("Export: arrow kinds, all, none or a list (launch,event,sync,implicit,call; default: all "
+                        "but sync)"),
          QStringLiteral("kinds")},
         {QStringLiteral("critical-path"), QStringLiteral("Export: outline the critical path")},
         {QStringLiteral("concurrency"),
@@ -206,6 +208,8 @@ std::optional<ss::ImageOptions> imageOptions(const QCommandLineParser& parser, c
             *error = QStringLiteral("--arrows: ") + *error;
             return std::nullopt;
         }
+    } else {
+        o.arrows = ss::defaultArrowKinds(); // as a new window draws them: sync arrows off
     }
     o.criticalPath = parser.isSet(QStringLiteral("critical-path"));
     o.concurrency = parser.isSet(QStringLiteral("concurrency"));
@@ -341,7 +345,9 @@ int main(int argc, char** argv)
     if (scripted) {
         window.setScreenshotAfterRun(screenshot.isEmpty() ? QString() : screenshot, quitAfterRun);
         window.setUnsavedPrompt([] { return ss::MainWindow::UnsavedChoice::Discard; });
-        window.resize(width > 0 ? width : 1600, height > 0 ? height : 1000);
+        // The size asked for, else the window's default shrunk to the screen, as an interactive start sizes it.
+        const QSize fitted = ss::sizeWithin(ss::MainWindow::defaultSize(), ss::availableGeometry(&window));
+        window.resize(width > 0 ? width : fitted.width(), height > 0 ? height : fitted.height());
         QObject::connect(&window, &ss::MainWindow::errorShown, &app, [quitAfterRun](const QString& message) {
             std::fprintf(stderr, "streamscope: error: %s\n", qPrintable(message));
             if (quitAfterRun)

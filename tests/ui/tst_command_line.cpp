@@ -2,6 +2,7 @@
 // QT_QPA_PLATFORM (QApplication would abort there), exit code 0 and the text on standard output. --version also
 // names the folder of the lessons and profiles (tests/install/install_tree.sh checks it for an installed app).
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -115,6 +116,26 @@ private Q_SLOTS:
                      qPrintable(bad.join(QLatin1Char(' ')) + QStringLiteral(": exit ") + QString::number(r.exitCode)
                                 + QStringLiteral(" ") + r.err));
             QVERIFY2(r.err.contains(bad.front()), qPrintable(r.err));
+        }
+    }
+
+    // Without --arrows an image draws the arrows a new window draws: no sync arrows (lesson 11's 32 streams drew one
+    // from each stream to the synchronize call); --arrows all draws them. The SVG's legend names the kinds drawn.
+    void exportLeavesSyncArrowsOutByDefault()
+    {
+        QTemporaryDir dir;
+        for (const bool all : {false, true}) {
+            const QString svg = dir.filePath(all ? QStringLiteral("all.svg") : QStringLiteral("default.svg"));
+            QStringList args{QStringLiteral("11"), QStringLiteral("--export"), svg};
+            if (all)
+                args << QStringLiteral("--arrows") << QStringLiteral("all");
+            const Run run = runWithoutDisplay(args);
+            QVERIFY2(run.exitCode == 0, qPrintable(QStringLiteral("exit %1: %2").arg(run.exitCode).arg(run.err)));
+            QFile file(svg);
+            QVERIFY(file.open(QIODevice::ReadOnly));
+            const QString text = QString::fromUtf8(file.readAll());
+            QVERIFY2(text.contains(QStringLiteral(">launch →<")), "the legend lists launch arrows");
+            QCOMPARE(text.contains(QStringLiteral(">sync →<")), all);
         }
     }
 };

@@ -139,6 +139,9 @@ ConcurrencyPlot::ConcurrencyPlot(QWidget* parent) : QCustomPlot(parent)
     m_bars->setVisible(false);
 
     yAxis->setSubTicks(false);
+    // No solid line at 0 operations: over time it is the bottom axis anyway, and in the histogram k = 0 is a row
+    // whose line struck through the label of the row above it when the rows are thin (lesson 11 at 1280x720).
+    yAxis->grid()->setZeroLinePen(Qt::NoPen);
     auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
     ticker->setTickStep(1.0);
     ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
@@ -150,6 +153,7 @@ ConcurrencyPlot::ConcurrencyPlot(QWidget* parent) : QCustomPlot(parent)
     xAxis->setSubTicks(false);
     applyTheme();
     axisRect()->setAutoMargins(QCP::msTop | QCP::msBottom);
+    m_alignedMargins = axisRect()->margins();
 
     m_modeButton = new QToolButton(this);
     m_modeButton->setObjectName(QStringLiteral("concurrencyModeButton"));
@@ -172,20 +176,22 @@ ConcurrencyPlot::ConcurrencyPlot(QWidget* parent) : QCustomPlot(parent)
     connect(m_deviceBox, &QComboBox::activated, this,
             [this](int index) { setHistogramDevice(m_deviceBox->itemData(index).toInt()); });
 
-    // The labels are spaced by the rows' height, known for sure only once laid out (a resize lays them out before
-    // the axis has its new height): again after each replot, and once more if that changed which labels show.
+    // The axes' texts and the labels are fitted to the plot's size, known for sure only once laid out (a resize lays
+    // them out before the axis has its new height): again after each replot, and once more if that changed them.
     connect(this, &QCustomPlot::afterReplot, this, [this] {
-        if (m_mode != Mode::Histogram || m_labels.empty())
-            return;
-        std::vector<bool> before;
-        for (const QCPItemText* label : m_labels)
-            before.push_back(label->visible());
-        layoutHistogramLabels();
-        for (size_t i = 0; i < m_labels.size(); ++i)
-            if (m_labels[i]->visible() != before[i]) {
-                replot(rpQueuedReplot);
-                break;
-            }
+        bool again = fitToSize();
+        if (m_mode == Mode::Histogram && !m_labels.empty()) {
+            std::vector<bool> before;
+            for (const QCPItemText* label : m_labels)
+                before.push_back(label->visible());
+            const QCPRange keys = xAxis->range(), rows = yAxis->range();
+            layoutHistogramLabels();
+            again = again || keys != xAxis->range() || rows != yAxis->range();
+            for (size_t i = 0; i < m_labels.size() && !again; ++i)
+                again = m_labels[i]->visible() != before[i];
+        }
+        if (again)
+            replot(rpQueuedReplot);
     });
     m_mode = QSettings().value(kModeKey).toString() == QLatin1String("histogram") ? Mode::Histogram : Mode::OverTime;
     applyMode();
@@ -392,6 +398,7 @@ QStringList ConcurrencyPlot::histogramBarLabels() const
 
 void ConcurrencyPlot::updateHistogram()
 {
+    m_fitted.reset(); // the axis labels are set afresh below: fitToSize shortens them again
     m_shown = histogram();
     QVector<double> keys, values;
     for (size_t k = 0; k < m_shown.timeAtNs.size(); ++k) {
@@ -417,9 +424,11 @@ void ConcurrencyPlot::updateHistogram()
     const int top = std::max(0, int(m_shown.timeAtNs.size()) - 1);
     yAxis->setRange(-0.6, top + 0.6);
     const QString where = m_shown.device < 0 ? QString() : QStringLiteral(" on GPU %1").arg(m_shown.device);
-    xAxis->setLabel(
-        QStringLiteral("time") + where
-        + QStringLiteral(" (of the %1 from first to last GPU operation)").arg(formatNs(double(m_shown.totalNs))));
+    const QString total = formatNs(double(m_shown.totalNs));
+    m_timeLabels = {QStringLiteral("time") + where
+                        + QStringLiteral(" (of the %1 from first to last GPU operation)").arg(total),
+                    QStringLiteral("time") + where + QStringLiteral(" (of %1)").arg(total), QStringLiteral("time")};
+    xAxis->setLabel(m_timeLabels.front());
     layoutHistogramLabels();
 }
 
@@ -432,21 +441,43 @@ void ConcurrencyPlot::layoutHistogramLabels()
         m_shown.timeAtNs.empty() ? 0.0 : double(*std::max_element(m_shown.timeAtNs.begin(), m_shown.timeAtNs.end()));
     // The labels' own font: the button's may have been polished to another size since they were made.
     const QFontMetrics fm(m_labels.empty() ? m_modeButton->font() : m_labels.front()->font());
-    int labelWidth = 0;
-    for (const QCPItemText* label : m_labels)
-        labelWidth = std::max(labelWidth, fm.horizontalAdvance(label->text()) + 12);
     const QMargins m = axisRect()->margins();
     const int plotWidth = std::max(1, width() - m.left() - m.right());
+    // "1.02 ms · 25 %" where there is room for it beside the bars, the share alone in a narrow plot (lesson 11 at
+    // 960x540 cut "709.8 µs · 56 %" to "709.8 µ"); the tooltip has both.
+    auto widest = [&](bool shareOnly) {
+        int w = 0;
+        for (size_t k = 0; k < m_labels.size() && k < m_shown.timeAtNs.size(); ++k) {
+            const int64_t ns = m_shown.timeAtNs[k];
+            const QString text =
+                shareOnly && ns > 0 ? percentText(ns, m_shown.totalNs) : histogramBarLabel(ns, m_shown.totalNs);
+            w = std::max(w, fm.horizontalAdvance(text) + 12);
+        }
+        return w;
+    };
+    const bool shareOnly = widest(false) > 0.6 * plotWidth;
+    for (size_t k = 0; k < m_labels.size() && k < m_shown.timeAtNs.size(); ++k) {
+        const int64_t ns = m_shown.timeAtNs[k];
+        m_labels[k]->setText(shareOnly && ns > 0 ? percentText(ns, m_shown.totalNs)
+                                                 : histogramBarLabel(ns, m_shown.totalNs));
+    }
+    const int labelWidth = widest(shareOnly);
     const double fraction = std::clamp(double(labelWidth) / plotWidth, 0.05, 0.6);
     xAxis->setRange(0, std::max(1.0, longest) / (1.0 - fraction));
 
+    // Room above the top row and below the bottom one for half a label: lesson 11's top label was cut at 1280x720.
+    const int topRow = std::max(0, int(m_labels.size()) - 1);
+    const double pad = histogramRowPadding(topRow, fm.height());
+    yAxis->setRange(-pad, topRow + pad);
+
     // Thin rows: label the longest bars first and skip those that would overlap a label already placed.
+    // After a layout the axis says how far apart the rows really are (with the padding just set); an estimate before
+    // it. The estimate alone, from the margins of the last layout, let the labels of lesson 11's 33 rows overlap;
+    // as a bound on the real spacing it left lesson 07's middle bar unlabelled in rows 20 px apart.
     const int rows = std::max<int>(1, int(m_labels.size()));
     double rowPx = double(std::max(1, height() - m.top() - m.bottom() - 2 * fm.height())) / (rows + 0.2);
-    // After a layout the axis says how far apart the rows really are: the estimate above, from the margins of the
-    // last layout, let the labels of lesson 11's 33 rows overlap.
     if (axisRect()->height() > 1)
-        rowPx = std::min(rowPx, std::abs(yAxis->coordToPixel(1) - yAxis->coordToPixel(0)));
+        rowPx = std::abs(yAxis->coordToPixel(1) - yAxis->coordToPixel(0));
     const int spacing = std::max(1, int(std::ceil(fm.height() / std::max(1.0, rowPx))));
     std::vector<int> order(m_labels.size());
     std::iota(order.begin(), order.end(), 0);
@@ -463,6 +494,7 @@ void ConcurrencyPlot::layoutHistogramLabels()
 
 void ConcurrencyPlot::applyMode()
 {
+    m_fitted.reset(); // the axis labels are set afresh below: fitToSize shortens them again
     const bool histogramMode = m_mode == Mode::Histogram;
     {
         const QSignalBlocker block(m_modeButton);
@@ -491,6 +523,7 @@ void ConcurrencyPlot::applyMode()
     }
     m_deviceBox->setVisible(histogramMode && m_histograms && m_histograms->size() > 2);
     updateHeight();
+    fitToSize();
     placeControls();
     replot(rpQueuedReplot);
 }
@@ -515,8 +548,6 @@ void ConcurrencyPlot::updateHeight()
 // 32-stream run in the strip's 70 px drew 0, 10, 20 and 30 on top of one another.
 void ConcurrencyPlot::updateCountTicks()
 {
-    if (m_mode != Mode::OverTime)
-        return;
     const int fh = QFontMetrics(yAxis->tickLabelFont()).height();
     const int fit = axisRect()->height() / std::max(1, 2 * fh);
     m_countTicker->setTickCount(std::clamp(fit, 1, 5));
@@ -526,7 +557,7 @@ void ConcurrencyPlot::placeControls()
 {
     // In the left margin (under the timeline's row labels), clear of the vertical axis and its labels.
     m_modeButton->adjustSize();
-    m_modeButton->move(4, 4);
+    m_modeButton->move(m_buttonInRightCorner ? std::max(4, width() - m_modeButton->width() - 4) : 4, 4);
     m_deviceBox->adjustSize();
     m_deviceBox->move(4, m_modeButton->geometry().bottom() + 4);
 }
@@ -569,8 +600,9 @@ void ConcurrencyPlot::resizeEvent(QResizeEvent* event)
     QCustomPlot::resizeEvent(event);
     if (m_mode == Mode::OverTime)
         updateShownSteps(); // the columns changed
-    placeControls();
     updateCountTicks();
+    fitToSize();
+    placeControls();
     if (m_mode == Mode::Histogram) {
         layoutHistogramLabels();
         replot(rpQueuedReplot);
@@ -641,9 +673,10 @@ void ConcurrencyPlot::alignWith(const TimelineView* timeline)
     const QMargins wanted(area.left(), 0, std::max(0, timeline->width() - area.right() - 1), 0);
     const auto [from, to] = timeline->visibleTimeRange();
     const auto [mine0, mine1] = visibleTimeRange();
-    if (axisRect()->margins() == wanted && from == mine0 && to == mine1)
+    if (m_alignedMargins == wanted && from == mine0 && to == mine1)
         return;
-    axisRect()->setMargins(wanted);
+    m_alignedMargins = wanted;
+    fitToSize(); // the margins: the timeline's, or wider where the histogram needs room for the button
     setVisibleTimeRange(from, to);
     if (m_mode == Mode::Histogram) {
         layoutHistogramLabels();

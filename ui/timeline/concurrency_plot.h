@@ -5,6 +5,8 @@
 //   analyzeTrace's ConcurrencyProfile::timeAtNs), each labelled with its duration and share of the analysed range
 //   (the makespan: first GPU operation start to last end). With several devices a chooser picks all or one.
 // Both keep "operations running" on the vertical axis, so switching changes only what the horizontal axis means.
+// The strip is short (70-300 px, 120 px for lesson 11's 33 histogram rows at 1280x720): its axis texts are fitted to
+// the size it gets (concurrency_plot_fit.cpp), never cut.
 #pragma once
 
 #include "timeline_plottable.h" // includes QCustomPlot (see there)
@@ -84,6 +86,9 @@ public:
     // The bars drawn in histogram mode (key: k, value: ns) and their labels, bottom (k = 0) first.
     const QCPBars* histogramBars() const { return m_bars; }
     QStringList histogramBarLabels() const;
+    // Where the mode button sits: in the left margin (the corner under the timeline's row labels) or, where that
+    // margin is too narrow for it beside the vertical axis over time, in the top right corner.
+    bool modeButtonInRightCorner() const { return m_buttonInRightCorner; }
 
     // For an image (image_export.cpp): over time whatever the window's choice (the choice stays as it is), in
     // `theme`, text of `px` pixels, the plot area at `plotMargins` (aligned under the timeline's), no controls.
@@ -115,6 +120,14 @@ private:
     void placeControls();
     void updateHeight();
     void updateCountTicks();
+    // Fits the axes to the strip's size (concurrency_plot_fit.cpp): the vertical axis' title as long as its height
+    // allows ("operations running", wrapped, "running"), as many tick labels as fit, the histogram's time axis label
+    // shortened to its width, and a left margin wide enough for the mode button beside the vertical axis. True when
+    // something changed (a replot then lays the strip out again).
+    bool fitToSize();
+    // The histogram's padding above its top row and below its bottom one (rows): half a label line, so that the
+    // labels of the end rows are not cut by the plot's edge.
+    double histogramRowPadding(int topRow, int labelHeight) const;
     void updateShownSteps();                      // the graph's points for the visible range and width
     int maxOfSteps(size_t from, size_t to) const; // the most of m_stepCounts[from, to)
 
@@ -141,6 +154,22 @@ private:
     std::optional<std::vector<ConcurrencyHistogram>> m_histograms; // computed when the histogram is first shown
     int m_histogramDevice = -1;
     ConcurrencyHistogram m_shown;
+    QStringList m_timeLabels;  // the histogram's time axis label, longest first (fitToSize picks)
+    QMargins m_alignedMargins; // the timeline's plot margins (alignWith)
+    // What fitToSize fitted the texts to: a zoom or pan replots the strip without changing any of it.
+    struct FitKey {
+        QRect plot;
+        QSize size;
+        Mode mode;
+        QMargins aligned, margins;
+        int max, rows;
+        bool chooser;
+        QString timeLabel;
+        QFont labelFont;
+        bool operator==(const FitKey&) const = default;
+    };
+    std::optional<FitKey> m_fitted;
+    bool m_buttonInRightCorner = false;
 };
 
 } // namespace streamscope

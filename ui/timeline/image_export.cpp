@@ -468,6 +468,14 @@ std::optional<std::pair<double, double>> parseImageTimeRange(const QString& text
     return std::make_pair(origin + ns[0], origin + ns[1]);
 }
 
+std::array<bool, kFlowKindCount> defaultArrowKinds()
+{
+    std::array<bool, kFlowKindCount> on{};
+    on.fill(true);
+    on[size_t(FlowKind::Sync)] = false;
+    return on;
+}
+
 std::optional<std::array<bool, kFlowKindCount>> parseImageArrows(const QString& text, QString* error)
 {
     std::array<bool, kFlowKindCount> on{};

@@ -49,6 +49,10 @@ std::optional<std::pair<double, double>> parseImageTimeRange(const QString& text
 // Arrow kinds: "all", "none", or kinds separated by commas ("launch,event,sync,implicit,call"). nullopt with a
 // message in `error` when a name is unknown.
 std::optional<std::array<bool, kFlowKindCount>> parseImageArrows(const QString& text, QString* error = nullptr);
+// The arrow kinds drawn where nothing says otherwise: in a new window (View ▸ Dependency Arrows) and in an image made
+// with `streamscope FILE --export` without --arrows. All but sync arrows: a 32-stream lesson draws one from every
+// stream to each synchronize call, and they hide the arrows between streams.
+std::array<bool, kFlowKindCount> defaultArrowKinds();
 
 // The trace's whole time range (first span start to last end), for ImageOptions::range.
 std::pair<double, double> wholeTraceRange(const Trace& trace);

@@ -240,15 +240,14 @@ void MainWindow::createActions()
     m_viewMenu = menuBar()->addMenu(QStringLiteral("&View"));
     QAction* fit = m_viewMenu->addAction(QStringLiteral("&Fit to View"), m_timeline, &TimelineView::fitToView);
     fit->setToolTip(QStringLiteral("Show the whole trace (0 or Home on the timeline)"));
-    // Which arrows are drawn is kept between sessions. Sync arrows start off: a 32-stream lesson draws one from
-    // every stream to each synchronize call, and they hide the arrows between streams.
+    // Which arrows are drawn is kept between sessions; they start as defaultArrowKinds() says (sync arrows off).
     QMenu* arrows = m_viewMenu->addMenu(QStringLiteral("Dependency &Arrows"));
     for (FlowKind k : {FlowKind::Launch, FlowKind::Event, FlowKind::Sync, FlowKind::Implicit, FlowKind::Call,
                        FlowKind::Collective}) {
         QAction* a = arrows->addAction(flowKindLabel(k));
         const std::string_view name = toString(k);
         const QString key = QStringLiteral("view/arrows/") + QString::fromLatin1(name.data(), qsizetype(name.size()));
-        const bool on = QSettings().value(key, k != FlowKind::Sync).toBool();
+        const bool on = QSettings().value(key, defaultArrowKinds()[size_t(k)]).toBool();
         m_timeline->setFlowKindVisible(k, on);
         a->setCheckable(true);
         a->setChecked(on);
