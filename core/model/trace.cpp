@@ -274,6 +274,50 @@ void Trace::setWait(uint32_t waiter, WaitCause cause, uint32_t holder)
     m_finalized = false;
 }
 
+SpanInit Trace::spanInit(uint32_t i) const
+{
+    SpanInit s;
+    s.track = spans.track[i];
+    s.kind = spans.kind[i];
+    s.name = spanName(i);
+    s.start = spans.start[i];
+    s.end = spans.end[i];
+    s.thread = spans.thread[i];
+    s.op = spans.op[i];
+    s.iteration = spans.iteration[i];
+    s.bytes = spans.bytes[i];
+    s.grid = spans.grid[i];
+    s.block = spans.block[i];
+    s.timing = spans.timingOf(i);
+    if (spans.hasEventError(i)) {
+        s.eventStartError = spans.eventStartError[i];
+        s.eventEndError = spans.eventEndError[i];
+    }
+    s.task = spans.taskOf(i);
+    return s;
+}
+
+uint32_t Trace::copySpanFrom(const Trace& src, uint32_t i, uint32_t track, int64_t shift)
+{
+    SpanInit s = src.spanInit(i);
+    s.track = track;
+    s.start += shift;
+    s.end += shift;
+    return addSpan(s);
+}
+
+void Trace::copyWaitsFrom(const Trace& src, const std::vector<uint32_t>& spanMap)
+{
+    const auto n = uint32_t(std::min(src.spanCount(), spanMap.size()));
+    for (uint32_t i = 0; i < n; ++i) {
+        const WaitCause w = src.spans.waitOf(i);
+        if (w == WaitCause::None || spanMap[i] == kNoSpan)
+            continue;
+        const uint32_t holder = src.spans.waitForOf(i);
+        setWait(spanMap[i], w, holder < spanMap.size() ? spanMap[holder] : kNoSpan);
+    }
+}
+
 void Trace::finalize()
 {
     const size_t n = spans.size();

@@ -212,6 +212,16 @@ public:
     // Records that span `waiter` was held by a resource until span `holder` ended (indices as addSpan returned).
     void setWait(uint32_t waiter, WaitCause cause, uint32_t holder);
 
+    // Every field of span i, the name pointing into this trace's strings: the one place that reads a span back
+    // into what addSpan() takes, so that copies between traces drop no column.
+    SpanInit spanInit(uint32_t i) const;
+    // Appends span i of `src` on track `track` of this trace, every column copied, its name re-interned and its
+    // times moved by `shift` ns. Its wait names another span, so it is copied by copyWaitsFrom() once all are in.
+    uint32_t copySpanFrom(const Trace& src, uint32_t i, uint32_t track, int64_t shift = 0);
+    // Copies the waits of the spans of `src` that were copied: spanMap[i] is the copy of span i (kNoSpan: none).
+    // A holder that was not copied leaves the wait without its holder.
+    void copyWaitsFrom(const Trace& src, const std::vector<uint32_t>& spanMap);
+
     // Groups spans by track, sorts by (start, end) within each track, remaps flows and drops flows whose ends
     // are out of range. Idempotent.
     void finalize();

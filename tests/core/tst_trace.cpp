@@ -140,6 +140,62 @@ class TestTrace : public QObject {
     Q_OBJECT
 
 private slots:
+    // Copying every span of a trace into another with the same tracks gives the same trace: a column that
+    // copySpanFrom() dropped would show in the written document (which holds every column, the optional ones too).
+    void copySpanFromKeepsEveryColumn()
+    {
+        Trace src = richTrace();
+        const uint32_t s1 = uint32_t(src.findStreamTrack("s1"));
+        const uint32_t k = src.addSpan({s1,
+                                        SpanKind::Kernel,
+                                        "timed",
+                                        7000,
+                                        8000,
+                                        2,
+                                        5,
+                                        3,
+                                        64,
+                                        {4, 2, 1},
+                                        {32, 8, 1},
+                                        SpanTiming::Uncertain,
+                                        -120,
+                                        45,
+                                        6});
+        const uint32_t held = src.addSpan({s1, SpanKind::Kernel, "held", 8000, 9000});
+        src.setWait(held, WaitCause::Sms, k);
+        src.finalize();
+        QVERIFY(!src.spans.timing.empty() && !src.spans.eventStartError.empty() && !src.spans.wait.empty()
+                && !src.spans.task.empty());
+
+        Trace copy;
+        copy.info = src.info;
+        copy.tracks = src.tracks;
+        copy.strings = src.strings; // the same string indices, so that the documents compare equal
+        std::vector<uint32_t> spanMap(src.spanCount());
+        for (uint32_t i = 0; i < src.spanCount(); ++i)
+            spanMap[i] = copy.copySpanFrom(src, i, src.spans.track[i]);
+        copy.copyWaitsFrom(src, spanMap);
+        for (const Flow& f : src.flows)
+            copy.addFlow(spanMap[f.from], spanMap[f.to], f.kind);
+        copy.finalize();
+        QCOMPARE(q(traceToJson(copy)), q(traceToJson(src)));
+
+        // Onto another track, moved in time; the name is interned in the target's own strings.
+        Trace moved;
+        moved.addTrack({TrackKind::Stream, "other"});
+        moved.addSpan({0, SpanKind::Memset, "first", 0, 1});
+        const uint32_t i = moved.copySpanFrom(src, src.trackBegin(s1) + 2, 0, 1000);
+        const SpanInit a = src.spanInit(src.trackBegin(s1) + 2);
+        const SpanInit b = moved.spanInit(i);
+        QCOMPARE(q(std::string(b.name)), q(std::string(a.name)));
+        QCOMPARE(moved.spans.name[i], 1u);
+        QCOMPARE(b.track, 0u);
+        QCOMPARE(b.start, a.start + 1000);
+        QCOMPARE(b.end, a.end + 1000);
+        QCOMPARE(b.task, a.task);
+        QCOMPARE(b.eventStartError, a.eventStartError);
+    }
+
     void finalizeGroupsAndSorts()
     {
         Trace t;
