@@ -164,12 +164,12 @@ std::vector<double> Calibrator::runnerCallCost(const std::string& scenario, cons
         if (t.spans.kind[i] != SpanKind::ApiCall || calls.count(std::string(t.spanName(i))) == 0)
             continue;
         if (spanDurations) { // the calls' own durations, summed
-            auto& w = window[{t.spans.iteration[i], t.spans.thread[i]}];
+            auto& w = window[{t.spans.iterationOf(i), t.spans.threadOf(i)}];
             w.second += t.spans.end[i] - t.spans.start[i];
             continue;
         }
         auto [it, fresh] =
-            window.try_emplace({t.spans.iteration[i], t.spans.thread[i]}, t.spans.start[i], t.spans.end[i]);
+            window.try_emplace({t.spans.iterationOf(i), t.spans.threadOf(i)}, t.spans.start[i], t.spans.end[i]);
         if (!fresh) {
             it->second.first = std::min(it->second.first, t.spans.start[i]);
             it->second.second = std::max(it->second.second, t.spans.end[i]);
@@ -287,7 +287,7 @@ void Calibrator::runnerHostFuncWake()
         std::map<int, std::vector<uint32_t>> ops;
         for (uint32_t i = 0; i < t.spanCount(); ++i)
             if (t.spans.kind[i] == SpanKind::Kernel || t.spans.kind[i] == SpanKind::HostFunc)
-                ops[t.spans.iteration[i]].push_back(i);
+                ops[t.spans.iterationOf(i)].push_back(i);
         std::vector<double> wake;
         std::vector<double> idle;
         std::vector<double> gaps;

@@ -171,7 +171,7 @@ private:
             const uint32_t p = *sp;
             if (s.kind[p] != SpanKind::Kernel || (s.end[p] <= t && p != k))
                 continue;
-            const uint64_t g = s.grid[p].count();
+            const uint64_t g = s.gridOf(p).count();
             if (g == 0)
                 return false; // a grid not known: it may have filled the device
             blocks += g;

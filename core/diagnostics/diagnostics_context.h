@@ -219,8 +219,8 @@ public:
         if (!op || op->kind != OpKind::Kernel || op->kernel != KernelKind::Spin || op->durationUs <= 0)
             return 0;
         const DeviceCaps dc = caps(device(i));
-        const int64_t resident = dc.smCount * blocksPerSm(dc, t.spans.block[i]);
-        const int64_t blocks = int64_t(t.spans.grid[i].count());
+        const int64_t resident = dc.smCount * blocksPerSm(dc, t.spans.blockOf(i));
+        const int64_t blocks = int64_t(t.spans.gridOf(i).count());
         if (resident <= 0 || blocks <= 0)
             return 0;
         const int64_t waves = (blocks + resident - 1) / resident;
@@ -333,7 +333,7 @@ public:
     {
         if (!scenario)
             return nullptr;
-        const int th_ = t.spans.thread[i], op = t.spans.op[i];
+        const int th_ = t.spans.threadOf(i), op = t.spans.opOf(i);
         if (th_ < 0 || size_t(th_) >= scenario->threads.size())
             return nullptr;
         const auto& ops = scenario->threads[size_t(th_)].ops;

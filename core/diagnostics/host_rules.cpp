@@ -397,8 +397,8 @@ void waitUnrecordedEvent(const Context& c, std::vector<Diagnostic>& out)
     // Spans by (scenario thread, op index).
     std::map<std::pair<int, int>, std::vector<uint32_t>> spansOf;
     for (uint32_t i = 0; i < c.n; ++i)
-        if (c.t.spans.thread[i] >= 0 && c.t.spans.op[i] >= 0)
-            spansOf[{c.t.spans.thread[i], c.t.spans.op[i]}].push_back(i);
+        if (c.t.spans.threadOf(i) >= 0 && c.t.spans.opOf(i) >= 0)
+            spansOf[{c.t.spans.threadOf(i), c.t.spans.opOf(i)}].push_back(i);
     for (size_t t = 0; t < s.threads.size(); ++t) {
         const auto& ops = s.threads[t].ops;
         for (size_t w = 0; w < ops.size(); ++w) {

@@ -231,13 +231,13 @@ void hardwareQueues(const Context& c, std::vector<Diagnostic>& out)
                     continue;
                 // A blocker that overfills the SMs explains the wait by resources (gpu-filling-kernel), not queues.
                 if (c.t.spans.kind[blocker] == SpanKind::Kernel && caps.smCount > 0) {
-                    const Dim3 blk = c.t.spans.block[blocker];
+                    const Dim3 blk = c.t.spans.blockOf(blocker);
                     const int64_t threads = int64_t(blk.count());
                     const int64_t perSm = threads > 0 && caps.maxThreadsPerSm > 0
                         ? std::min(caps.maxBlocksPerSm, caps.maxThreadsPerSm / threads)
                         : caps.maxBlocksPerSm;
-                    if (int64_t(c.t.spans.grid[blocker].count()) > caps.smCount * std::max<int64_t>(1, perSm)
-                        && c.t.spans.grid[blocker].x > 0)
+                    if (int64_t(c.t.spans.gridOf(blocker).count()) > caps.smCount * std::max<int64_t>(1, perSm)
+                        && c.t.spans.gridOf(blocker).x > 0)
                         continue;
                 }
                 held.emplace_back(blocker, i);
@@ -279,8 +279,8 @@ void gpuFillingKernel(const Context& c, std::vector<Diagnostic>& out)
         std::sort(kernels.begin(), kernels.end(), [&c](uint32_t a, uint32_t b) { return c.start(a) < c.start(b); });
         std::vector<Diagnostic> found;
         for (uint32_t big : kernels) {
-            const Dim3 grid = c.t.spans.grid[big];
-            const Dim3 block = c.t.spans.block[big];
+            const Dim3 grid = c.t.spans.gridOf(big);
+            const Dim3 block = c.t.spans.blockOf(big);
             if (grid.x == 0 || c.effDur(big) <= 0)
                 continue;
             const int64_t threads = int64_t(block.count());

@@ -155,6 +155,16 @@ SpanKind gpuSpanKindOf(const Op& op)
     }
 }
 
+const SpanDetail SpanColumns::kNoDetail{};
+
+size_t SpanDetailHash::operator()(const SpanDetail& d) const
+{
+    uint64_t h = uint64_t(d.bytes) * 0x9e3779b97f4a7c15ull;
+    for (uint32_t v : {d.grid.x, d.grid.y, d.grid.z, d.block.x, d.block.y, d.block.z})
+        h = (h ^ v) * 0x100000001b3ull + (h >> 29);
+    return size_t(h);
+}
+
 void SpanColumns::reserve(size_t n)
 {
     track.reserve(n);
@@ -162,17 +172,152 @@ void SpanColumns::reserve(size_t n)
     name.reserve(n);
     start.reserve(n);
     end.reserve(n);
-    thread.reserve(n);
-    op.reserve(n);
-    iteration.reserve(n);
-    bytes.reserve(n);
-    grid.reserve(n);
-    block.reserve(n);
 }
 
 void SpanColumns::clear()
 {
     *this = SpanColumns{};
+}
+
+uint32_t SpanColumns::internDetail(const SpanDetail& d)
+{
+    if (details.empty())
+        details.push_back(SpanDetail{});
+    // Details may have been filled directly (a reader, a copy of the trace): index them lazily.
+    if (m_detailIndex.size() != details.size()) {
+        m_detailIndex.clear();
+        for (uint32_t i = 0; i < details.size(); ++i)
+            m_detailIndex.emplace(details[i], i);
+    }
+    const auto [it, fresh] = m_detailIndex.emplace(d, uint32_t(details.size()));
+    if (fresh)
+        details.push_back(d);
+    return it->second;
+}
+
+void SpanColumns::setDetail(size_t i, const SpanDetail& d)
+{
+    if (detail.size() <= i && d == kNoDetail)
+        return;
+    // No hashing for the default (entry 0) or for the previous span's detail (a run of equal kernels or copies):
+    // the hash lookup of every span made the Chrome import 15 % slower.
+    uint32_t index = 0;
+    if (!(d == kNoDetail)) {
+        if (i > 0 && i - 1 < detail.size() && details[detail[i - 1]] == d)
+            index = detail[i - 1];
+        else
+            index = internDetail(d);
+    }
+    if (detail.size() <= i)
+        detail.resize(size(), 0);
+    detail[i] = index;
+}
+
+void SpanColumns::setBytes(size_t i, int64_t b)
+{
+    SpanDetail d = detailOf(i);
+    d.bytes = b;
+    setDetail(i, d);
+}
+
+void SpanColumns::setDetails(const std::vector<int64_t>& bytes, const std::vector<Dim3>& grid,
+                             const std::vector<Dim3>& block)
+{
+    detail.clear();
+    details.clear();
+    m_detailIndex.clear();
+    const size_t n = std::min({bytes.size(), grid.size(), block.size()});
+    for (size_t i = 0; i < n; ++i) {
+        const SpanDetail d{bytes[i], grid[i], block[i]};
+        if (detail.empty() && d == kNoDetail)
+            continue;
+        if (detail.empty())
+            detail.reserve(n);
+        detail.resize(i, 0);
+        uint32_t index = 0;
+        if (!(d == kNoDetail))
+            index = i > 0 && !details.empty() && details[detail[i - 1]] == d ? detail[i - 1] : internDetail(d);
+        detail.push_back(index);
+    }
+}
+
+std::vector<int64_t> SpanColumns::bytesColumn() const
+{
+    std::vector<int64_t> out(size());
+    for (size_t i = 0; i < out.size(); ++i)
+        out[i] = bytesOf(i);
+    return out;
+}
+
+std::vector<Dim3> SpanColumns::gridColumn() const
+{
+    std::vector<Dim3> out(size());
+    for (size_t i = 0; i < out.size(); ++i)
+        out[i] = gridOf(i);
+    return out;
+}
+
+std::vector<Dim3> SpanColumns::blockColumn() const
+{
+    std::vector<Dim3> out(size());
+    for (size_t i = 0; i < out.size(); ++i)
+        out[i] = blockOf(i);
+    return out;
+}
+
+namespace {
+// Pads a short optional column with its default; drops it (memory included) when every entry is the default.
+template <typename T>
+void compactColumn(std::vector<T>& col, size_t n, T def)
+{
+    if (col.empty())
+        return;
+    col.resize(n, def);
+    if (std::all_of(col.begin(), col.end(), [def](const T& v) { return v == def; }))
+        std::vector<T>().swap(col);
+    else if (col.capacity() > n + n / 8)
+        col.shrink_to_fit(); // grown by doubling as spans came: up to twice the room it needs
+}
+template <typename T>
+size_t bytesOfColumn(const std::vector<T>& col)
+{
+    return col.capacity() * sizeof(T);
+}
+} // namespace
+
+void SpanColumns::compact()
+{
+    const size_t n = size();
+    compactColumn(thread, n, -1);
+    compactColumn(op, n, -1);
+    compactColumn(iteration, n, -1);
+    compactColumn(detail, n, 0u);
+    if (detail.empty()) {
+        std::vector<SpanDetail>().swap(details);
+        m_detailIndex.clear();
+    }
+    compactColumn(timing, n, SpanTiming::Measured);
+    compactColumn(task, n, 0);
+    // The event errors come in pairs, and so do wait and waitFor: one column is dropped only with the other.
+    if (!eventStartError.empty() || !eventEndError.empty()) {
+        eventStartError.resize(n, kNoEventError);
+        eventEndError.resize(n, kNoEventError);
+        if (std::all_of(eventStartError.begin(), eventStartError.end(), [](int64_t v) { return v == kNoEventError; }))
+            std::vector<int64_t>().swap(eventStartError), std::vector<int64_t>().swap(eventEndError);
+    }
+    if (!wait.empty()) {
+        wait.resize(n, WaitCause::None);
+        waitFor.resize(n, kNoSpan);
+    }
+}
+
+size_t SpanColumns::memoryBytes() const
+{
+    return bytesOfColumn(track) + bytesOfColumn(kind) + bytesOfColumn(name) + bytesOfColumn(start) + bytesOfColumn(end)
+        + bytesOfColumn(thread) + bytesOfColumn(op) + bytesOfColumn(iteration) + bytesOfColumn(detail)
+        + bytesOfColumn(details) + m_detailIndex.size() * (sizeof(SpanDetail) + sizeof(uint32_t) + 2 * sizeof(void*))
+        + bytesOfColumn(timing) + bytesOfColumn(eventStartError) + bytesOfColumn(eventEndError) + bytesOfColumn(wait)
+        + bytesOfColumn(waitFor) + bytesOfColumn(task);
 }
 
 uint32_t Trace::intern(std::string_view s)
@@ -227,13 +372,11 @@ uint32_t Trace::addSpan(const SpanInit& s)
     spans.name.push_back(intern(s.name));
     spans.start.push_back(s.start);
     spans.end.push_back(std::max(s.start, s.end));
-    spans.thread.push_back(s.thread);
-    spans.op.push_back(s.op);
-    spans.iteration.push_back(s.iteration);
-    spans.bytes.push_back(s.bytes);
-    spans.grid.push_back(s.grid);
-    spans.block.push_back(s.block);
     const size_t n = spans.size();
+    spans.setThread(n - 1, s.thread);
+    spans.setOp(n - 1, s.op);
+    spans.setIteration(n - 1, s.iteration);
+    spans.setDetail(n - 1, {s.bytes, s.grid, s.block});
     if (s.timing != SpanTiming::Measured || !spans.timing.empty()) {
         spans.timing.resize(n - 1, SpanTiming::Measured);
         spans.timing.push_back(s.timing);
@@ -274,14 +417,56 @@ void Trace::setWait(uint32_t waiter, WaitCause cause, uint32_t holder)
     m_finalized = false;
 }
 
+SpanInit Trace::spanInit(uint32_t i) const
+{
+    SpanInit s;
+    s.track = spans.track[i];
+    s.kind = spans.kind[i];
+    s.name = spanName(i);
+    s.start = spans.start[i];
+    s.end = spans.end[i];
+    s.thread = spans.threadOf(i);
+    s.op = spans.opOf(i);
+    s.iteration = spans.iterationOf(i);
+    const SpanDetail& d = spans.detailOf(i);
+    s.bytes = d.bytes;
+    s.grid = d.grid;
+    s.block = d.block;
+    s.timing = spans.timingOf(i);
+    if (spans.hasEventError(i)) {
+        s.eventStartError = spans.eventStartError[i];
+        s.eventEndError = spans.eventEndError[i];
+    }
+    s.task = spans.taskOf(i);
+    return s;
+}
+
+uint32_t Trace::copySpanFrom(const Trace& src, uint32_t i, uint32_t track, int64_t shift)
+{
+    SpanInit s = src.spanInit(i);
+    s.track = track;
+    s.start += shift;
+    s.end += shift;
+    return addSpan(s);
+}
+
+void Trace::copyWaitsFrom(const Trace& src, const std::vector<uint32_t>& spanMap)
+{
+    const auto n = uint32_t(std::min(src.spanCount(), spanMap.size()));
+    for (uint32_t i = 0; i < n; ++i) {
+        const WaitCause w = src.spans.waitOf(i);
+        if (w == WaitCause::None || spanMap[i] == kNoSpan)
+            continue;
+        const uint32_t holder = src.spans.waitForOf(i);
+        setWait(spanMap[i], w, holder < spanMap.size() ? spanMap[holder] : kNoSpan);
+    }
+}
+
 void Trace::finalize()
 {
     const size_t n = spans.size();
-    // Readers that fill the columns directly leave the optional ones short: the rest take the defaults.
-    if (!spans.wait.empty()) {
-        spans.wait.resize(n, WaitCause::None);
-        spans.waitFor.resize(n, kNoSpan);
-    }
+    // Readers that fill the columns directly leave the optional ones short, or full of the default.
+    spans.compact();
     const auto before = [this](size_t a, size_t b) {
         if (spans.track[a] != spans.track[b])
             return spans.track[a] < spans.track[b];
@@ -308,15 +493,18 @@ void Trace::finalize()
         permute(spans.name, order);
         permute(spans.start, order);
         permute(spans.end, order);
-        permute(spans.thread, order);
-        permute(spans.op, order);
-        permute(spans.iteration, order);
-        permute(spans.bytes, order);
-        permute(spans.grid, order);
-        permute(spans.block, order);
+        // After compact() an optional column is empty or full.
+        if (!spans.thread.empty())
+            permute(spans.thread, order);
+        if (!spans.op.empty())
+            permute(spans.op, order);
+        if (!spans.iteration.empty())
+            permute(spans.iteration, order);
+        if (!spans.detail.empty())
+            permute(spans.detail, order);
         if (!spans.timing.empty())
             permute(spans.timing, order);
-        if (spans.task.size() == n)
+        if (!spans.task.empty())
             permute(spans.task, order);
         if (!spans.eventStartError.empty()) {
             permute(spans.eventStartError, order);
@@ -375,9 +563,7 @@ int Trace::findStreamTrack(std::string_view name, int device) const
 
 size_t Trace::memoryBytes() const
 {
-    const size_t n = spans.size();
-    size_t bytes =
-        n * (sizeof(uint32_t) * 2 + sizeof(SpanKind) + sizeof(int64_t) * 3 + sizeof(int32_t) * 3 + sizeof(Dim3) * 2);
+    size_t bytes = spans.memoryBytes();
     bytes += flows.size() * sizeof(Flow);
     for (const auto& s : strings)
         bytes += s.capacity() + sizeof(std::string);

@@ -79,7 +79,6 @@ enum class WaitCause : uint8_t {
 };
 inline constexpr int kWaitCauseCount = 5;
 inline constexpr uint32_t kNoSpan = 0xffffffffu;
-
 std::string_view toString(WaitCause);
 std::optional<WaitCause> waitCauseFromString(std::string_view);
 std::string_view toString(SpanTiming);
@@ -159,35 +158,92 @@ struct SpanInit {
 
 inline constexpr int64_t kNoEventError = INT64_MIN;
 
-// Struct of arrays: one entry per span in every column.
+// What a copy moved or a kernel launched with. Spans share these: copies repeat their sizes and kernels their
+// launch shapes, so a trace holds a small table of them and one index per span (SpanColumns::detail).
+struct SpanDetail {
+    int64_t bytes = 0;
+    Dim3 grid{0, 0, 0}; // kernels; 0 = unknown
+    Dim3 block{0, 0, 0};
+    bool operator==(const SpanDetail&) const = default;
+};
+struct SpanDetailHash {
+    size_t operator()(const SpanDetail& d) const;
+};
+
+// Struct of arrays: one entry per span in every column. The columns that many traces leave at their default are
+// optional: empty when every span has the default, else one entry per span (a reader that fills them directly may
+// leave them short: finalize() gives the rest the default, and drops a column whose every entry is the default).
+// Read them through the ...Of(i) accessors.
 struct SpanColumns {
     std::vector<uint32_t> track;
     std::vector<SpanKind> kind;
     std::vector<uint32_t> name; // index into Trace::strings
     std::vector<int64_t> start;
     std::vector<int64_t> end;
-    std::vector<int32_t> thread;
-    std::vector<int32_t> op;
-    std::vector<int32_t> iteration;
-    std::vector<int64_t> bytes;
-    std::vector<Dim3> grid;
-    std::vector<Dim3> block;
-    // Optional columns: empty when every span has the default (Measured; no event error), else one per span.
-    std::vector<SpanTiming> timing;
-    std::vector<int64_t> eventStartError;
+    // Optional columns.
+    std::vector<int32_t> thread;          // scenario thread index; empty: all -1 (imported traces)
+    std::vector<int32_t> op;              // op index within that thread; empty: all -1
+    std::vector<int32_t> iteration;       // empty: all -1
+    std::vector<uint32_t> detail;         // index into details; empty: all 0 (no bytes, grid or block)
+    std::vector<SpanDetail> details;      // the distinct details; entry 0 is the default (when any)
+    std::vector<SpanTiming> timing;       // empty: all Measured
+    std::vector<int64_t> eventStartError; // empty: no event errors
     std::vector<int64_t> eventEndError;
     std::vector<WaitCause> wait;   // what held a ready GPU op (simulator traces)
     std::vector<uint32_t> waitFor; // the span whose end let it start, kNoSpan: none
     std::vector<int32_t> task;     // the repeat (pool task) of its thread's ops; empty: all 0
 
     size_t size() const { return start.size(); }
-    WaitCause waitOf(size_t i) const { return wait.empty() ? WaitCause::None : wait[i]; }
-    uint32_t waitForOf(size_t i) const { return waitFor.empty() ? kNoSpan : waitFor[i]; }
-    SpanTiming timingOf(size_t i) const { return timing.empty() ? SpanTiming::Measured : timing[i]; }
+    int32_t threadOf(size_t i) const { return i < thread.size() ? thread[i] : -1; }
+    int32_t opOf(size_t i) const { return i < op.size() ? op[i] : -1; }
+    int32_t iterationOf(size_t i) const { return i < iteration.size() ? iteration[i] : -1; }
+    const SpanDetail& detailOf(size_t i) const { return i < detail.size() ? details[detail[i]] : kNoDetail; }
+    int64_t bytesOf(size_t i) const { return detailOf(i).bytes; }
+    const Dim3& gridOf(size_t i) const { return detailOf(i).grid; }
+    const Dim3& blockOf(size_t i) const { return detailOf(i).block; }
+    WaitCause waitOf(size_t i) const { return i < wait.size() ? wait[i] : WaitCause::None; }
+    uint32_t waitForOf(size_t i) const { return i < waitFor.size() ? waitFor[i] : kNoSpan; }
+    SpanTiming timingOf(size_t i) const { return i < timing.size() ? timing[i] : SpanTiming::Measured; }
     int32_t taskOf(size_t i) const { return i < task.size() ? task[i] : 0; }
-    bool hasEventError(size_t i) const { return !eventStartError.empty() && eventStartError[i] != kNoEventError; }
-    void reserve(size_t n);
+    bool hasEventError(size_t i) const { return i < eventStartError.size() && eventStartError[i] != kNoEventError; }
+
+    // Set one optional field of span i (< size()), the column made where it was empty.
+    void setThread(size_t i, int32_t v) { setOptional(thread, i, v, -1); }
+    void setOp(size_t i, int32_t v) { setOptional(op, i, v, -1); }
+    void setIteration(size_t i, int32_t v) { setOptional(iteration, i, v, -1); }
+    void setDetail(size_t i, const SpanDetail& d);
+    void setBytes(size_t i, int64_t bytes);
+    // Replaces the details of all spans by these full columns (readers; one entry per span each).
+    void setDetails(const std::vector<int64_t>& bytes, const std::vector<Dim3>& grid, const std::vector<Dim3>& block);
+    // Full columns of the details, for writers of formats that hold one entry per span.
+    std::vector<int64_t> bytesColumn() const;
+    std::vector<Dim3> gridColumn() const;
+    std::vector<Dim3> blockColumn() const;
+    // Index of d in details, added where new.
+    uint32_t internDetail(const SpanDetail& d);
+
+    // Pads short optional columns with their default and drops those whose every entry is the default.
+    void compact();
+    void reserve(size_t n); // the columns every span has
     void clear();
+    size_t memoryBytes() const;
+
+    static const SpanDetail kNoDetail;
+
+private:
+    // An optional column gets its entries up to i only when span i differs from the default: appending stays
+    // O(1) amortised, and a trace that never sets the field never holds the column.
+    template <typename T>
+    void setOptional(std::vector<T>& col, size_t i, T v, T def)
+    {
+        if (col.size() <= i) {
+            if (v == def)
+                return;
+            col.resize(size(), def);
+        }
+        col[i] = v;
+    }
+    std::unordered_map<SpanDetail, uint32_t, SpanDetailHash> m_detailIndex; // rebuilt where a reader set details
 };
 
 struct Flow {
@@ -211,6 +267,16 @@ public:
     void addFlow(uint32_t from, uint32_t to, FlowKind kind) { flows.push_back({from, to, kind}); }
     // Records that span `waiter` was held by a resource until span `holder` ended (indices as addSpan returned).
     void setWait(uint32_t waiter, WaitCause cause, uint32_t holder);
+
+    // Every field of span i, the name pointing into this trace's strings: the one place that reads a span back
+    // into what addSpan() takes, so that copies between traces drop no column.
+    SpanInit spanInit(uint32_t i) const;
+    // Appends span i of `src` on track `track` of this trace, every column copied, its name re-interned and its
+    // times moved by `shift` ns. Its wait names another span, so it is copied by copyWaitsFrom() once all are in.
+    uint32_t copySpanFrom(const Trace& src, uint32_t i, uint32_t track, int64_t shift = 0);
+    // Copies the waits of the spans of `src` that were copied: spanMap[i] is the copy of span i (kNoSpan: none).
+    // A holder that was not copied leaves the wait without its holder.
+    void copyWaitsFrom(const Trace& src, const std::vector<uint32_t>& spanMap);
 
     // Groups spans by track, sorts by (start, end) within each track, remaps flows and drops flows whose ends
     // are out of range. Idempotent.

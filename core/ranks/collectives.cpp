@@ -25,8 +25,8 @@ size_t linkCollectiveSpans(Trace& trace, std::vector<CollectiveSpan> spans)
     const auto& s = trace.spans;
     // Issue order per host thread: iteration, repeat, op index.
     std::sort(spans.begin(), spans.end(), [&](const CollectiveSpan& a, const CollectiveSpan& b) {
-        return std::tuple(a.rank, a.thread, s.iteration[a.span], s.taskOf(a.span), s.op[a.span], s.start[a.span])
-            < std::tuple(b.rank, b.thread, s.iteration[b.span], s.taskOf(b.span), s.op[b.span], s.start[b.span]);
+        return std::tuple(a.rank, a.thread, s.iterationOf(a.span), s.taskOf(a.span), s.opOf(a.span), s.start[a.span])
+            < std::tuple(b.rank, b.thread, s.iterationOf(b.span), s.taskOf(b.span), s.opOf(b.span), s.start[b.span]);
     });
     std::map<std::tuple<int, int, int, int, int>, int64_t> seq;
     std::map<std::tuple<int, int, int, int64_t>, std::vector<std::pair<int, uint32_t>>> calls;
@@ -59,18 +59,18 @@ size_t linkCollectives(Trace& trace, const Scenario& job)
     std::vector<CollectiveSpan> spans;
     const auto& s = trace.spans;
     for (uint32_t i = 0; i < trace.spanCount(); ++i) {
-        if (!isGpuSpan(s.kind[i]) || s.thread[i] < 0 || size_t(s.thread[i]) >= job.threads.size())
+        if (!isGpuSpan(s.kind[i]) || s.threadOf(i) < 0 || size_t(s.threadOf(i)) >= job.threads.size())
             continue;
-        const auto& th = job.threads[size_t(s.thread[i])];
-        if (s.op[i] < 0 || size_t(s.op[i]) >= th.ops.size())
+        const auto& th = job.threads[size_t(s.threadOf(i))];
+        if (s.opOf(i) < 0 || size_t(s.opOf(i)) >= th.ops.size())
             continue;
-        const Op& op = th.ops[size_t(s.op[i])];
+        const Op& op = th.ops[size_t(s.opOf(i))];
         if (op.kind != OpKind::Collective)
             continue;
         CollectiveSpan c;
         c.span = i;
-        c.rank = job.job.expanded() ? job.job.threadRank[size_t(s.thread[i])] : 0;
-        c.thread = job.job.expanded() ? job.job.localThread[size_t(s.thread[i])] : s.thread[i];
+        c.rank = job.job.expanded() ? job.job.threadRank[size_t(s.threadOf(i))] : 0;
+        c.thread = job.job.expanded() ? job.job.localThread[size_t(s.threadOf(i))] : s.threadOf(i);
         c.kind = op.collective;
         c.peer = collectivePeer(op, c.rank, std::max(1, job.job.worldSize));
         spans.push_back(c);
@@ -84,18 +84,19 @@ size_t linkMergedCollectives(Trace& merged, const std::vector<const Scenario*>& 
     std::vector<CollectiveSpan> spans;
     const auto& s = merged.spans;
     for (uint32_t i = 0; i < merged.spanCount(); ++i) {
-        if (!isGpuSpan(s.kind[i]) || s.thread[i] < 0 || s.op[i] < 0)
+        if (!isGpuSpan(s.kind[i]) || s.threadOf(i) < 0 || s.opOf(i) < 0)
             continue;
         const int rank = rankOfTrack(merged, s.track[i]);
         if (rank < 0 || size_t(rank) >= scenarios.size() || !scenarios[size_t(rank)])
             continue;
         const Scenario& sc = *scenarios[size_t(rank)];
-        if (size_t(s.thread[i]) >= sc.threads.size() || size_t(s.op[i]) >= sc.threads[size_t(s.thread[i])].ops.size())
+        if (size_t(s.threadOf(i)) >= sc.threads.size()
+            || size_t(s.opOf(i)) >= sc.threads[size_t(s.threadOf(i))].ops.size())
             continue;
-        const Op& op = sc.threads[size_t(s.thread[i])].ops[size_t(s.op[i])];
+        const Op& op = sc.threads[size_t(s.threadOf(i))].ops[size_t(s.opOf(i))];
         if (op.kind != OpKind::Collective)
             continue;
-        spans.push_back({i, rank, s.thread[i], op.collective, collectivePeer(op, rank, world)});
+        spans.push_back({i, rank, s.threadOf(i), op.collective, collectivePeer(op, rank, world)});
     }
     return linkCollectiveSpans(merged, std::move(spans));
 }

@@ -57,33 +57,18 @@ Trace extractRankTrace(const Trace& jobTrace, const JobLayout& layout, int rank)
     while (size_t(firstThread) < layout.threadRank.size() && layout.threadRank[size_t(firstThread)] != rank)
         ++firstThread;
     std::vector<uint32_t> spanMap(job.spanCount(), kNoSpan);
-    const auto& s = job.spans;
     for (uint32_t i = 0; i < job.spanCount(); ++i) {
-        const uint32_t track = trackMap[s.track[i]];
+        const uint32_t track = trackMap[job.spans.track[i]];
         if (track == kNoSpan)
             continue;
-        SpanInit init;
+        // The rank's threads are numbered from 0 in its own trace.
+        SpanInit init = job.spanInit(i);
         init.track = track;
-        init.kind = s.kind[i];
-        init.name = job.spanName(i);
-        init.start = s.start[i];
-        init.end = s.end[i];
-        init.thread = s.thread[i] >= 0 ? s.thread[i] - firstThread : -1;
-        init.op = s.op[i];
-        init.iteration = s.iteration[i];
-        init.task = s.taskOf(i);
-        init.bytes = s.bytes[i];
-        init.grid = s.grid[i];
-        init.block = s.block[i];
-        init.timing = s.timingOf(i);
+        if (init.thread >= 0)
+            init.thread -= firstThread;
         spanMap[i] = out.addSpan(init);
     }
-    for (uint32_t i = 0; i < job.spanCount(); ++i)
-        if (spanMap[i] != kNoSpan && s.waitOf(i) != WaitCause::None) {
-            const uint32_t holder = s.waitForOf(i);
-            if (holder != kNoSpan && spanMap[holder] != kNoSpan)
-                out.setWait(spanMap[i], s.waitOf(i), spanMap[holder]);
-        }
+    out.copyWaitsFrom(job, spanMap);
     for (const Flow& f : job.flows)
         if (f.kind != FlowKind::Collective && spanMap[f.from] != kNoSpan && spanMap[f.to] != kNoSpan)
             out.addFlow(spanMap[f.from], spanMap[f.to], f.kind);

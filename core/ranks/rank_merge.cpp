@@ -207,32 +207,10 @@ void copyRank(Trace& out, const Trace& in, int rank, int64_t shift)
         out.tracks.push_back(std::move(copy));
     }
     const auto spanBase = uint32_t(out.spanCount());
-    const auto& s = in.spans;
-    for (uint32_t i = 0; i < in.spanCount(); ++i) {
-        SpanInit init;
-        init.track = trackBase + s.track[i];
-        init.kind = s.kind[i];
-        init.name = in.spanName(i);
-        init.start = s.start[i] + shift;
-        init.end = s.end[i] + shift;
-        init.thread = s.thread[i];
-        init.op = s.op[i];
-        init.iteration = s.iteration[i];
-        init.bytes = s.bytes[i];
-        init.grid = s.grid[i];
-        init.block = s.block[i];
-        init.timing = s.timingOf(i);
-        if (s.hasEventError(i)) {
-            init.eventStartError = s.eventStartError[i];
-            init.eventEndError = s.eventEndError[i];
-        }
-        out.addSpan(init);
-    }
+    std::vector<uint32_t> spanMap(in.spanCount());
     for (uint32_t i = 0; i < in.spanCount(); ++i)
-        if (const WaitCause w = s.waitOf(i); w != WaitCause::None) {
-            const uint32_t holder = s.waitForOf(i);
-            out.setWait(spanBase + i, w, holder == kNoSpan ? kNoSpan : spanBase + holder);
-        }
+        spanMap[i] = out.copySpanFrom(in, i, trackBase + in.spans.track[i], shift);
+    out.copyWaitsFrom(in, spanMap);
     for (const Flow& f : in.flows)
         out.addFlow(spanBase + f.from, spanBase + f.to, f.kind);
 }

@@ -123,37 +123,10 @@ Trace rankPartOfTrace(const Trace& jobTrace, int rank)
                 ? int(trackMap[size_t(t.parent)])
                 : -1;
     std::vector<uint32_t> spanMap(job.spanCount(), kNoSpan);
-    const auto& s = job.spans;
-    for (uint32_t i = 0; i < job.spanCount(); ++i) {
-        const uint32_t track = trackMap[s.track[i]];
-        if (track == kNoSpan)
-            continue;
-        SpanInit init;
-        init.track = track;
-        init.kind = s.kind[i];
-        init.name = job.spanName(i);
-        init.start = s.start[i];
-        init.end = s.end[i];
-        init.thread = s.thread[i];
-        init.op = s.op[i];
-        init.iteration = s.iteration[i];
-        init.task = s.taskOf(i);
-        init.bytes = s.bytes[i];
-        init.grid = s.grid[i];
-        init.block = s.block[i];
-        init.timing = s.timingOf(i);
-        if (s.hasEventError(i)) {
-            init.eventStartError = s.eventStartError[i];
-            init.eventEndError = s.eventEndError[i];
-        }
-        spanMap[i] = out.addSpan(init);
-    }
     for (uint32_t i = 0; i < job.spanCount(); ++i)
-        if (spanMap[i] != kNoSpan && s.waitOf(i) != WaitCause::None) {
-            const uint32_t holder = s.waitForOf(i);
-            out.setWait(spanMap[i], s.waitOf(i),
-                        holder != kNoSpan && holder < spanMap.size() ? spanMap[holder] : kNoSpan);
-        }
+        if (const uint32_t track = trackMap[job.spans.track[i]]; track != kNoSpan)
+            spanMap[i] = out.copySpanFrom(job, i, track);
+    out.copyWaitsFrom(job, spanMap);
     for (const Flow& f : job.flows)
         if (f.kind != FlowKind::Collective && f.from < spanMap.size() && f.to < spanMap.size()
             && spanMap[f.from] != kNoSpan && spanMap[f.to] != kNoSpan)

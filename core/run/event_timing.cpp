@@ -97,7 +97,7 @@ EventTimingCorrections correctEventTimedSpans(Trace& t, const Scenario* scenario
     for (uint32_t i = 0; i < n; ++i) {
         if (t.spans.kind[i] != SpanKind::Kernel)
             continue;
-        const Op* op = scenarioOp(scenario, t.spans.thread[i], t.spans.op[i]);
+        const Op* op = scenarioOp(scenario, t.spans.threadOf(i), t.spans.opOf(i));
         if (!op || op->kind != OpKind::Kernel || op->kernel != KernelKind::Spin || op->durationUs <= 0)
             continue;
         const int sms = smCountOf(t, t.tracks[t.spans.track[i]].device);

@@ -162,10 +162,10 @@ void collectStreamGaps(const Trace& trace, Samples& out)
                 continue;
             const MeasuredOpKey& key = out.gpuKeyOf[i];
             const bool graphNode = key.node > 0;
-            if (prev != kNoSpan && key.thread >= 0 && sp.iteration[i] == sp.iteration[prev]
+            if (prev != kNoSpan && key.thread >= 0 && sp.iterationOf(i) == sp.iterationOf(prev)
                 && sp.start[i] >= sp.end[prev] && otherDepEnd[i] <= sp.end[prev]
                 && (graphNode || (launchEnd[i] >= 0 && launchEnd[i] <= sp.end[prev])))
-                out.streamGap[key].add(sp.iteration[i], sp.start[i] - sp.end[prev]);
+                out.streamGap[key].add(sp.iterationOf(i), sp.start[i] - sp.end[prev]);
             prev = i;
         }
     }
@@ -192,7 +192,7 @@ Samples collectSamples(const Trace& trace, const Scenario& scenario, bool hostTo
         std::sort(ends.begin(), ends.end());
     for (size_t i = 0; i < sp.size(); ++i) {
         const SpanKind kind = sp.kind[i];
-        const int t = sp.thread[i], o = sp.op[i];
+        const int t = sp.threadOf(i), o = sp.opOf(i);
         const bool gpu = isGpuSpan(kind);
         if (!gpu && kind != SpanKind::ApiCall && kind != SpanKind::HostWork)
             continue;
@@ -211,14 +211,14 @@ Samples collectSamples(const Trace& trace, const Scenario& scenario, bool hostTo
                 continue;
             }
             if (op.kind == OpKind::Graph) {
-                graphs[{t, o}].push_back({sp.track[i], sp.start[i], d, sp.iteration[i], uint32_t(i)});
+                graphs[{t, o}].push_back({sp.track[i], sp.start[i], d, sp.iterationOf(i), uint32_t(i)});
                 continue;
             }
             if (!isGpuOp(op.kind) || op.kind == OpKind::Graph) {
                 ++out.skipped;
                 continue;
             }
-            out.gpu[{t, o, -1}].add(sp.iteration[i], d);
+            out.gpu[{t, o, -1}].add(sp.iterationOf(i), d);
             out.gpuKeyOf[i] = {t, o, -1};
             ++out.spans;
             continue;
@@ -234,7 +234,7 @@ Samples collectSamples(const Trace& trace, const Scenario& scenario, bool hostTo
             if (it != ends.begin())
                 own = sp.end[i] - std::max(sp.start[i], *std::prev(it));
         }
-        out.host[{t, o, -1}].add(sp.iteration[i], own);
+        out.host[{t, o, -1}].add(sp.iterationOf(i), own);
         ++out.spans;
     }
     if (hostToo) {
@@ -249,13 +249,13 @@ Samples collectSamples(const Trace& trace, const Scenario& scenario, bool hostTo
                 const SpanKind kind = sp.kind[i];
                 if (kind != SpanKind::ApiCall && kind != SpanKind::Sync && kind != SpanKind::HostWork)
                     continue;
-                const int t = sp.thread[i], o = sp.op[i];
+                const int t = sp.threadOf(i), o = sp.opOf(i);
                 const bool known = t >= 0 && o >= 0 && size_t(t) < scenario.threads.size()
                     && size_t(o) < scenario.threads[size_t(t)].ops.size();
-                if (known && prevIteration == sp.iteration[i] && sp.start[i] >= prevEnd)
-                    out.gap[{t, o, -1}].add(sp.iteration[i], sp.start[i] - prevEnd);
+                if (known && prevIteration == sp.iterationOf(i) && sp.start[i] >= prevEnd)
+                    out.gap[{t, o, -1}].add(sp.iterationOf(i), sp.start[i] - prevEnd);
                 prevEnd = sp.end[i];
-                prevIteration = sp.iteration[i];
+                prevIteration = sp.iterationOf(i);
             }
         }
     }

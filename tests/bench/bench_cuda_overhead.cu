@@ -110,7 +110,7 @@ bool run(const ss::Scenario& raw, const ss::CudaBackendOptions& options, Measure
     for (uint32_t i = 0; i < t.spanCount(); ++i) {
         if (t.tracks[t.spans.track[i]].kind != ss::TrackKind::HostThread)
             continue;
-        const auto it = size_t(std::clamp(t.spans.iteration[i], 0, iterations - 1));
+        const auto it = size_t(std::clamp(t.spans.iterationOf(i), 0, iterations - 1));
         first[it] = std::min(first[it], t.spans.start[i]);
         last[it] = std::max(last[it], t.spans.end[i]);
         if (t.spanName(i) == "cudaLaunchKernel") {

@@ -153,6 +153,7 @@ struct Result {
     double fullCpu = 0, zoom1Cpu = 0, zoom001Cpu = 0;
     double fullWalkMs = 0, fullWalkCpu = 0, zoom1WalkMs = 0; // the same views drawn from the spans, no summaries
     double setTraceMs = 0;
+    double traceBytesPerSpan = 0; // Trace::memoryBytes() alone, without the timeline's index
     TimelineDrawStats full, zoom1, zoom001;
 };
 
@@ -204,6 +205,7 @@ Result benchTimeline(size_t n, int reps)
     r.bytesPerSpan =
         double(trace->memoryBytes() + view.timelineLayout().memoryBytes() + view.spansPlottable()->memoryBytes())
         / double(n);
+    r.traceBytesPerSpan = double(trace->memoryBytes()) / double(n);
     return r;
 }
 
@@ -268,6 +270,8 @@ int main(int argc, char** argv)
                         n, r.fullMs, r.zoom1Ms, r.zoom001Ms, r.hoverUs, r.bytesPerSpan, r.setTraceMs);
             std::printf("           cpu: full %.2f ms  1%% %.2f ms  0.01%% %.2f ms\n", r.fullCpu, r.zoom1Cpu,
                         r.zoom001Cpu);
+            std::printf("           memory: trace %.1f B/span, timeline index %.1f B/span\n", r.traceBytesPerSpan,
+                        r.bytesPerSpan - r.traceBytesPerSpan);
             std::printf("           without summaries (span walk): full %.2f ms (cpu %.2f ms)  1%% %.2f ms\n",
                         r.fullWalkMs, r.fullWalkCpu, r.zoom1WalkMs);
             std::printf("           rects full %zu (merged %zu, visited %zu)  1%% %zu (labels %zu, arrows %zu, "
@@ -283,9 +287,10 @@ int main(int argc, char** argv)
         bool first = true;
         for (const auto& [n, r] : results) {
             std::printf("%s\"%zu\": {\"full_ms\": %.3f, \"zoom1_ms\": %.3f, \"zoom001_ms\": %.3f, \"hover_us\": %.3f, "
-                        "\"bytes_per_span\": %.1f, \"full_walk_ms\": %.3f, \"zoom1_walk_ms\": %.3f}",
-                        first ? "" : ", ", n, r.fullMs, r.zoom1Ms, r.zoom001Ms, r.hoverUs, r.bytesPerSpan, r.fullWalkMs,
-                        r.zoom1WalkMs);
+                        "\"bytes_per_span\": %.1f, \"trace_bytes_per_span\": %.1f, \"full_walk_ms\": %.3f, "
+                        "\"zoom1_walk_ms\": %.3f}",
+                        first ? "" : ", ", n, r.fullMs, r.zoom1Ms, r.zoom001Ms, r.hoverUs, r.bytesPerSpan,
+                        r.traceBytesPerSpan, r.fullWalkMs, r.zoom1WalkMs);
             first = false;
         }
         std::printf("}, \"naive_100k_full_ms\": %.3f}\n", naive);

@@ -293,8 +293,11 @@ void TestAnalysis::criticalPathInfersResources()
     for (int i = 0; i < extraStreams; ++i)
         t.addTrack({TrackKind::Stream, "idle " + std::to_string(i), 0});
     for (uint32_t i = 0; i < t.spanCount(); ++i)
-        if (t.spanName(i) == "A")
-            t.spans.grid[i] = Dim3{uint32_t(grid), grid ? 1u : 0u, grid ? 1u : 0u};
+        if (t.spanName(i) == "A") {
+            SpanDetail d = t.spans.detailOf(i);
+            d.grid = Dim3{uint32_t(grid), grid ? 1u : 0u, grid ? 1u : 0u};
+            t.spans.setDetail(i, d);
+        }
     t.finalize();
     const CriticalPath p = streamscope::criticalPath(t);
     QCOMPARE(q(p.segments.back().name), "B"_q);

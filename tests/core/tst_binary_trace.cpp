@@ -145,7 +145,8 @@ private slots:
                 QCOMPARE(back->spans.task.size(), want.spans.task.size());
                 QCOMPARE(back->spans.eventStartError.size(), want.spans.eventStartError.size());
                 QVERIFY(back->spans.start == want.spans.start && back->spans.end == want.spans.end);
-                QVERIFY(back->spans.grid == want.spans.grid && back->spans.block == want.spans.block);
+                QVERIFY(back->spans.gridColumn() == want.spans.gridColumn()
+                        && back->spans.blockColumn() == want.spans.blockColumn());
                 QVERIFY(back->flows == want.flows);
                 QVERIFY(back->strings == want.strings);
             }

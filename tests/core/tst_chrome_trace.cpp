@@ -381,8 +381,8 @@ private slots:
             if (t.spanName(i) == "gemm") {
                 QCOMPARE(t.spans.start[i], int64_t(20000));
                 QCOMPARE(t.spans.end[i], int64_t(30000));
-                QVERIFY(t.spans.grid[i] == (Dim3{4, 2, 1}));
-                QVERIFY(t.spans.block[i] == (Dim3{128, 1, 1}));
+                QVERIFY(t.spans.gridOf(i) == (Dim3{4, 2, 1}));
+                QVERIFY(t.spans.blockOf(i) == (Dim3{128, 1, 1}));
             }
             if (t.spanName(i) == "wait \u00fcber") {
                 QCOMPARE(t.spans.start[i], int64_t(40000));

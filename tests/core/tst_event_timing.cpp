@@ -239,8 +239,8 @@ private slots:
                                 "x");
         QVERIFY2(sc.ok(), sc.ok() ? "" : sc.error().toString().c_str());
         Trace t = traceOf("s:kernel:0:150000:k");
-        t.spans.thread[0] = 0;
-        t.spans.op[0] = 0;
+        t.spans.setThread(0, 0);
+        t.spans.setOp(0, 0);
         t.info.devices.push_back(DeviceInfo{0, "H200", {{"sm_count", "132"}}});
         const auto c = correctEventTimedSpans(t, &sc->scenario);
         QCOMPARE(c.corrected, size_t(1));

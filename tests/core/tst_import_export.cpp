@@ -114,7 +114,7 @@ private slots:
                     const Track& tr = t->tracks[t->spans.track[i]];
                     (t == &*loaded ? a : b)
                         .insert({tr.name + "/" + std::string(t->spanName(i)), int(t->spans.kind[i]), t->spans.start[i],
-                                 t->spans.end[i], t->spans.bytes[i]});
+                                 t->spans.end[i], t->spans.bytesOf(i)});
                 }
             QVERIFY(a == b);
         }

@@ -82,12 +82,12 @@ private slots:
                      name.c_str());
             if (t.spans.kind[i] == SpanKind::Kernel && t.spans.start[i] == 2000) {
                 QCOMPARE(q(name), QStringLiteral("void k1<float>(float*)"));
-                QVERIFY(t.spans.grid[i] == (Dim3{264, 1, 1}));
-                QVERIFY(t.spans.block[i] == (Dim3{256, 1, 1}));
+                QVERIFY(t.spans.gridOf(i) == (Dim3{264, 1, 1}));
+                QVERIFY(t.spans.blockOf(i) == (Dim3{256, 1, 1}));
             }
             if (t.spans.kind[i] == SpanKind::MemcpyH2D) {
                 QCOMPARE(q(name), QStringLiteral("Memcpy HtoD (Pinned -> Device)"));
-                QCOMPARE(t.spans.bytes[i], int64_t(4194304));
+                QCOMPARE(t.spans.bytesOf(i), int64_t(4194304));
             }
             if (t.spans.kind[i] == SpanKind::MemcpyD2H)
                 QCOMPARE(q(name), QStringLiteral("Memcpy DtoH (Device -> Pageable)"));

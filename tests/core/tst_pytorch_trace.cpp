@@ -40,11 +40,11 @@ private slots:
             if (t.spans.kind[i] == SpanKind::Kernel && t.tracks[t.spans.track[i]].name == "stream 7") {
                 QCOMPARE(t.spans.start[i], int64_t(110000));
                 QCOMPARE(t.spans.end[i], int64_t(160125));
-                QVERIFY(t.spans.grid[i] == (Dim3{264, 1, 1}));
-                QVERIFY(t.spans.block[i] == (Dim3{256, 1, 1}));
+                QVERIFY(t.spans.gridOf(i) == (Dim3{264, 1, 1}));
+                QVERIFY(t.spans.blockOf(i) == (Dim3{256, 1, 1}));
             }
             if (t.spans.kind[i] == SpanKind::MemcpyH2D) {
-                QCOMPARE(t.spans.bytes[i], int64_t(4194304));
+                QCOMPARE(t.spans.bytesOf(i), int64_t(4194304));
                 QCOMPARE(q(std::string(t.spanName(i))), QStringLiteral("Memcpy HtoD (Pinned -> Device)"));
             }
         }

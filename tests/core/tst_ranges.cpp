@@ -92,9 +92,9 @@ Trace withoutRanges(const Trace& t)
         s.name = t.spanName(i);
         s.start = t.spans.start[i];
         s.end = t.spans.end[i];
-        s.bytes = t.spans.bytes[i];
-        s.grid = t.spans.grid[i];
-        s.block = t.spans.block[i];
+        s.bytes = t.spans.bytesOf(i);
+        s.grid = t.spans.gridOf(i);
+        s.block = t.spans.blockOf(i);
         index[i] = out.addSpan(s);
     }
     for (const Flow& f : t.flows)

@@ -434,7 +434,7 @@ void TestSimulator::iterationsAndWarmup()
     for (uint32_t i = 0; i < t.spanCount(); ++i)
         if (t.spans.kind[i] == SpanKind::Kernel) {
             ++kernels;
-            maxIter = std::max(maxIter, t.spans.iteration[i]);
+            maxIter = std::max(maxIter, t.spans.iterationOf(i));
         }
     QCOMPARE(kernels, 3);
     QCOMPARE(maxIter, 2);

@@ -140,6 +140,124 @@ class TestTrace : public QObject {
     Q_OBJECT
 
 private slots:
+    // Optional columns (SpanColumns): absent while every span has the default, made on the first span that does
+    // not, kept in step by finalize()'s reordering, and dropped again when a reader fills them with defaults.
+    void optionalColumnsOnlyWhereUsed()
+    {
+        Trace t;
+        const uint32_t s = t.addTrack({TrackKind::Stream, "s"});
+        for (int i = 0; i < 3; ++i)
+            t.addSpan({s, SpanKind::Kernel, "imported", 100 - 10 * i, 105 - 10 * i});
+        QVERIFY(t.spans.thread.empty() && t.spans.op.empty() && t.spans.iteration.empty());
+        QVERIFY(t.spans.detail.empty() && t.spans.details.empty());
+        QCOMPARE(t.spans.threadOf(1), -1);
+        QCOMPARE(t.spans.bytesOf(1), int64_t(0));
+        QVERIFY(t.spans.gridOf(1) == (Dim3{0, 0, 0}));
+
+        // A copy with a thread and bytes, then kernels sharing one launch shape.
+        t.addSpan({s, SpanKind::MemcpyH2D, "copy", 0, 5, 2, 7, 1, 4096, {}, {}});
+        for (int i = 0; i < 50; ++i)
+            t.addSpan({s, SpanKind::Kernel, "k", 200 + i, 201 + i, 2, 8, 1, 0, {64, 1, 1}, {256, 1, 1}});
+        t.addSpan({s, SpanKind::MemcpyH2D, "copy", 300, 305, 2, 7, 1, 4096, {}, {}});
+        QCOMPARE(t.spans.thread.size(), t.spanCount());
+        QCOMPARE(t.spans.detail.size(), t.spanCount());
+        // The default, the copy's size and the kernels' shape.
+        QCOMPARE(t.spans.details.size(), size_t(3));
+        const uint32_t copy = 3;
+        QCOMPARE(t.spans.threadOf(copy), 2);
+        QCOMPARE(t.spans.opOf(copy), 7);
+        QCOMPARE(t.spans.bytesOf(copy), int64_t(4096));
+        QCOMPARE(t.spans.threadOf(0), -1);
+
+        // finalize() sorts by start: the copy at 0 comes first, its fields with it.
+        t.finalize();
+        QCOMPARE(q(std::string(t.spanName(0))), QStringLiteral("copy"));
+        QCOMPARE(t.spans.threadOf(0), 2);
+        QCOMPARE(t.spans.bytesOf(0), int64_t(4096));
+        QCOMPARE(q(std::string(t.spanName(1))), QStringLiteral("imported"));
+        QCOMPARE(t.spans.threadOf(1), -1);
+        QCOMPARE(t.spans.bytesOf(1), int64_t(0));
+        for (uint32_t i = 0; i < t.spanCount(); ++i)
+            if (t.spanName(i) == "k") {
+                QVERIFY(t.spans.gridOf(i) == (Dim3{64, 1, 1}));
+                QVERIFY(t.spans.blockOf(i) == (Dim3{256, 1, 1}));
+                QCOMPARE(t.spans.opOf(i), 8);
+            }
+
+        // A document whose thread/op/iteration/bytes/grid/block are all defaults reads into no optional column,
+        // and is written back the same.
+        Trace imported;
+        const uint32_t st = imported.addTrack({TrackKind::Stream, "s"});
+        for (int i = 0; i < 1000; ++i)
+            imported.addSpan({st, SpanKind::Kernel, "k", 10 * i, 10 * i + 5});
+        imported.finalize();
+        const std::string text = traceToJson(imported);
+        auto back = parseTrace(text, "imported.json");
+        QVERIFY2(back.ok(), back.ok() ? "" : back.error().toString().c_str());
+        QVERIFY(back->spans.thread.empty() && back->spans.op.empty() && back->spans.iteration.empty());
+        QVERIFY(back->spans.detail.empty());
+        QCOMPARE(q(traceToJson(*back)), q(text));
+        // track, kind, name, start and end: 25 bytes a span, and nothing for the rest.
+        QVERIFY2(back->spans.memoryBytes() <= 26 * back->spanCount(),
+                 std::to_string(back->spans.memoryBytes()).c_str());
+    }
+
+    // Copying every span of a trace into another with the same tracks gives the same trace: a column that
+    // copySpanFrom() dropped would show in the written document (which holds every column, the optional ones too).
+    void copySpanFromKeepsEveryColumn()
+    {
+        Trace src = richTrace();
+        const uint32_t s1 = uint32_t(src.findStreamTrack("s1"));
+        const uint32_t k = src.addSpan({s1,
+                                        SpanKind::Kernel,
+                                        "timed",
+                                        7000,
+                                        8000,
+                                        2,
+                                        5,
+                                        3,
+                                        64,
+                                        {4, 2, 1},
+                                        {32, 8, 1},
+                                        SpanTiming::Uncertain,
+                                        -120,
+                                        45,
+                                        6});
+        const uint32_t held = src.addSpan({s1, SpanKind::Kernel, "held", 8000, 9000});
+        src.setWait(held, WaitCause::Sms, k);
+        src.finalize();
+        QVERIFY(!src.spans.timing.empty() && !src.spans.eventStartError.empty() && !src.spans.wait.empty()
+                && !src.spans.task.empty());
+
+        Trace copy;
+        copy.info = src.info;
+        copy.tracks = src.tracks;
+        copy.strings = src.strings; // the same string indices, so that the documents compare equal
+        std::vector<uint32_t> spanMap(src.spanCount());
+        for (uint32_t i = 0; i < src.spanCount(); ++i)
+            spanMap[i] = copy.copySpanFrom(src, i, src.spans.track[i]);
+        copy.copyWaitsFrom(src, spanMap);
+        for (const Flow& f : src.flows)
+            copy.addFlow(spanMap[f.from], spanMap[f.to], f.kind);
+        copy.finalize();
+        QCOMPARE(q(traceToJson(copy)), q(traceToJson(src)));
+
+        // Onto another track, moved in time; the name is interned in the target's own strings.
+        Trace moved;
+        moved.addTrack({TrackKind::Stream, "other"});
+        moved.addSpan({0, SpanKind::Memset, "first", 0, 1});
+        const uint32_t i = moved.copySpanFrom(src, src.trackBegin(s1) + 2, 0, 1000);
+        const SpanInit a = src.spanInit(src.trackBegin(s1) + 2);
+        const SpanInit b = moved.spanInit(i);
+        QCOMPARE(q(std::string(b.name)), q(std::string(a.name)));
+        QCOMPARE(moved.spans.name[i], 1u);
+        QCOMPARE(b.track, 0u);
+        QCOMPARE(b.start, a.start + 1000);
+        QCOMPARE(b.end, a.end + 1000);
+        QCOMPARE(b.task, a.task);
+        QCOMPARE(b.eventStartError, a.eventStartError);
+    }
+
     void finalizeGroupsAndSorts()
     {
         Trace t;
@@ -240,16 +358,16 @@ private slots:
         QVERIFY(p.spans.thread == t.spans.thread);
         QVERIFY(p.spans.op == t.spans.op);
         QVERIFY(p.spans.iteration == t.spans.iteration);
-        QVERIFY(p.spans.bytes == t.spans.bytes);
-        QVERIFY(p.spans.grid == t.spans.grid);
-        QVERIFY(p.spans.block == t.spans.block);
+        QVERIFY(p.spans.bytesColumn() == t.spans.bytesColumn());
+        QVERIFY(p.spans.gridColumn() == t.spans.gridColumn());
+        QVERIFY(p.spans.blockColumn() == t.spans.blockColumn());
         QVERIFY(p.flows == t.flows);
         for (uint32_t i = 0; i < t.spanCount(); ++i)
             QCOMPARE(q(std::string(p.spanName(i))), q(std::string(t.spanName(i))));
         // int64 precision: 2^53 + 1 survives.
         QVERIFY(std::find(p.spans.end.begin(), p.spans.end.end(), (int64_t(1) << 53) + 1) != p.spans.end.end());
-        QVERIFY(std::find(p.spans.bytes.begin(), p.spans.bytes.end(), std::numeric_limits<int64_t>::max())
-                != p.spans.bytes.end());
+        const std::vector<int64_t> bytes = p.spans.bytesColumn();
+        QVERIFY(std::find(bytes.begin(), bytes.end(), std::numeric_limits<int64_t>::max()) != bytes.end());
     }
 
     // What held a GPU op (simulator traces): kept through finalize's reordering and the native format.
@@ -383,8 +501,8 @@ private slots:
         QCOMPARE(q(std::string(t.spanName(0))), QStringLiteral("early"));
         QCOMPARE(n(t.spans.kind[0]), n(SpanKind::Memset));
         QCOMPARE(n(t.spans.kind[1]), n(SpanKind::Kernel));
-        QCOMPARE(t.spans.thread[0], -1);
-        QVERIFY(t.spans.grid[0] == (Dim3{0, 0, 0}));
+        QCOMPARE(t.spans.threadOf(0), -1);
+        QVERIFY(t.spans.gridOf(0) == (Dim3{0, 0, 0}));
         QCOMPARE(t.tracks[0].device, -1);
         QCOMPARE(n(t.tracks[0].streamKind), n(StreamKind::Blocking));
         QCOMPARE(t.flows.size(), size_t(1));

@@ -192,7 +192,7 @@ TEST(CudaBackend, EveryOpKindGivesItsSpansAndFlows)
 
     std::set<int> iterations;
     for (uint32_t i = 0; i < t.spanCount(); ++i)
-        iterations.insert(t.spans.iteration[i]);
+        iterations.insert(t.spans.iterationOf(i));
     EXPECT_EQ(iterations, (std::set<int>{0, 1}));
     checkTimeBase(t);
 }

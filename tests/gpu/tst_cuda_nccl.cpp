@@ -133,20 +133,21 @@ CollectiveSpans collectiveSpans(const Trace& t, const Scenario& s)
     CollectiveSpans out;
     const auto& sp = t.spans;
     for (uint32_t i = 0; i < t.spanCount(); ++i) {
-        if (!isGpuSpan(sp.kind[i]) || sp.thread[i] < 0 || sp.op[i] < 0 || size_t(sp.thread[i]) >= s.threads.size())
+        if (!isGpuSpan(sp.kind[i]) || sp.threadOf(i) < 0 || sp.opOf(i) < 0
+            || size_t(sp.threadOf(i)) >= s.threads.size())
             continue;
-        const auto& ops = s.threads[size_t(sp.thread[i])].ops;
-        if (size_t(sp.op[i]) >= ops.size() || ops[size_t(sp.op[i])].kind != OpKind::Collective)
+        const auto& ops = s.threads[size_t(sp.threadOf(i))].ops;
+        if (size_t(sp.opOf(i)) >= ops.size() || ops[size_t(sp.opOf(i))].kind != OpKind::Collective)
             continue;
-        const Op& op = ops[size_t(sp.op[i])];
+        const Op& op = ops[size_t(sp.opOf(i))];
         ++out.count;
         const std::string where = std::string(t.spanName(i)) + " (span " + std::to_string(i) + ")";
         if (sp.kind[i] != SpanKind::Kernel)
             out.problems.push_back(where + ": not of kind kernel");
         if (t.spanName(i) != displayName(op))
             out.problems.push_back(where + ": named other than its op, " + displayName(op));
-        if (sp.bytes[i] != op.bytes)
-            out.problems.push_back(where + ": " + std::to_string(sp.bytes[i]) + " bytes, the op says "
+        if (sp.bytesOf(i) != op.bytes)
+            out.problems.push_back(where + ": " + std::to_string(sp.bytesOf(i)) + " bytes, the op says "
                                    + std::to_string(op.bytes));
         if (sp.end[i] <= sp.start[i] || sp.end[i] - sp.start[i] > 1'000'000'000)
             out.problems.push_back(where + ": duration " + std::to_string(sp.end[i] - sp.start[i]) + " ns");

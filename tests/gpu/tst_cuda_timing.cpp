@@ -147,7 +147,7 @@ TEST(CudaTiming, ManyStreamsAreNotSerializedByCupti)
             int64_t firstCall = INT64_MAX;
             int64_t lastCall = INT64_MIN;
             for (uint32_t i = 0; i < t.spanCount(); ++i) {
-                if (t.spans.iteration[i] != it)
+                if (t.spans.iterationOf(i) != it)
                     continue;
                 if (t.spans.kind[i] == SpanKind::Kernel) {
                     lo = std::min(lo, t.spans.start[i]);

@@ -82,7 +82,7 @@ void TestTimeline::clickSelects()
 void TestTimeline::hoverAndTooltip()
 {
     auto t = makeTrace({streamTrack("s0", 0)}, {{0, SpanKind::MemcpyH2D, 0, 1000000, "upload"}});
-    t->spans.bytes[0] = int64_t(64) << 20;
+    t->spans.setBytes(0, int64_t(64) << 20);
     auto v = makeView(t);
     QSignalSpy spy(v.get(), &TimelineView::spanHovered);
     const QPoint p = pixelOf(*v, 500000, v->timelineLayout().rowOfTrack(0));

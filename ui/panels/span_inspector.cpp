@@ -142,22 +142,22 @@ QString spanInspectorHtml(const Trace& t, int span)
             v += QStringLiteral("<br>") + esc(error);
         h += row(QStringLiteral("Timing"), v);
     }
-    if (s.bytes[i] > 0) {
-        QString b = formatBytes(s.bytes[i]);
+    if (s.bytesOf(i) > 0) {
+        QString b = formatBytes(s.bytesOf(i));
         if (s.end[i] > s.start[i] && isCopySpan(s.kind[i]))
-            b += QStringLiteral(" (%1 GB/s)").arg(double(s.bytes[i]) / double(s.end[i] - s.start[i]), 0, 'f', 1);
+            b += QStringLiteral(" (%1 GB/s)").arg(double(s.bytesOf(i)) / double(s.end[i] - s.start[i]), 0, 'f', 1);
         h += row(QStringLiteral("Bytes"), b);
     }
-    if (s.grid[i].count() > 0)
+    if (s.gridOf(i).count() > 0)
         h += row(QStringLiteral("Grid × block"),
-                 formatDim3(s.grid[i]) + QStringLiteral(" × ") + formatDim3(s.block[i])
-                     + QStringLiteral(" (%1 blocks)").arg(s.grid[i].count()));
-    if (s.thread[i] >= 0)
+                 formatDim3(s.gridOf(i)) + QStringLiteral(" × ") + formatDim3(s.blockOf(i))
+                     + QStringLiteral(" (%1 blocks)").arg(s.gridOf(i).count()));
+    if (s.threadOf(i) >= 0)
         h += row(QStringLiteral("Scenario op"),
                  QStringLiteral("<a href='op:%1:%2'>thread %1, op %2</a>, iteration %3")
-                         .arg(s.thread[i])
-                         .arg(s.op[i])
-                         .arg(s.iteration[i])
+                         .arg(s.threadOf(i))
+                         .arg(s.opOf(i))
+                         .arg(s.iterationOf(i))
                      + (s.task.empty() ? QString() : QStringLiteral(", repeat %1").arg(s.taskOf(i))));
     if (const QString why = startedText(t, i, origin); !why.isEmpty())
         h += row(QStringLiteral("Started"), why);

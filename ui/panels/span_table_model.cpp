@@ -115,11 +115,11 @@ QVariant SpanTableModel::data(const QModelIndex& index, int role) const
         case DurationColumn: return qlonglong(s.end[i] - s.start[i]);
         case EndColumn: return qlonglong(s.end[i]);
         case OriginColumn:
-            return ((qlonglong(s.thread[i]) * (1LL << 20) + qlonglong(s.op[i])) * (1LL << 12) + s.iteration[i])
+            return ((qlonglong(s.threadOf(i)) * (1LL << 20) + qlonglong(s.opOf(i))) * (1LL << 12) + s.iterationOf(i))
                 * (1LL << 20)
                 + s.taskOf(i);
-        case BytesColumn: return qlonglong(s.bytes[i]);
-        case GridColumn: return qlonglong(s.grid[i].count());
+        case BytesColumn: return qlonglong(s.bytesOf(i));
+        case GridColumn: return qlonglong(s.gridOf(i).count());
         case LaunchedByColumn: return launchOpName(i);
         default: return {};
         }
@@ -134,20 +134,20 @@ QVariant SpanTableModel::data(const QModelIndex& index, int role) const
     case DurationColumn: return formatNs(double(s.end[i] - s.start[i]));
     case EndColumn: return formatNs(double(s.end[i] - m_origin));
     case OriginColumn:
-        if (s.thread[i] < 0)
+        if (s.threadOf(i) < 0)
             return QString();
         if (!s.task.empty())
             return QStringLiteral("%1 · %2 · %3 · r%4")
-                .arg(s.thread[i])
-                .arg(s.op[i])
-                .arg(s.iteration[i])
+                .arg(s.threadOf(i))
+                .arg(s.opOf(i))
+                .arg(s.iterationOf(i))
                 .arg(s.taskOf(i));
-        return QStringLiteral("%1 · %2 · %3").arg(s.thread[i]).arg(s.op[i]).arg(s.iteration[i]);
-    case BytesColumn: return s.bytes[i] > 0 ? formatBytes(s.bytes[i]) : QString();
+        return QStringLiteral("%1 · %2 · %3").arg(s.threadOf(i)).arg(s.opOf(i)).arg(s.iterationOf(i));
+    case BytesColumn: return s.bytesOf(i) > 0 ? formatBytes(s.bytesOf(i)) : QString();
     case GridColumn:
-        if (s.grid[i].count() == 0)
+        if (s.gridOf(i).count() == 0)
             return QString();
-        return QString(formatDim3(s.grid[i]) + QStringLiteral(" × ") + formatDim3(s.block[i]));
+        return QString(formatDim3(s.gridOf(i)) + QStringLiteral(" × ") + formatDim3(s.blockOf(i)));
     case LaunchedByColumn: return launchOpName(i);
     default: return {};
     }

@@ -58,25 +58,25 @@ QString TimelineView::spanToolTip(int spanIndex) const
     text += QStringLiteral("<br>") + spanKindLabel(kind) + QStringLiteral(" on ") + where.toHtmlEscaped()
         + QStringLiteral("<br>start ") + formatTimePoint(double(tr.spans.start[i] - m_layout->origin()))
         + QStringLiteral(" \u00B7 duration ") + formatDuration(dur);
-    if (tr.spans.bytes[i] > 0) {
-        text += QStringLiteral("<br>") + formatBytes(tr.spans.bytes[i]);
+    if (tr.spans.bytesOf(i) > 0) {
+        text += QStringLiteral("<br>") + formatBytes(tr.spans.bytesOf(i));
         if (dur > 0)
-            text += QStringLiteral(" \u00B7 ") + QString::number(double(tr.spans.bytes[i]) / dur, 'f', 1)
+            text += QStringLiteral(" \u00B7 ") + QString::number(double(tr.spans.bytesOf(i)) / dur, 'f', 1)
                 + QStringLiteral(" GB/s");
     }
-    if (kind == SpanKind::Kernel && tr.spans.grid[i].count() > 0)
-        text += QStringLiteral("<br>grid ") + formatDim3(tr.spans.grid[i]) + QStringLiteral(" \u00B7 block ")
-            + formatDim3(tr.spans.block[i]);
+    if (kind == SpanKind::Kernel && tr.spans.gridOf(i).count() > 0)
+        text += QStringLiteral("<br>grid ") + formatDim3(tr.spans.gridOf(i)) + QStringLiteral(" \u00B7 block ")
+            + formatDim3(tr.spans.blockOf(i));
     if (tr.spans.timingOf(i) != SpanTiming::Measured) // a start that is only a bound, or was moved
         text += QStringLiteral("<br><i>") + spanTimingText(tr, uint32_t(i)).toHtmlEscaped() + QStringLiteral("</i>");
     if (const QString error = spanEventErrorText(tr, uint32_t(i)); !error.isEmpty())
         text += QStringLiteral("<br>") + error.toHtmlEscaped();
-    if (tr.spans.op[i] >= 0)
+    if (tr.spans.opOf(i) >= 0)
         text += QStringLiteral("<br><span style='color:%1'>thread %2, op %3, iteration %4</span>")
                     .arg(Theme::current().muted.name())
-                    .arg(tr.spans.thread[i])
-                    .arg(tr.spans.op[i])
-                    .arg(tr.spans.iteration[i]);
+                    .arg(tr.spans.threadOf(i))
+                    .arg(tr.spans.opOf(i))
+                    .arg(tr.spans.iterationOf(i));
     return text;
 }
 

@@ -264,29 +264,29 @@ void appendSpan(std::string& out, bool& first, const Trace& t, size_t i, int64_t
         out += ",\"stream\":";
         out += trackNames[tr];
     }
-    if (s.bytes[i] != 0 || isCopySpan(s.kind[i]) || s.kind[i] == SpanKind::Memset) {
+    if (s.bytesOf(i) != 0 || isCopySpan(s.kind[i]) || s.kind[i] == SpanKind::Memset) {
         out += ",\"bytes\":";
-        appendInt(out, s.bytes[i]);
+        appendInt(out, s.bytesOf(i));
     }
-    if (!isZero(s.grid[i])) {
+    if (!isZero(s.gridOf(i))) {
         out += ",\"grid\":";
-        appendDim3(out, s.grid[i]);
+        appendDim3(out, s.gridOf(i));
     }
-    if (!isZero(s.block[i])) {
+    if (!isZero(s.blockOf(i))) {
         out += ",\"block\":";
-        appendDim3(out, s.block[i]);
+        appendDim3(out, s.blockOf(i));
     }
-    if (s.thread[i] != -1) {
+    if (s.threadOf(i) != -1) {
         out += ",\"thread\":";
-        appendInt(out, s.thread[i]);
+        appendInt(out, s.threadOf(i));
     }
-    if (s.op[i] != -1) {
+    if (s.opOf(i) != -1) {
         out += ",\"op\":";
-        appendInt(out, s.op[i]);
+        appendInt(out, s.opOf(i));
     }
-    if (s.iteration[i] != -1) {
+    if (s.iterationOf(i) != -1) {
         out += ",\"iteration\":";
-        appendInt(out, s.iteration[i]);
+        appendInt(out, s.iterationOf(i));
     }
     if (s.taskOf(i) != 0) {
         out += ",\"task\":";

@@ -326,16 +326,12 @@ void sortSpans(Trace& t)
     permute(s.name);
     permute(s.start);
     permute(s.end);
-    permute(s.thread);
-    permute(s.op);
-    permute(s.iteration);
-    if (!s.task.empty()) {
-        s.task.resize(n, 0);
-        permute(s.task);
-    }
-    permute(s.bytes);
-    permute(s.grid);
-    permute(s.block);
+    s.compact(); // optional columns empty or full
+    for (auto* col : {&s.thread, &s.op, &s.iteration, &s.task})
+        if (!col->empty())
+            permute(*col);
+    if (!s.detail.empty())
+        permute(s.detail);
     std::vector<uint32_t> newIndex(n);
     for (uint32_t i = 0; i < n; ++i)
         newIndex[order[i]] = i;

@@ -148,12 +148,6 @@ void EventReader::populateSpans()
     populate(s.name, from, to);
     populate(s.start, from, to);
     populate(s.end, from, to);
-    populate(s.thread, from, to);
-    populate(s.op, from, to);
-    populate(s.iteration, from, to);
-    populate(s.bytes, from, to);
-    populate(s.grid, from, to);
-    populate(s.block, from, to);
     m_populatedSpans = to;
 }
 
@@ -194,16 +188,15 @@ uint32_t EventReader::addSpan(const Event& ev, uint32_t thread, SpanKind kind, i
         return int32_t(
             std::clamp<int64_t>(v, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
     };
-    s.thread.push_back(clamp32(ev.thread));
-    s.op.push_back(clamp32(ev.op));
-    s.iteration.push_back(clamp32(ev.iteration));
+    // Optional columns: made only where some span has the field (SpanColumns).
+    s.setThread(index, clamp32(ev.thread));
+    s.setOp(index, clamp32(ev.op));
+    s.setIteration(index, clamp32(ev.iteration));
     if (ev.task > 0 || !s.task.empty()) { // only where some span repeats (SpanColumns::task)
-        s.task.resize(s.iteration.size() - 1, 0);
+        s.task.resize(index, 0);
         s.task.push_back(clamp32(std::max<int64_t>(0, ev.task)));
     }
-    s.bytes.push_back(ev.bytes);
-    s.grid.push_back(ev.hasGrid ? ev.grid : Dim3{0, 0, 0});
-    s.block.push_back(ev.hasBlock ? ev.block : Dim3{0, 0, 0});
+    s.setDetail(index, {ev.bytes, ev.hasGrid ? ev.grid : Dim3{0, 0, 0}, ev.hasBlock ? ev.block : Dim3{0, 0, 0}});
 
     chrome::RawThread& t = m_raw.threads[thread];
     ++t.spans;

@@ -159,7 +159,7 @@ std::string traceToCsv(const Trace& input)
         out += ',';
         appendInt(out, t.spans.end[i]);
         out += ',';
-        appendInt(out, t.spans.bytes[i]);
+        appendInt(out, t.spans.bytesOf(i));
         out += "\r\n";
     }
     return out;

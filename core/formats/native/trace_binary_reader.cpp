@@ -378,9 +378,15 @@ private:
         unpackInto(SpanThread, s.thread);
         unpackInto(SpanOp, s.op);
         unpackInto(SpanIteration, s.iteration);
-        unpackInto(SpanBytes, s.bytes);
-        unpackInto(SpanGrid, s.grid);
-        unpackInto(SpanBlock, s.block);
+        {
+            // Read in full, then kept as a table of the distinct details (SpanColumns::detail).
+            std::vector<int64_t> bytes;
+            std::vector<Dim3> grid, block;
+            unpackInto(SpanBytes, bytes);
+            unpackInto(SpanGrid, grid);
+            unpackInto(SpanBlock, block);
+            s.setDetails(bytes, grid, block);
+        }
         if (m_entries[SpanTiming_]) {
             unpackInto(SpanTiming_, s.timing);
             const auto* raw = reinterpret_cast<const uint8_t*>(s.timing.data());

@@ -99,12 +99,21 @@ std::string traceToBinary(const Trace& input, const BinaryTraceOptions& options)
     add(blocks, SpanName, s.name);
     add(blocks, SpanStart, s.start);
     add(blocks, SpanEnd, s.end);
-    add(blocks, SpanThread, s.thread);
-    add(blocks, SpanOp, s.op);
-    add(blocks, SpanIteration, s.iteration);
-    add(blocks, SpanBytes, s.bytes);
-    add(blocks, SpanGrid, s.grid);
-    add(blocks, SpanBlock, s.block);
+    // The format holds these columns in full, one entry per span; the trace may hold them as optional columns and
+    // a table of details (SpanColumns), so they are written out in full here.
+    const bool allScenario = s.thread.size() == n && s.op.size() == n && s.iteration.size() == n;
+    const std::vector<int32_t> unknown(allScenario ? 0 : n, -1);
+    const auto& thread = s.thread.size() == n ? s.thread : unknown;
+    const auto& op = s.op.size() == n ? s.op : unknown;
+    const auto& iteration = s.iteration.size() == n ? s.iteration : unknown;
+    const std::vector<int64_t> bytes = s.bytesColumn();
+    const std::vector<Dim3> grid = s.gridColumn(), block = s.blockColumn();
+    add(blocks, SpanThread, thread);
+    add(blocks, SpanOp, op);
+    add(blocks, SpanIteration, iteration);
+    add(blocks, SpanBytes, bytes);
+    add(blocks, SpanGrid, grid);
+    add(blocks, SpanBlock, block);
     // Optional columns only where the JSON writer writes them (a span differs from the default).
     if (!s.timing.empty())
         add(blocks, SpanTiming_, s.timing);

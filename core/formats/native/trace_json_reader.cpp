@@ -393,15 +393,13 @@ void readSpans(const Json& j, const std::map<std::string, RawColumn>& raw, Trace
     readInts(thread, cols.path("thread"), s.thread, int32_t(-1), n);
     readInts(op, cols.path("op"), s.op, int32_t(-1), n);
     readInts(iteration, cols.path("iteration"), s.iteration, int32_t(-1), n);
-    readInts(bytes, cols.path("bytes"), s.bytes, int64_t(0), n);
-    if (grid)
-        s.grid = grid->dim3;
-    else
-        s.grid.assign(n, Dim3{0, 0, 0});
-    if (block)
-        s.block = block->dim3;
-    else
-        s.block.assign(n, Dim3{0, 0, 0});
+    {
+        // Read in full, then kept as a table of the distinct details (SpanColumns::detail).
+        std::vector<int64_t> byteColumn;
+        readInts(bytes, cols.path("bytes"), byteColumn, int64_t(0), n);
+        const std::vector<Dim3> none(grid && block ? 0 : n, Dim3{0, 0, 0});
+        s.setDetails(byteColumn, grid ? grid->dim3 : none, block ? block->dim3 : none);
+    }
     if (const RawColumn* timing = cols.column("timing", false)) {
         s.timing.resize(n);
         for (size_t i = 0; i < n; ++i) {

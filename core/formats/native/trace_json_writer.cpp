@@ -52,6 +52,21 @@ void appendColumn(std::string& out, std::string_view key, const std::vector<T>& 
     out += last ? "]\n" : "],\n";
 }
 
+// A column of n entries, entry i written by write(out, i): for optional columns read through their accessors.
+template <typename F>
+void appendIndexed(std::string& out, std::string_view key, size_t n, F&& write, bool last = false)
+{
+    out += "    \"";
+    out += key;
+    out += "\": [";
+    for (size_t i = 0; i < n; ++i) {
+        if (i)
+            out += ',';
+        write(out, i);
+    }
+    out += last ? "]\n" : "],\n";
+}
+
 Json keyValueObject(const std::vector<std::pair<std::string, std::string>>& kv)
 {
     Json o = Json::object();
@@ -157,16 +172,20 @@ std::string writeFinalized(const Trace& t)
     appendColumn(out, "name", s.name, writeInt);
     appendColumn(out, "start", s.start, writeInt);
     appendColumn(out, "end", s.end, writeInt);
-    appendColumn(out, "thread", s.thread, writeInt);
-    appendColumn(out, "op", s.op, writeInt);
-    appendColumn(out, "iteration", s.iteration, writeInt);
-    appendColumn(out, "bytes", s.bytes, writeInt);
-    appendColumn(out, "grid", s.grid, appendDim3);
+    // Every span has thread, op, iteration, bytes, grid and block in the document, even where the trace holds
+    // none of them (SpanColumns' optional columns).
+    appendIndexed(out, "thread", n, [&](std::string& o, size_t i) { appendInt(o, s.threadOf(i)); });
+    appendIndexed(out, "op", n, [&](std::string& o, size_t i) { appendInt(o, s.opOf(i)); });
+    appendIndexed(out, "iteration", n, [&](std::string& o, size_t i) { appendInt(o, s.iterationOf(i)); });
+    appendIndexed(out, "bytes", n, [&](std::string& o, size_t i) { appendInt(o, s.bytesOf(i)); });
+    appendIndexed(out, "grid", n, [&](std::string& o, size_t i) { appendDim3(o, s.gridOf(i)); });
     const bool timing = !s.timing.empty();
     const bool errors = !s.eventStartError.empty();
     const bool waits = !s.wait.empty();
     const bool tasks = s.task.size() == s.size() && s.size() > 0;
-    appendColumn(out, "block", s.block, appendDim3, !timing && !errors && !waits && !tasks);
+    appendIndexed(
+        out, "block", n, [&](std::string& o, size_t i) { appendDim3(o, s.blockOf(i)); },
+        !timing && !errors && !waits && !tasks);
     // Optional columns (docs/TRACE.md): only where a span differs from the default.
     if (timing)
         appendColumn(out, "timing", s.timing, writeInt, !errors && !waits && !tasks);
