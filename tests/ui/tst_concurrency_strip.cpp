@@ -6,6 +6,7 @@
 // are saved there as PNGs.
 #include "concurrency_plot.h"
 #include "main_window.h"
+#include "offscreen_screen.h"
 #include "window_fixture.h"
 
 #include <QApplication>
@@ -193,22 +194,8 @@ private Q_SLOTS:
 int main(int argc, char** argv)
 {
     QTemporaryFile config(QDir::temp().filePath(QStringLiteral("tst_concurrency_strip-XXXXXX.json")));
-    if (!config.open())
+    if (!testing::useOffscreenScreen(config, QSize(1920, 1080), QStringLiteral("Screen")))
         return 1;
-    // A 1920x1080 screen; STREAMSCOPE_LAYOUT_SCREEN=WxH another (with QT_SCALE_FACTOR, a projector at scale 2).
-    QSize screen(1920, 1080);
-    if (const QByteArray size = qgetenv("STREAMSCOPE_LAYOUT_SCREEN"); !size.isEmpty()) {
-        const QList<QByteArray> wh = size.split('x');
-        if (wh.size() == 2 && wh[0].toInt() > 0 && wh[1].toInt() > 0)
-            screen = QSize(wh[0].toInt(), wh[1].toInt());
-    }
-    config.write(QStringLiteral(R"({"screens": [{"name": "Screen", "x": 0, "y": 0, "width": %1, "height": %2,
-                    "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]})")
-                     .arg(screen.width())
-                     .arg(screen.height())
-                     .toUtf8());
-    config.flush();
-    qputenv("QT_QPA_PLATFORM", QByteArray("offscreen:configfile=") + config.fileName().toLocal8Bit());
     QApplication app(argc, argv);
     TestConcurrencyStrip test;
     QTEST_SET_MAIN_SOURCE_PATH

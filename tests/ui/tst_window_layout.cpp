@@ -10,6 +10,7 @@
 #include "compare_view.h"
 #include "concurrency_plot.h"
 #include "main_window.h"
+#include "offscreen_screen.h"
 #include "presentation_mode.h"
 #include "screen_fit.h"
 #include "sweep_view.h"
@@ -172,7 +173,11 @@ private Q_SLOTS:
         QTRY_VERIFY((box = w->findChild<QMessageBox*>(QStringLiteral("aboutBox"))) && box->isVisible());
         QVERIFY2(box->text().contains(QStringLiteral("StreamScope")), qPrintable(box->text()));
         QVERIFY2(box->text().contains(QStringLiteral(STREAMSCOPE_VERSION)), qPrintable(box->text()));
-        QVERIFY(!box->text().contains(QStringLiteral("icen"), Qt::CaseInsensitive)); // no licence it does not have
+        // The libraries' licences, and no licence StreamScope does not have.
+        QVERIFY2(box->text().contains(QStringLiteral("QCustomPlot 2."))
+                     && box->text().contains(QStringLiteral("GPL-3+")),
+                 qPrintable(box->text()));
+        QVERIFY2(box->text().contains(QStringLiteral("declares none")), qPrintable(box->text()));
         // What it runs on, for a bug report.
         QVERIFY2(box->text().contains(QStringLiteral("Qt ") + QString::fromLatin1(qVersion())),
                  qPrintable(box->text()));
@@ -526,22 +531,8 @@ private Q_SLOTS:
 int main(int argc, char** argv)
 {
     QTemporaryFile config(QDir::temp().filePath(QStringLiteral("tst_window_layout-XXXXXX.json")));
-    if (!config.open())
+    if (!testing::useOffscreenScreen(config, kScreen, QStringLiteral("Projector")))
         return 1;
-    // STREAMSCOPE_LAYOUT_SCREEN=WxH: another screen (with QT_SCALE_FACTOR, a projector at scale 2).
-    QSize screen = kScreen;
-    if (const QByteArray size = qgetenv("STREAMSCOPE_LAYOUT_SCREEN"); !size.isEmpty()) {
-        const QList<QByteArray> wh = size.split('x');
-        if (wh.size() == 2 && wh[0].toInt() > 0 && wh[1].toInt() > 0)
-            screen = QSize(wh[0].toInt(), wh[1].toInt());
-    }
-    config.write(QStringLiteral(R"({"screens": [{"name": "Projector", "x": 0, "y": 0, "width": %1, "height": %2,
-                    "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]})")
-                     .arg(screen.width())
-                     .arg(screen.height())
-                     .toUtf8());
-    config.flush();
-    qputenv("QT_QPA_PLATFORM", QByteArray("offscreen:configfile=") + config.fileName().toLocal8Bit());
     QApplication app(argc, argv);
     TestWindowLayout test;
     QTEST_SET_MAIN_SOURCE_PATH

@@ -352,12 +352,14 @@ void MainWindow::addThemeMenu(QMenu* view)
 
 QString MainWindow::aboutText()
 {
-    // No licence line: the project states none (Help ▸ About Qt has Qt's). The libraries it runs with, for a bug
-    // report.
+    // The licences of the libraries it is built with, as their Debian packages state them (Help ▸ About Qt has
+    // Qt's in full); StreamScope's own source declares none, and the box says so rather than claim one. The
+    // libraries' versions, for a bug report.
     return QStringLiteral("<p><b>StreamScope</b> %1</p>"
                           "<p>StreamScope shows what CUDA streams do: configure host threads, devices, streams and "
                           "the work they issue, run it on a GPU or the simulator, and explore the timeline.</p>"
-                          "<p><small>Qt %2 (built with %3), QCustomPlot %4</small></p>")
+                          "<p><small>Qt %2 (built with %3; LGPL-3, see About Qt), QCustomPlot %4 (GPL-3+).<br>"
+                          "Licence: StreamScope's own source declares none yet.</small></p>")
         .arg(QStringLiteral(STREAMSCOPE_VERSION).toHtmlEscaped(), QString::fromLatin1(qVersion()),
              QStringLiteral(QT_VERSION_STR), QStringLiteral(QCUSTOMPLOT_VERSION_STR));
 }
