@@ -280,15 +280,8 @@ Status CudaBackend::issueGpuOp(ThreadState& ts, const PlannedOp& p, OpResources&
         return issueTimedHostFunc(ts, p, res, r);
     Timing t;
     const auto guard = lockLanes(st);
-    if (m_opEvents) {
-        t.device = st.device;
-        if (Status started = startEvent(st, res.where, t.start); !started)
-            return started;   // the run ends; collect() resets the lanes
-        endLane(st, nullptr); // until the end event is recorded
-        t.end = acquireEvent(st.device);
-        if (!t.end)
-            return runtimeError("cudaEventCreate failed for " + res.where + ": out of timing events");
-    }
+    if (Status started = beginOpTiming(st, res.where, t); !started)
+        return started; // the run ends; collect() resets the lanes
     r.gpuKind = gpuSpanKindOf(*p.op);
     // Timing "cupti": a kernel stamps itself into the next slot of its device; CUPTI records the rest.
     const bool stamped = m_stampsOn && p.op->kind == OpKind::Kernel;
@@ -314,12 +307,37 @@ Status CudaBackend::issueGpuOp(ThreadState& ts, const PlannedOp& p, OpResources&
     const CorrelationIds ids = cupti ? CuptiTracer::lastCorrelationIds() : CorrelationIds{};
     if (e != cudaSuccess)
         return cudaFailure(apiName(*p.op), e, res.where, launchDetail(*p.op, res));
+    uint32_t index = 0;
+    if (Status done = finishGpuOp(ts, p, st, r, t, cupti, ids, res.where, index); !done)
+        return done;
+    if (stamped)
+        ts.stamps.push_back({index, st.device, slot});
+    return {};
+}
+
+Status CudaBackend::beginOpTiming(const StreamState& st, const std::string& where, Timing& t)
+{
+    if (!m_opEvents)
+        return {};
+    t.device = st.device;
+    if (Status started = startEvent(st, where, t.start); !started)
+        return started;
+    endLane(st, nullptr); // until the end event is recorded
+    t.end = acquireEvent(st.device);
+    if (!t.end)
+        return runtimeError("cudaEventCreate failed for " + where + ": out of timing events");
+    return {};
+}
+
+Status CudaBackend::finishGpuOp(ThreadState& ts, const PlannedOp& p, const StreamState& st, const OpRecord& r, Timing t,
+                                bool cupti, const CorrelationIds& ids, const std::string& where, uint32_t& index)
+{
     if (m_opEvents) {
-        if (cudaError_t e2 = cudaEventRecord(t.end, st.handle); e2 != cudaSuccess)
-            return cudaFailure("cudaEventRecord", e2, res.where, "end timing event");
+        if (cudaError_t e = cudaEventRecord(t.end, st.handle); e != cudaSuccess)
+            return cudaFailure("cudaEventRecord", e, where, "end timing event");
         endLane(st, t.end);
     }
-    const auto index = uint32_t(ts.records->size());
+    index = uint32_t(ts.records->size());
     ts.records->push_back(r);
     if (m_opEvents) {
         t.record = index;
@@ -327,8 +345,6 @@ Status CudaBackend::issueGpuOp(ThreadState& ts, const PlannedOp& p, OpResources&
     }
     if (cupti)
         ts.cupti.push_back({ts.records, r.iteration, index, ids, 0, 0, st.lane});
-    if (stamped)
-        ts.stamps.push_back({index, st.device, slot});
     const RecordRef ref{uint32_t(ts.hostThread), index};
     std::lock_guard lock(m_depMutex);
     noteGpuOp(p.stream, ref, ref);

@@ -379,15 +379,8 @@ Status CudaBackend::issueCollective(ThreadState& ts, const PlannedOp& p, OpResou
     auto comm = static_cast<ncclComm_t>(res.ncclComm);
     Timing t;
     const auto guard = lockLanes(st);
-    if (m_opEvents) {
-        t.device = st.device;
-        if (Status started = startEvent(st, res.where, t.start); !started)
-            return started;
-        endLane(st, nullptr);
-        t.end = acquireEvent(st.device);
-        if (!t.end)
-            return runtimeError("cudaEventCreate failed for " + res.where + ": out of timing events");
-    }
+    if (Status started = beginOpTiming(st, res.where, t); !started)
+        return started;
     r.gpuKind = gpuSpanKindOf(*p.op);
     const bool cupti = m_cuptiOn;
     if (cupti) {
@@ -423,23 +416,8 @@ Status CudaBackend::issueCollective(ThreadState& ts, const PlannedOp& p, OpResou
         detail += ", " + std::to_string(res.ncclCount) + " floats, device " + std::to_string(st.device);
         return ncclFailure(ncclCallName(op.collective), e, comm, res.where, detail);
     }
-    if (m_opEvents) {
-        if (cudaError_t e2 = cudaEventRecord(t.end, st.handle); e2 != cudaSuccess)
-            return cudaFailure("cudaEventRecord", e2, res.where, "end timing event");
-        endLane(st, t.end);
-    }
-    const auto index = uint32_t(ts.records->size());
-    ts.records->push_back(r);
-    if (m_opEvents) {
-        t.record = index;
-        ts.timings.push_back(t);
-    }
-    if (cupti)
-        ts.cupti.push_back({ts.records, r.iteration, index, ids, 0, 0, st.lane});
-    const RecordRef ref{uint32_t(ts.hostThread), index};
-    std::lock_guard lock(m_depMutex);
-    noteGpuOp(p.stream, ref, ref);
-    return {};
+    uint32_t index = 0;
+    return finishGpuOp(ts, p, st, r, t, cupti, ids, res.where, index);
 }
 
 #else

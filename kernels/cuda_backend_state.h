@@ -410,6 +410,12 @@ private:
                                uint32_t stampWave = 0);
     std::string launchDetail(const Op& op, const OpResources& res) const;
 
+    // The two ends of enqueuing a GPU op, shared by the CUDA ops and the collectives. Before: with per-op events
+    // its start event recorded and its lane held until the end event is. After: the end event, the op's record,
+    // its timing and CUPTI entries, and the stream's last GPU op; `index` is the record's.
+    Status beginOpTiming(const StreamState& st, const std::string& where, Timing& t);
+    Status finishGpuOp(ThreadState& ts, const PlannedOp& p, const StreamState& st, const OpRecord& r, Timing t,
+                       bool cupti, const CorrelationIds& ids, const std::string& where, uint32_t& index);
     Status issueGpuOp(ThreadState& ts, const PlannedOp& p, OpResources& res, OpRecord r);
     Status issueTimedHostFunc(ThreadState& ts, const PlannedOp& p, OpResources& res, OpRecord r);
     Status issueGraph(ThreadState& ts, const PlannedOp& p, OpResources& res, OpRecord r);
