@@ -30,24 +30,8 @@ bool MainWindow::openJob(const QStringList& paths)
 {
     if (!maybeSave())
         return false;
-    ++m_openGeneration;
-    if (m_openCancel)
-        *m_openCancel = true; // the opening before stops: the newest request wins
-    auto cancel = std::make_shared<std::atomic<bool>>(false);
-    m_openCancel = cancel;
-    m_cancelAction->setEnabled(true);
     const QString name = jobDocumentPath(paths);
-    m_statusText->setText(QStringLiteral("Opening the job %1…").arg(name));
-    auto progress = std::make_shared<ImportProgress>();
-    progress->cancel = cancel.get();
-    const QPointer<MainWindow> self(this);
-    const quint64 asked = m_openGeneration;
-    progress->report = [self, asked](double fraction) {
-        postToGuiThread(self, [asked, fraction](MainWindow& w) {
-            if (w.m_openGeneration == asked)
-                w.showOpenProgress(fraction);
-        });
-    };
+    const std::shared_ptr<ImportProgress> progress = startOpening(QStringLiteral("Opening the job %1…").arg(name));
     // As one file: a big job is drawn first and analysed after.
     qint64 bytes = 0;
     if (auto files = jobFiles(paths))
@@ -56,7 +40,7 @@ bool MainWindow::openJob(const QStringList& paths)
     const bool analyzeNow = bytes < kAnalyzeLaterBytes;
     runOffGuiThread(
         this, &MainWindow::m_openGeneration,
-        [paths, progress, analyzeNow, cancel] { return loadJob(paths, progress.get(), analyzeNow); },
+        [paths, progress, analyzeNow] { return loadJob(paths, progress.get(), analyzeNow); },
         [name](MainWindow& w, Result<LoadedDocument> loaded) {
             w.endOpening();
             if (!loaded) {

@@ -236,6 +236,9 @@ private:
     void updateCriticalPath();
     // A big trace's second step: its analysis on a worker, then in the panels.
     void analyzeShownTrace();
+    // Starts opening a document or job: the opening before is cancelled, `status` shown, Cancel enabled; the
+    // progress the worker reports to (its cancel flag is the window's m_openCancel).
+    std::shared_ptr<ImportProgress> startOpening(const QString& status);
     void showOpenProgress(double fraction);
     void endOpening();
     void showError(const QString& message);

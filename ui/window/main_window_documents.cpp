@@ -323,30 +323,40 @@ bool MainWindow::maybeSave()
     return false;
 }
 
+std::shared_ptr<ImportProgress> MainWindow::startOpening(const QString& status)
+{
+    ++m_openGeneration;
+    if (m_openCancel)
+        *m_openCancel = true; // the opening before stops: the newest request wins
+    // The progress owns its cancel flag, so that a worker still reading it outlives a newer opening's.
+    struct Opening {
+        std::shared_ptr<std::atomic<bool>> cancel = std::make_shared<std::atomic<bool>>(false);
+        ImportProgress progress;
+    };
+    auto opening = std::make_shared<Opening>();
+    m_openCancel = opening->cancel;
+    m_cancelAction->setEnabled(true);
+    m_statusText->setText(status);
+    // Progress reaches the status bar from the worker; a newer opening makes it stale.
+    opening->progress.cancel = opening->cancel.get();
+    const QPointer<MainWindow> self(this);
+    const quint64 asked = m_openGeneration;
+    opening->progress.report = [self, asked](double fraction) {
+        postToGuiThread(self, [asked, fraction](MainWindow& w) {
+            if (w.m_openGeneration == asked)
+                w.showOpenProgress(fraction);
+        });
+    };
+    return {opening, &opening->progress};
+}
+
 bool MainWindow::openPath(const QString& pathOrLesson, const QString& variant)
 {
     if (const QStringList job = jobPathsOf(pathOrLesson); !job.isEmpty())
         return openJob(job); // a folder of rank traces, or job.*.json
     if (!maybeSave())
         return false;
-    ++m_openGeneration;
-    if (m_openCancel)
-        *m_openCancel = true; // the file opening before stops: the newest request wins
-    auto cancel = std::make_shared<std::atomic<bool>>(false);
-    m_openCancel = cancel;
-    m_cancelAction->setEnabled(true);
-    m_statusText->setText(QStringLiteral("Opening %1…").arg(pathOrLesson));
-    // Progress reaches the status bar from the worker; a newer opening makes it stale.
-    auto progress = std::make_shared<ImportProgress>();
-    progress->cancel = cancel.get();
-    const QPointer<MainWindow> self(this);
-    const quint64 asked = m_openGeneration;
-    progress->report = [self, asked](double fraction) {
-        postToGuiThread(self, [asked, fraction](MainWindow& w) {
-            if (w.m_openGeneration == asked)
-                w.showOpenProgress(fraction);
-        });
-    };
+    const std::shared_ptr<ImportProgress> progress = startOpening(QStringLiteral("Opening %1…").arg(pathOrLesson));
     // Files are read and parsed off the GUI thread (traces can be large); the newest request wins. A big trace
     // file is drawn first and analysed after (analyzeShownTrace).
     // A compressed binary trace holds about 7 times the spans of JSON per byte (docs/PERFORMANCE.md: 11.6 against
@@ -356,7 +366,7 @@ bool MainWindow::openPath(const QString& pathOrLesson, const QString& variant)
     const bool analyzeNow = QFileInfo(pathOrLesson).size() < (binary ? kAnalyzeLaterBytes / 8 : kAnalyzeLaterBytes);
     runOffGuiThread(
         this, &MainWindow::m_openGeneration,
-        [pathOrLesson, variant, progress, analyzeNow, cancel] {
+        [pathOrLesson, variant, progress, analyzeNow] {
             return loadDocument(pathOrLesson, variant, progress.get(), analyzeNow);
         },
         [](MainWindow& w, Result<LoadedDocument> loaded) {
