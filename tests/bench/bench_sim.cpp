@@ -3,7 +3,10 @@
 // times the analysis of the trace the window and `streamscope-cli analyze` run on every trace: the metrics
 // (analyzeTrace), the critical path and the diagnostics (all rules).
 //
-//   bench_sim [--json] [--sizes 10000,100000,1000000] [--threads 16] [--streams 32]
+//   bench_sim [--json] [--sizes 10000,100000,1000000] [--threads 16] [--streams 32] [--per-rule] [--diagnostics FILE]
+//
+// --per-rule also times each diagnostic rule alone; --diagnostics FILE writes every diagnostic (rule, severity,
+// message, spans) of size N to FILE.N.json, to compare two builds' findings on the same trace.
 //
 // Each size runs in a fresh child process (this executable re-executed with --one), so that the peak resident
 // memory (getrusage ru_maxrss) belongs to that size alone.
@@ -26,6 +29,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -41,7 +45,9 @@ struct Config {
     int streams = 32;
     std::vector<int64_t> sizes{10'000, 100'000, 1'000'000};
     bool json = false;
-    int64_t one = 0; // child mode: run this size only and print one JSON line
+    int64_t one = 0;             // child mode: run this size only and print one JSON line
+    bool perRule = false;        // also time each diagnostic rule alone
+    std::string diagnosticsPath; // write the diagnostics (rule, severity, message, spans) here as JSON
 };
 
 // Child mode: one size, one JSON line on stdout.
@@ -87,8 +93,26 @@ int runOne(const Config& cfg)
     size_t found = 0;
     j["analyze_seconds"] = timed([&] { (void)ss::analyzeTrace(outcome.trace); });
     j["critical_path_seconds"] = timed([&] { (void)ss::criticalPath(outcome.trace); });
+    const double diagCpu0 = cpuSeconds();
     j["diagnose_seconds"] = timed([&] { found = ss::diagnose(outcome.trace).size(); });
+    j["diagnose_cpu_seconds"] = cpuSeconds() - diagCpu0; // the machine may be shared: CPU time is steadier
     j["diagnostics"] = found;
+    if (cfg.perRule) {
+        nlohmann::ordered_json rules = nlohmann::ordered_json::object();
+        for (const auto& rule : ss::diagnosticRules()) {
+            ss::DiagnosticOptions only;
+            only.rules = {std::string(rule.id)};
+            rules[std::string(rule.id)] = timed([&] { (void)ss::diagnose(outcome.trace, only); });
+        }
+        j["rule_seconds"] = rules;
+    }
+    if (!cfg.diagnosticsPath.empty()) {
+        // Every finding in full, to compare two builds' diagnostics of the same trace byte for byte.
+        nlohmann::ordered_json all = nlohmann::ordered_json::array();
+        for (const auto& d : ss::diagnose(outcome.trace))
+            all.push_back({{"rule", d.rule}, {"severity", d.severity}, {"message", d.message}, {"spans", d.spans}});
+        std::ofstream(cfg.diagnosticsPath) << all.dump(1) << '\n';
+    }
     std::cout << j.dump() << std::endl;
     return 0;
 }
@@ -100,6 +124,13 @@ bool parseArgs(int argc, char** argv, Config& cfg)
         auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
         if (arg == "--json") {
             cfg.json = true;
+        } else if (arg == "--per-rule") {
+            cfg.perRule = true;
+        } else if (arg == "--diagnostics") {
+            const char* v = next();
+            if (!v)
+                return false;
+            cfg.diagnosticsPath = v;
         } else if (arg == "--threads" || arg == "--streams" || arg == "--one" || arg == "--sizes") {
             const char* v = next();
             if (!v)
@@ -131,7 +162,8 @@ int main(int argc, char** argv)
 {
     Config cfg;
     if (!parseArgs(argc, argv, cfg)) {
-        std::cerr << "usage: bench_sim [--json] [--sizes N,N,...] [--threads N] [--streams N]\n";
+        std::cerr << "usage: bench_sim [--json] [--sizes N,N,...] [--threads N] [--streams N] [--per-rule] "
+                     "[--diagnostics FILE]\n";
         return 2;
     }
     if (cfg.one > 0)
@@ -148,9 +180,11 @@ int main(int argc, char** argv)
         std::fflush(stdout);
     }
     for (int64_t size : cfg.sizes) {
-        const auto j = runChild(self,
-                                "--one " + std::to_string(size) + " --threads " + std::to_string(cfg.threads)
-                                    + " --streams " + std::to_string(cfg.streams));
+        std::string args = "--one " + std::to_string(size) + " --threads " + std::to_string(cfg.threads) + " --streams "
+            + std::to_string(cfg.streams) + (cfg.perRule ? " --per-rule" : "");
+        if (!cfg.diagnosticsPath.empty())
+            args += " --diagnostics " + shellQuote(cfg.diagnosticsPath + "." + std::to_string(size) + ".json");
+        const auto j = runChild(self, args);
         if (j.is_null()) {
             std::cerr << "bench_sim: size " << size << " failed\n";
             return 1;
@@ -163,6 +197,10 @@ int main(int argc, char** argv)
                         j["cpu_seconds"].get<double>(), j["ops_per_second"].get<double>(),
                         j["peak_rss_mb"].get<double>(), j["analyze_seconds"].get<double>(),
                         j["critical_path_seconds"].get<double>(), j["diagnose_seconds"].get<double>());
+            std::printf("%12s diagnose CPU s %.3f\n", "", j["diagnose_cpu_seconds"].get<double>());
+            if (j.contains("rule_seconds"))
+                for (const auto& [rule, s] : j["rule_seconds"].items())
+                    std::printf("%12s %-34s %8.3f s\n", "", rule.c_str(), s.get<double>());
             std::fflush(stdout);
         }
     }
