@@ -237,6 +237,24 @@ public:
         return i - 1;
     }
 
+    // The first span of [from, to) (spans of one track, sorted by start) that started after `time`, where no span
+    // before `from` did: an exponential search from `from`, so that a caller whose time only grows walks each track
+    // once in steps of log(distance) instead of a binary search over the whole track each time.
+    uint32_t firstStartAfter(uint32_t from, uint32_t to, int64_t time) const
+    {
+        if (from >= to || start(from) > time)
+            return from;
+        uint32_t lo = from; // start(lo) <= time
+        uint32_t step = 1;
+        while (to - lo > step && start(lo + step) <= time) {
+            lo += step;
+            step *= 2;
+        }
+        const uint32_t hi = to - lo > step ? lo + step : to; // start(hi) > time, or hi == to
+        const auto b = t.spans.start.begin();
+        return uint32_t(std::upper_bound(b + lo + 1, b + hi, time) - b);
+    }
+
     // When a GPU operation could have started: its launch call had returned, its stream predecessor and the work
     // it waits for (event and implicit flows) had ended. Without a launch flow, and with nothing before it in its
     // stream, the issue time is unknown and the span's start is returned (no wait can be measured).
@@ -349,13 +367,18 @@ public:
         const DiagnosticRule* r = findDiagnosticRule(rule);
         d.severity = r ? std::string(r->severity) : "warning";
         d.message = std::move(message);
+        orderSpans(spans);
+        d.spans = std::move(spans);
+        return d;
+    }
+    // The spans of a diagnostic as make() lists them: in time order, each once, at most maxSpans.
+    void orderSpans(std::vector<uint32_t>& spans) const
+    {
         std::sort(spans.begin(), spans.end(),
                   [this](uint32_t a, uint32_t b) { return start(a) != start(b) ? start(a) < start(b) : a < b; });
         spans.erase(std::unique(spans.begin(), spans.end()), spans.end());
         if (spans.size() > o.maxSpans)
             spans.resize(o.maxSpans);
-        d.spans = std::move(spans);
-        return d;
     }
 
 private:
