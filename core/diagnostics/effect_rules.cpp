@@ -7,6 +7,7 @@
 #include <functional>
 #include <queue>
 #include <set>
+#include <unordered_map>
 
 namespace streamscope::diag {
 
@@ -45,24 +46,34 @@ void streamsOverlap(const Context& c, std::vector<Diagnostic>& out)
             int64_t ns = 0, best = 0;
             uint32_t a = kNone, b = kNone;
         };
-        std::map<std::pair<uint32_t, uint32_t>, PairInfo> pairs;
-        // The spans still running, in the order they came, and their ends in a heap: the spans that ended are
-        // removed in log time (a scan of all running spans per span was quadratic: 100 000 streams at once).
-        std::set<std::pair<size_t, uint32_t>> active; // (arrival, span)
+        // Keyed by (lower track, higher track); sorted by key at the end, as a map would hold them, before the
+        // stable sort by overlap (a std::map lookup per pair of running spans cost most of this rule).
+        std::unordered_map<uint64_t, PairInfo> pairs;
+        // The spans still running, in the order they came, as a list linked through their arrival numbers (kNone
+        // ends it), and their ends in a heap: the spans that ended are unlinked in constant time, and the last ones
+        // read from the tail (a scan of all running spans per span was quadratic: 100 000 streams at once).
+        std::vector<uint32_t> prevOf(spans.size(), kNone), nextOf(spans.size(), kNone);
+        uint32_t tail = kNone;
         std::priority_queue<std::pair<int64_t, size_t>, std::vector<std::pair<int64_t, size_t>>, std::greater<>> ends;
-        std::vector<uint32_t> arrived;
-        for (uint32_t i : spans) {
+        for (size_t arrival = 0; arrival < spans.size(); ++arrival) {
+            const uint32_t i = spans[arrival];
             const int64_t s = c.effStart(i);
             while (!ends.empty() && ends.top().first <= s) {
-                active.erase({ends.top().second, arrived[ends.top().second]});
+                const auto gone = uint32_t(ends.top().second);
                 ends.pop();
+                if (prevOf[gone] != kNone)
+                    nextOf[prevOf[gone]] = nextOf[gone];
+                if (nextOf[gone] != kNone)
+                    prevOf[nextOf[gone]] = prevOf[gone];
+                else
+                    tail = prevOf[gone];
             }
             // The 64 that came last, oldest first; pairs beyond a million (tracks far past any real trace) are
             // not counted.
             uint32_t last[64];
             size_t count = 0;
-            for (auto it = active.rbegin(); it != active.rend() && count < 64; ++it)
-                last[count++] = it->second;
+            for (uint32_t x = tail; x != kNone && count < 64; x = prevOf[x])
+                last[count++] = spans[x];
             for (size_t x = count; x-- > 0;) {
                 const uint32_t a = last[x];
                 const uint32_t ta = c.t.spans.track[a], ti = c.t.spans.track[i];
@@ -76,7 +87,7 @@ void streamsOverlap(const Context& c, std::vector<Diagnostic>& out)
                 const int64_t ov = std::min(c.end(a), c.end(i)) - s;
                 if (ov <= 0)
                     continue;
-                const std::pair<uint32_t, uint32_t> key{std::min(ta, ti), std::max(ta, ti)};
+                const uint64_t key = (uint64_t(std::min(ta, ti)) << 32) | std::max(ta, ti);
                 auto found = pairs.find(key);
                 if (found == pairs.end()) {
                     if (pairs.size() >= (size_t(1) << 20))
@@ -91,13 +102,19 @@ void streamsOverlap(const Context& c, std::vector<Diagnostic>& out)
                     p.b = i;
                 }
             }
-            active.insert({arrived.size(), i});
-            ends.push({c.end(i), arrived.size()});
-            arrived.push_back(i);
+            prevOf[arrival] = tail;
+            if (tail != kNone)
+                nextOf[tail] = uint32_t(arrival);
+            tail = uint32_t(arrival);
+            ends.push({c.end(i), arrival});
         }
         if (pairs.empty())
             continue;
-        std::vector<std::pair<std::pair<uint32_t, uint32_t>, PairInfo>> sorted(pairs.begin(), pairs.end());
+        std::vector<std::pair<std::pair<uint32_t, uint32_t>, PairInfo>> sorted;
+        sorted.reserve(pairs.size());
+        for (const auto& [key, info] : pairs)
+            sorted.push_back({{uint32_t(key >> 32), uint32_t(key)}, info});
+        std::sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
         std::stable_sort(sorted.begin(), sorted.end(),
                          [](const auto& x, const auto& y) { return x.second.ns > y.second.ns; });
         std::set<uint32_t> streamSet;
