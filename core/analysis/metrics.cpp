@@ -25,7 +25,9 @@ std::vector<Interval> mergeIntervals(std::vector<Interval> v)
 {
     // Empty intervals cover no time; dropping them keeps the merged list a list of real busy periods.
     std::erase_if(v, [](const Interval& i) { return i.end <= i.start; });
-    if (!std::is_sorted(v.begin(), v.end(), byStart))
+    // The sweep below needs the starts in order only (intervals of equal start merge whatever their order), so a
+    // list already sorted by start is not sorted again.
+    if (!std::is_sorted(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; }))
         std::sort(v.begin(), v.end(), byStart);
     size_t w = 0;
     for (size_t i = 0; i < v.size(); ++i) {

@@ -145,8 +145,12 @@ public:
             for (uint32_t i = 0; i < n; ++i)
                 if (isGpuSpan(t.spans.kind[i]))
                     of[this->device(i)].push_back({effStart(i), end(i)});
-            for (auto& [d, v] : of)
+            for (auto& [d, v] : of) {
+                // In order of start already, mergeIntervals does not sort them again; the spans of each track are
+                // a run sorted by start, so merging the runs is cheaper than a sort.
+                sortRuns(v, [](const Interval& a, const Interval& b) { return a.start < b.start; });
                 m_busy.emplace(d, mergeIntervals(std::move(v)));
+            }
             m_busyDone = true;
         }
         static const std::vector<Interval> kNoInterval;
