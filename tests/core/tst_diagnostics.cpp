@@ -421,6 +421,36 @@ private slots:
         QVERIFY2(q(ds[0].message).contains(QStringLiteral("and 13 more")), ds[0].message.c_str());
     }
 
+    // maxSpans cuts each diagnostic's list of spans short: a smaller limit lists a prefix of the longer list (long
+    // lists are cut by selecting their first spans, not by sorting them all).
+    void maxSpansPrefix()
+    {
+        const std::pair<const char*, const char*> lessons[] = {
+            {"14-cuda-graph", "stream-launches"},     {"11-hardware-queues", "connections-1"},
+            {"11-hardware-queues", "connections-8"},  {"08-copy-compute-pipeline", ""},
+            {"12-gpu-filling-kernel", "gpu-filling"},
+        };
+        size_t checked = 0;
+        for (const auto& [id, variant] : lessons) {
+            const Trace t = lessonTrace(id, variant);
+            const auto full = diagnose(t);
+            for (size_t limit : {size_t(1), size_t(2), size_t(3), size_t(7)}) {
+                DiagnosticOptions o;
+                o.maxSpans = limit;
+                const auto cut = diagnose(t, o);
+                QCOMPARE(cut.size(), full.size());
+                for (size_t k = 0; k < full.size(); ++k) {
+                    const auto& all = full[k].spans;
+                    const std::vector<uint32_t> prefix(all.begin(),
+                                                       all.begin() + ptrdiff_t(std::min(limit, all.size())));
+                    QVERIFY2(cut[k].spans == prefix, (std::string(id) + " " + full[k].rule).c_str());
+                    checked += all.size() >= 4 * limit ? 1 : 0;
+                }
+            }
+        }
+        QVERIFY(checked >= 10); // lists long enough to be cut by selection
+    }
+
     void unfinalizedTrace()
     {
         // Spans in reverse order, never finalized: the diagnostics run on a finalized copy.
