@@ -377,6 +377,8 @@ void gpuFillingKernel(const Context& c, std::vector<Diagnostic>& out)
         if (cases > 1) {
             first.message +=
                 " The same happened with " + plural(cases - 1, "more kernel", "more kernels") + " on this device.";
+            // The spans of every case: the worded one's with the others'.
+            all.insert(all.begin(), first.spans.begin(), first.spans.end());
             first = c.make("gpu-filling-kernel", std::move(first.message), std::move(all));
         }
         out.push_back(std::move(first));

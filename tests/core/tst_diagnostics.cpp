@@ -110,9 +110,8 @@ void sameAfterEpochShift(const Trace& t, const std::vector<Diagnostic>& ds)
 {
     Trace shifted = t;
     constexpr int64_t kEpoch = 5'157'186'974'000'000'000; // 5157186.974 s, a CLOCK_MONOTONIC of a busy host
-    for (auto* column : {&shifted.spans.start, &shifted.spans.end})
-        for (auto& v : *column)
-            v += kEpoch;
+    shifted.spans.start.shift(kEpoch);
+    shifted.spans.end.shift(kEpoch);
     const auto again = diagnose(shifted);
     QCOMPARE(again.size(), ds.size());
     for (size_t i = 0; i < ds.size(); ++i)
@@ -449,6 +448,21 @@ private slots:
             }
         }
         QVERIFY(checked >= 10); // lists long enough to be cut by selection
+    }
+
+    void everyCaseListsItsSpans()
+    {
+        // Lesson 07 on one device fills the GPU more than once: the one diagnostic words the first case and counts
+        // the others; its spans are every case's, the first big kernel (named first) among them.
+        const Trace t = lessonTrace("07-multi-gpu", "one-device");
+        const auto ds = diagnose(t);
+        const auto it = std::find_if(ds.begin(), ds.end(), [](const Diagnostic& d) {
+            return d.rule == "gpu-filling-kernel" && d.message.find("The same happened with") != std::string::npos;
+        });
+        QVERIFY(it != ds.end());
+        QVERIFY(!it->spans.empty());
+        const std::string first(t.spanName(it->spans.front()));
+        QVERIFY2(it->message.find(first) < it->message.find(" has "), (first + " | " + it->message).c_str());
     }
 
     void unfinalizedTrace()
