@@ -59,6 +59,15 @@ void permute(std::vector<T>& v, const std::vector<uint32_t>& order)
         out.push_back(v[i]);
     v = std::move(out);
 }
+void permute(TimeColumn& v, const std::vector<uint32_t>& order)
+{
+    // Rebuilt in the new order, so that each block's base suits the entries it now holds.
+    TimeColumn out;
+    out.reserve(v.size());
+    for (uint32_t i : order)
+        out.push_back(v[i]);
+    v = std::move(out);
+}
 
 } // namespace
 
@@ -313,7 +322,7 @@ void SpanColumns::compact()
 
 size_t SpanColumns::memoryBytes() const
 {
-    return bytesOfColumn(track) + bytesOfColumn(kind) + bytesOfColumn(name) + bytesOfColumn(start) + bytesOfColumn(end)
+    return bytesOfColumn(track) + bytesOfColumn(kind) + bytesOfColumn(name) + start.memoryBytes() + end.memoryBytes()
         + bytesOfColumn(thread) + bytesOfColumn(op) + bytesOfColumn(iteration) + bytesOfColumn(detail)
         + bytesOfColumn(details) + m_detailIndex.size() * (sizeof(SpanDetail) + sizeof(uint32_t) + 2 * sizeof(void*))
         + bytesOfColumn(timing) + bytesOfColumn(eventStartError) + bytesOfColumn(eventEndError) + bytesOfColumn(wait)

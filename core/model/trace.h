@@ -3,6 +3,7 @@
 #pragma once
 
 #include "scenario.h"
+#include "time_column.h"
 
 #include <cstdint>
 #include <string>
@@ -178,8 +179,8 @@ struct SpanColumns {
     std::vector<uint32_t> track;
     std::vector<SpanKind> kind;
     std::vector<uint32_t> name; // index into Trace::strings
-    std::vector<int64_t> start;
-    std::vector<int64_t> end;
+    TimeColumn start;           // ns; about 4 bytes a span (time_column.h)
+    TimeColumn end;
     // Optional columns.
     std::vector<int32_t> thread;          // scenario thread index; empty: all -1 (imported traces)
     std::vector<int32_t> op;              // op index within that thread; empty: all -1

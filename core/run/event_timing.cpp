@@ -43,7 +43,7 @@ void markCorrected(Trace& t, uint32_t i, int64_t start, EventTimingCorrections& 
         return;
     start = std::min(start, t.spans.end[i]);
     c.movedNs += start - t.spans.start[i];
-    t.spans.start[i] = start;
+    t.spans.start.set(i, start);
     if (t.spans.timing.empty())
         t.spans.timing.assign(t.spans.size(), SpanTiming::Measured);
     if (t.spans.timing[i] != SpanTiming::Corrected) {

@@ -13,14 +13,14 @@ using namespace streamscope;
 namespace {
 
 struct Lane {
-    std::vector<int64_t> start, end;
+    TimeColumn start, end;
     std::vector<SpanKind> kind;
     std::vector<uint32_t> list; // empty: positions are span indices
     LaneSpans spans() const
     {
         LaneSpans s;
-        s.start = start.data();
-        s.end = end.data();
+        s.start = start.begin();
+        s.end = end.begin();
         s.kind = kind.data();
         s.list = list.empty() ? nullptr : list.data();
         s.count = list.empty() ? start.size() : list.size();

@@ -59,7 +59,8 @@ void TestTimeline::assignLanes()
         end.push_back(intervals[i + 1]);
     }
     int count = -1;
-    const auto got = streamscope::assignLanes(start.data(), end.data(), start.size(), count);
+    const streamscope::TimeColumn startColumn(start), endColumn(end);
+    const auto got = streamscope::assignLanes(startColumn.begin(), endColumn.begin(), start.size(), count);
     QList<int> gotList(got.begin(), got.end());
     QCOMPARE(gotList, lanes);
     QCOMPARE(count, laneCount);

@@ -84,8 +84,8 @@ namespace {
 
 // What the walk over one lane needs: the columns, the pixel mapping and where to put the lane's rectangles.
 struct LaneWalk {
-    const int64_t* start;
-    const int64_t* end;
+    TimeColumn::const_iterator start;
+    TimeColumn::const_iterator end;
     const SpanKind* kinds;
     double ax, bx, invBx;
     int64_t origin;
@@ -216,8 +216,8 @@ void walkLane(const LaneWalk& w, const uint32_t* lane, uint32_t base, size_t fir
         // ahead now, so that it has arrived when the walk gets there.
         if (const size_t ahead = q + 4 * size_t(count); ahead < last) {
             const uint32_t a = id(ahead);
-            __builtin_prefetch(w.start + a);
-            __builtin_prefetch(w.end + a);
+            w.start.prefetch(a);
+            w.end.prefetch(a);
             __builtin_prefetch(w.kinds + a);
         }
         // Join the previous block of this lane when it is of the same kind and touches this column.
@@ -311,8 +311,8 @@ void TimelinePlottable::computeDrawList(TimelineDrawList& out) const
     const double inset = std::clamp(std::round(m.by * 0.12), 1.0, 4.0);
 
     LaneWalk w;
-    w.start = tr.spans.start.data();
-    w.end = tr.spans.end.data();
+    w.start = tr.spans.start.begin();
+    w.end = tr.spans.end.begin();
     w.kinds = tr.spans.kind.data();
     w.ax = m.ax;
     w.bx = m.bx;

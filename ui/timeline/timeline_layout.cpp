@@ -48,7 +48,8 @@ bool naturalLess(std::string_view a, std::string_view b)
     return a.size() - i < b.size() - j;
 }
 
-std::vector<uint16_t> assignLanes(const int64_t* start, const int64_t* end, size_t n, int& laneCount)
+std::vector<uint16_t> assignLanes(TimeColumn::const_iterator start, TimeColumn::const_iterator end, size_t n,
+                                  int& laneCount)
 {
     std::vector<uint16_t> lanes(n, 0);
     laneCount = n > 0 ? 1 : 0;
@@ -157,7 +158,7 @@ TimelineLayout::TimelineLayout(const Trace& trace, const std::set<int>& collapse
     for (size_t t = 0; t < trackCount && indexed; ++t) {
         const uint32_t b = trace.trackBegin(uint32_t(t)), e = trace.trackEnd(uint32_t(t));
         int count = 1;
-        auto lanes = assignLanes(trace.spans.start.data() + b, trace.spans.end.data() + b, e - b, count);
+        auto lanes = assignLanes(trace.spans.start.begin() + b, trace.spans.end.begin() + b, e - b, count);
         trackLanes[t] = std::max(count, 1);
         if (count > 1) {
             m_trackLaneOffset[t] = int64_t(m_spanLane.size());
@@ -351,8 +352,8 @@ void TimelineLayout::buildSummaries()
     for (size_t g = 0; g < m_lanes.size(); ++g) {
         const TimelineLane& lane = m_lanes[g];
         LaneSpans spans;
-        spans.start = trace.spans.start.data();
-        spans.end = trace.spans.end.data();
+        spans.start = trace.spans.start.begin();
+        spans.end = trace.spans.end.begin();
         spans.kind = trace.spans.kind.data();
         spans.list = lane.list;
         spans.base = lane.base;
@@ -405,7 +406,7 @@ size_t TimelineLayout::memoryBytes() const
 
 size_t firstEndingAfter(const Trace& trace, const TimelineLane& lane, size_t from, int64_t t)
 {
-    const int64_t* end = trace.spans.end.data();
+    const TimeColumn& end = trace.spans.end;
     size_t lo = from, hi = lane.count;
     while (lo < hi) {
         const size_t mid = lo + (hi - lo) / 2;
@@ -419,7 +420,7 @@ size_t firstEndingAfter(const Trace& trace, const TimelineLane& lane, size_t fro
 
 size_t firstStartingAtOrAfter(const Trace& trace, const TimelineLane& lane, size_t from, int64_t t)
 {
-    const int64_t* start = trace.spans.start.data();
+    const TimeColumn& start = trace.spans.start;
     size_t lo = from, hi = lane.count;
     while (lo < hi) {
         const size_t mid = lo + (hi - lo) / 2;

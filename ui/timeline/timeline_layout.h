@@ -125,7 +125,8 @@ private:
 
 // Lane assignment of one track's spans (sorted by start): the lowest lane free at each span's start. Exposed for
 // tests. Returns the lane per span and sets `laneCount`.
-std::vector<uint16_t> assignLanes(const int64_t* start, const int64_t* end, size_t n, int& laneCount);
+std::vector<uint16_t> assignLanes(TimeColumn::const_iterator start, TimeColumn::const_iterator end, size_t n,
+                                  int& laneCount);
 
 // The ranks a new view of `trace` shows folded: none, or every rank of a job of more than kRanksShownUnfolded ranks
 // (a row per rank, each showing when its GPUs worked, rather than hundreds of stream rows).

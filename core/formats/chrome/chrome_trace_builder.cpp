@@ -433,8 +433,8 @@ Result<Trace> finish(RawTrace&& raw, const std::vector<uint32_t>& threadTrack, s
                 if ((origin > 0 && s.end[i] > std::numeric_limits<int64_t>::max() - origin)
                     || (origin < 0 && s.start[i] < std::numeric_limits<int64_t>::min() - origin))
                     return Error{file, "/otherData/streamscope/time_origin_ns", "time origin out of range"};
-                s.start[i] += origin;
-                s.end[i] += origin;
+                s.start.set(i, s.start[i] + origin);
+                s.end.set(i, s.end[i] + origin);
             }
         }
         extra.insert(extra.end(), raw.indexFlows.begin(), raw.indexFlows.end());

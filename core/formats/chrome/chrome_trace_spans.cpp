@@ -146,8 +146,6 @@ void EventReader::populateSpans()
     populate(s.track, from, to);
     populate(s.kind, from, to);
     populate(s.name, from, to);
-    populate(s.start, from, to);
-    populate(s.end, from, to);
     m_populatedSpans = to;
 }
 
@@ -291,7 +289,7 @@ void EventReader::handle(const Event& ev, const char* start)
         const uint32_t span = open.back();
         open.pop_back();
         auto& s = m_raw.trace.spans;
-        s.end[span] = std::max(s.start[span], ev.ts);
+        s.end.set(span, std::max(s.start[span], ev.ts));
         return;
     }
     case 'M': metadata(ev); return;
@@ -438,7 +436,7 @@ void EventReader::closeOpenSpans()
         last = std::max(last, s.end[i]);
     for (auto& t : m_raw.threads) {
         for (uint32_t span : t.open)
-            s.end[span] = std::max(s.start[span], last);
+            s.end.set(span, std::max(s.start[span], last));
         t.open.clear();
         t.open.shrink_to_fit();
     }

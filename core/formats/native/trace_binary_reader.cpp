@@ -251,6 +251,14 @@ private:
 #endif
     }
 
+    // Times are stored whole in the file and as offsets in memory (TimeColumn).
+    void unpackInto(uint32_t id, TimeColumn& v)
+    {
+        std::vector<int64_t> whole;
+        unpackInto(id, whole);
+        v.assign(whole.begin(), whole.end());
+    }
+
     template <typename T>
     void unpackInto(uint32_t id, std::vector<T>& v)
     {

@@ -97,8 +97,10 @@ std::string traceToBinary(const Trace& input, const BinaryTraceOptions& options)
     add(blocks, SpanTrack, s.track);
     add(blocks, SpanKind_, s.kind);
     add(blocks, SpanName, s.name);
-    add(blocks, SpanStart, s.start);
-    add(blocks, SpanEnd, s.end);
+    // Times are held in 4-byte offsets from per-block bases (TimeColumn); the format holds them whole.
+    const std::vector<int64_t> start = s.start.toVector(), end = s.end.toVector();
+    add(blocks, SpanStart, start);
+    add(blocks, SpanEnd, end);
     // The format holds these columns in full, one entry per span; the trace may hold them as optional columns and
     // a table of details (SpanColumns), so they are written out in full here.
     const bool allScenario = s.thread.size() == n && s.op.size() == n && s.iteration.size() == n;

@@ -384,8 +384,8 @@ void readSpans(const Json& j, const std::map<std::string, RawColumn>& raw, Trace
     s.name.resize(n);
     readIndices(name, cols.path("name"), t.strings.size(), "name", "strings",
                 [&](size_t i, uint32_t v) { s.name[i] = v; });
-    s.start = start->values;
-    s.end = end->values;
+    s.start.assign(start->values.begin(), start->values.end());
+    s.end.assign(end->values.begin(), end->values.end());
     for (size_t i = 0; i < n; ++i)
         if (s.end[i] < s.start[i])
             fail(child(cols.path("end"), i),

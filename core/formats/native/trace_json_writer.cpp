@@ -38,8 +38,8 @@ std::string indentNested(const std::string& pretty, int by)
     return out;
 }
 
-template <typename T, typename F>
-void appendColumn(std::string& out, std::string_view key, const std::vector<T>& v, F&& write, bool last = false)
+template <typename Column, typename F>
+void appendColumn(std::string& out, std::string_view key, const Column& v, F&& write, bool last = false)
 {
     out += "    \"";
     out += key;

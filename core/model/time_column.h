@@ -1,0 +1,206 @@
+// SPDX-FileCopyrightText: StreamScope contributors
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <iterator>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace streamscope {
+
+// A column of times (int64 ns) in about 4 bytes an entry. Entries come in blocks of kBlock that share two 64-bit
+// bases; an entry is a 31-bit offset from one of them and one bit saying which. The first base is set by the
+// block's first entry, the second by the first entry that does not fit the first (a block that holds the end of
+// one track and the start of the next, or an end far after its start), each a little before that entry. So a
+// block whose entries lie in at most two windows of about 2 s (spans in time order on a track, or any trace shorter
+// than that) holds every entry in its offset. An entry that fits neither is kept whole in a sorted list of
+// exceptions, so every int64 value round-trips exactly.
+//
+// Read with operator[] (a value, not a reference); write with push_back() and set().
+class TimeColumn {
+public:
+    static constexpr unsigned kBlockBits = 8;
+    static constexpr size_t kBlock = size_t(1) << kBlockBits;
+    // How far before the entry that sets it a base lies: entries up to this much earlier still fit.
+    static constexpr int64_t kSlack = int64_t(1) << 26; // 67 ms
+
+    class const_iterator {
+    public:
+        using iterator_category = std::random_access_iterator_tag;
+        using value_type = int64_t;
+        using difference_type = std::ptrdiff_t;
+        using pointer = void;
+        using reference = int64_t;
+
+        const_iterator() = default;
+        const_iterator(const TimeColumn* c, size_t i) : m_c(c), m_i(i) {}
+        int64_t operator*() const { return (*m_c)[m_i]; }
+        int64_t operator[](difference_type n) const { return (*m_c)[size_t(difference_type(m_i) + n)]; }
+        // Asks for entry n's storage to be brought into the cache (a lookahead for walks that jump).
+        void prefetch(difference_type n) const { m_c->prefetch(size_t(difference_type(m_i) + n)); }
+        const_iterator& operator++()
+        {
+            ++m_i;
+            return *this;
+        }
+        const_iterator operator++(int)
+        {
+            auto t = *this;
+            ++m_i;
+            return t;
+        }
+        const_iterator& operator--()
+        {
+            --m_i;
+            return *this;
+        }
+        const_iterator operator--(int)
+        {
+            auto t = *this;
+            --m_i;
+            return t;
+        }
+        const_iterator& operator+=(difference_type n)
+        {
+            m_i = size_t(difference_type(m_i) + n);
+            return *this;
+        }
+        const_iterator& operator-=(difference_type n)
+        {
+            m_i = size_t(difference_type(m_i) - n);
+            return *this;
+        }
+        friend const_iterator operator+(const_iterator a, difference_type n) { return a += n; }
+        friend const_iterator operator+(difference_type n, const_iterator a) { return a += n; }
+        friend const_iterator operator-(const_iterator a, difference_type n) { return a -= n; }
+        friend difference_type operator-(const const_iterator& a, const const_iterator& b)
+        {
+            return difference_type(a.m_i) - difference_type(b.m_i);
+        }
+        friend bool operator==(const const_iterator& a, const const_iterator& b) { return a.m_i == b.m_i; }
+        friend auto operator<=>(const const_iterator& a, const const_iterator& b) { return a.m_i <=> b.m_i; }
+
+    private:
+        const TimeColumn* m_c = nullptr;
+        size_t m_i = 0;
+    };
+
+    TimeColumn() = default;
+    TimeColumn(std::initializer_list<int64_t> values)
+    {
+        for (int64_t v : values)
+            push_back(v);
+    }
+    explicit TimeColumn(const std::vector<int64_t>& values) { assign(values.begin(), values.end()); }
+
+    int64_t operator[](size_t i) const
+    {
+        const uint32_t o = m_offset[i];
+        if (o != kEscape) [[likely]]
+            return m_base[2 * (i >> kBlockBits) + (o >> 31)] + int64_t(o & kOffsetMask);
+        return exception(i);
+    }
+    void prefetch(size_t i) const
+    {
+        __builtin_prefetch(m_offset.data() + i);
+        __builtin_prefetch(m_base.data() + 2 * (i >> kBlockBits));
+    }
+    int64_t front() const { return (*this)[0]; }
+    int64_t back() const { return (*this)[size() - 1]; }
+    size_t size() const { return m_offset.size(); }
+    size_t capacity() const { return m_offset.capacity(); }
+    bool empty() const { return m_offset.empty(); }
+    const_iterator begin() const { return {this, 0}; }
+    const_iterator end() const { return {this, size()}; }
+
+    void push_back(int64_t v)
+    {
+        const size_t i = m_offset.size();
+        if ((i & (kBlock - 1)) == 0) {
+            m_base.push_back(baseFor(v));
+            m_base.push_back(kUnset);
+        }
+        m_offset.push_back(encode(i, v));
+        if (m_offset.back() == kEscape)
+            m_exceptions.emplace_back(uint32_t(i), v); // the largest index so far: the list stays sorted
+    }
+    void set(size_t i, int64_t v);
+    template <typename It>
+    void assign(It first, It last)
+    {
+        clear();
+        if constexpr (std::is_base_of_v<std::random_access_iterator_tag,
+                                        typename std::iterator_traits<It>::iterator_category>)
+            reserve(size_t(std::distance(first, last)));
+        for (; first != last; ++first)
+            push_back(*first);
+    }
+    // Adds d to every entry (a clock shift).
+    void shift(int64_t d);
+    void reserve(size_t n)
+    {
+        m_offset.reserve(n);
+        m_base.reserve(2 * ((n + kBlock - 1) / kBlock));
+    }
+    void clear()
+    {
+        m_offset.clear();
+        m_base.clear();
+        m_exceptions.clear();
+    }
+    void shrink_to_fit()
+    {
+        m_offset.shrink_to_fit();
+        m_base.shrink_to_fit();
+        m_exceptions.shrink_to_fit();
+    }
+    std::vector<int64_t> toVector() const { return {begin(), end()}; }
+    size_t exceptionCount() const { return m_exceptions.size(); }
+    size_t memoryBytes() const
+    {
+        return m_offset.capacity() * sizeof(uint32_t) + m_base.capacity() * sizeof(int64_t)
+            + m_exceptions.capacity() * sizeof(std::pair<uint32_t, int64_t>);
+    }
+
+    friend bool operator==(const TimeColumn& a, const TimeColumn& b)
+    {
+        if (a.size() != b.size())
+            return false;
+        for (size_t i = 0; i < a.size(); ++i)
+            if (a[i] != b[i])
+                return false;
+        return true;
+    }
+
+private:
+    static constexpr uint32_t kEscape = 0xffffffffu;
+    static constexpr uint32_t kOffsetMask = 0x7fffffffu; // kEscape's offset: never a stored one
+    static constexpr int64_t kUnset = INT64_MAX;         // a block's second base before any entry needs it
+    static int64_t baseFor(int64_t v) { return v >= INT64_MIN + kSlack ? v - kSlack : INT64_MIN; }
+    static bool fits(int64_t v, int64_t base) { return v >= base && uint64_t(v) - uint64_t(base) < kOffsetMask; }
+    // Entry i's code: its offset from the first base of its block, or from the second (set here if unset), or
+    // kEscape (then the caller keeps v as an exception).
+    uint32_t encode(size_t i, int64_t v)
+    {
+        int64_t* base = &m_base[2 * (i >> kBlockBits)];
+        if (fits(v, base[0])) [[likely]]
+            return uint32_t(uint64_t(v) - uint64_t(base[0]));
+        if (base[1] == kUnset)
+            base[1] = baseFor(v);
+        if (fits(v, base[1]))
+            return uint32_t(uint64_t(v) - uint64_t(base[1])) | ~kOffsetMask;
+        return kEscape;
+    }
+    int64_t exception(size_t i) const;
+    void putException(size_t i, int64_t v);
+    void eraseException(size_t i);
+
+    std::vector<uint32_t> m_offset;
+    std::vector<int64_t> m_base;                            // two per block
+    std::vector<std::pair<uint32_t, int64_t>> m_exceptions; // sorted by index
+};
+
+} // namespace streamscope

@@ -1,0 +1,167 @@
+// The compact column of span times (TimeColumn): every int64 value comes back exactly, whether it fits its block's
+// 32-bit offset or is kept as an exception, through push_back, set, shift, iteration and the trace's reordering.
+#include "time_column.h"
+#include "trace.h"
+
+#include <QTest>
+
+#include <algorithm>
+#include <limits>
+#include <random>
+#include <vector>
+
+using namespace streamscope;
+
+class TestTimeColumn : public QObject {
+    Q_OBJECT
+private slots:
+    void roundTripsEveryValue();
+    void setMovesEntriesInAndOutOfExceptions();
+    void shiftMovesEveryEntry();
+    void iteratorsSearchLikeAVector();
+    void sortedTrackTimesNeedNoExceptions();
+    void finalizeKeepsTimesExact();
+};
+
+namespace {
+void expectSame(const TimeColumn& c, const std::vector<int64_t>& want)
+{
+    QCOMPARE(c.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i)
+        if (c[i] != want[i])
+            QFAIL(qPrintable(QStringLiteral("entry %1: %2, want %3").arg(i).arg(c[i]).arg(want[i])));
+    QVERIFY(c.toVector() == want);
+}
+} // namespace
+
+void TestTimeColumn::roundTripsEveryValue()
+{
+    constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
+    std::vector<int64_t> want{0,
+                              1,
+                              -1,
+                              kMin,
+                              kMax,
+                              kMin + 1,
+                              kMax - 1,
+                              int64_t(1) << 53,
+                              -(int64_t(1) << 40),
+                              5'157'186'974'000'000'000,
+                              4'294'967'295,
+                              4'294'967'296};
+    std::mt19937_64 rng(7);
+    for (int i = 0; i < 5000; ++i) // runs of close times with jumps of any size between them
+        want.push_back(i % 700 == 0 ? int64_t(rng() >> 2) - (int64_t(1) << 61)
+                                    : want.back() + int64_t(rng() % 100'000));
+    TimeColumn c;
+    for (int64_t v : want)
+        c.push_back(v);
+    expectSame(c, want);
+    QVERIFY(c.exceptionCount() > 0); // the extremes cannot share a block's base
+    QVERIFY(c.exceptionCount() < want.size() / 10);
+    expectSame(TimeColumn(want), want);
+}
+
+void TestTimeColumn::setMovesEntriesInAndOutOfExceptions()
+{
+    std::vector<int64_t> want(1000);
+    for (size_t i = 0; i < want.size(); ++i)
+        want[i] = 1'000'000'000 + int64_t(i) * 1000;
+    TimeColumn c(want);
+    QCOMPARE(c.exceptionCount(), size_t(0));
+    const int64_t far = int64_t(1) << 60;
+    auto put = [&](size_t i, int64_t v) {
+        c.set(i, v);
+        want[i] = v;
+    };
+    put(3, far + 3);     // a second window of block 0: its second base
+    put(300, far + 300); // block 1's second base
+    expectSame(c, want);
+    QCOMPARE(c.exceptionCount(), size_t(0));
+    put(200, -far);    // a third window of block 0: an exception
+    put(999, far);     // block 3's second base
+    put(998, far / 2); // a third window of block 3
+    expectSame(c, want);
+    QCOMPARE(c.exceptionCount(), size_t(2));
+    put(200, 1'000'000'123); // back within block 0's first window
+    put(998, -7);            // still fits neither base: the exception replaced in place
+    expectSame(c, want);
+    QCOMPARE(c.exceptionCount(), size_t(1));
+}
+
+void TestTimeColumn::shiftMovesEveryEntry()
+{
+    std::vector<int64_t> want{10, 20, int64_t(1) << 50, 30};
+    for (int i = 0; i < 600; ++i)
+        want.push_back(40 + i);
+    TimeColumn c(want);
+    constexpr int64_t kEpoch = 5'157'186'974'000'000'000;
+    c.shift(kEpoch);
+    for (int64_t& v : want)
+        v += kEpoch;
+    expectSame(c, want);
+}
+
+void TestTimeColumn::iteratorsSearchLikeAVector()
+{
+    std::vector<int64_t> want;
+    for (int i = 0; i < 3000; ++i)
+        want.push_back(int64_t(i) * int64_t(i) * 997);
+    const TimeColumn c(want);
+    for (int64_t t : {int64_t(-1), int64_t(0), int64_t(5'000'000), want[1234], want.back() + 1}) {
+        const auto a = std::lower_bound(c.begin(), c.end(), t) - c.begin();
+        const auto b = std::lower_bound(want.begin(), want.end(), t) - want.begin();
+        QCOMPARE(a, b);
+    }
+    QCOMPARE(*std::max_element(c.begin(), c.end()), want.back());
+    QCOMPARE(c.begin()[17], want[17]);
+    QCOMPARE(*(c.end() - 1), want.back());
+}
+
+void TestTimeColumn::sortedTrackTimesNeedNoExceptions()
+{
+    // A stream of a minute-long run: each block of entries covers far less than 4 s, so each fits its offsets.
+    TimeColumn c;
+    for (int64_t i = 0; i < 100'000; ++i)
+        c.push_back(60'000'000'000 + i * 600'000);
+    QCOMPARE(c.exceptionCount(), size_t(0));
+    c.shrink_to_fit();
+    QVERIFY(c.memoryBytes() < c.size() * 4 + c.size() / 8);
+}
+
+void TestTimeColumn::finalizeKeepsTimesExact()
+{
+    // Two tracks far apart in time, spans added out of order: finalize() reorders them and every time stays exact.
+    Trace t;
+    t.addTrack({});
+    t.addTrack({});
+    std::vector<std::pair<int64_t, int64_t>> want[2];
+    std::mt19937_64 rng(3);
+    for (int i = 0; i < 4000; ++i) {
+        const uint32_t track = uint32_t(rng() % 2);
+        const int64_t s = (track ? int64_t(1) << 45 : 0) + int64_t(rng() % 10'000'000'000);
+        const int64_t e = s + int64_t(rng() % 1'000'000);
+        SpanInit init;
+        init.track = track;
+        init.name = "k";
+        init.start = s;
+        init.end = e;
+        t.addSpan(init);
+        want[track].emplace_back(s, e);
+    }
+    t.finalize();
+    // The block that holds the end of one track and the start of the other takes its second base there.
+    QCOMPARE(t.spans.start.exceptionCount(), size_t(0));
+    QCOMPARE(t.spans.end.exceptionCount(), size_t(0));
+    for (uint32_t tr = 0; tr < 2; ++tr) {
+        std::sort(want[tr].begin(), want[tr].end());
+        QCOMPARE(size_t(t.trackEnd(tr) - t.trackBegin(tr)), want[tr].size());
+        for (uint32_t i = t.trackBegin(tr); i < t.trackEnd(tr); ++i) {
+            QCOMPARE(t.spans.start[i], want[tr][i - t.trackBegin(tr)].first);
+            QCOMPARE(t.spans.end[i], want[tr][i - t.trackBegin(tr)].second);
+        }
+    }
+}
+
+QTEST_GUILESS_MAIN(TestTimeColumn)
+#include "tst_time_column.moc"
