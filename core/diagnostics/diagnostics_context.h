@@ -95,7 +95,8 @@ void sortRuns(std::vector<T>& v, Less less)
 class Context {
 public:
     Context(const Trace& trace, const DiagnosticOptions& options)
-        : t(trace), o(options), th(options.thresholds), n(trace.spanCount()), in(trace), launchOf(n, kNone)
+        : t(trace), o(options), th(options.thresholds), n(trace.spanCount()), in(trace), launchOf(n, kNone),
+          m_start(trace.spans.start.toVector()), m_end(trace.spans.end.toVector())
     {
         for (const auto& f : t.flows) {
             if (f.kind == FlowKind::Launch) {
@@ -227,9 +228,9 @@ public:
         const uint32_t tr = t.spans.track[i];
         return tr < t.tracks.size() ? t.tracks[tr].device : -1;
     }
-    int64_t start(uint32_t i) const { return t.spans.start[i]; }
-    int64_t end(uint32_t i) const { return t.spans.end[i]; }
-    int64_t dur(uint32_t i) const { return t.spans.end[i] - t.spans.start[i]; }
+    int64_t start(uint32_t i) const { return m_start[i]; }
+    int64_t end(uint32_t i) const { return m_end[i]; }
+    int64_t dur(uint32_t i) const { return m_end[i] - m_start[i]; }
     // When the operation ran at the latest: on an event-timed trace, a kernel whose duration alone is known (a spin
     // kernel of the embedded scenario: its waves times its per-block time) ran at most that long before its end;
     // everywhere else the span's start.
@@ -441,6 +442,10 @@ private:
     mutable std::map<int, DeviceCaps> m_caps;
     mutable std::optional<std::map<int, std::vector<uint32_t>>> m_gpuByDevice;
     mutable std::map<int, Concurrency> m_concurrency;
+    // The span times unpacked from the trace's TimeColumns for the rules' duration: they read them at random (sorts,
+    // binary searches), where a plain array costs one load (diagnose of the 1.5 M-span trace: 0.40 s of CPU reading
+    // the columns, 0.24 s these, measured under the same load).
+    std::vector<int64_t> m_start, m_end;
     std::vector<int64_t> m_effStart; // event-timed traces only
 };
 

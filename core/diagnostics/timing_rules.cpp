@@ -121,8 +121,7 @@ void timingPerturbation(const Context& c, std::vector<Diagnostic>& out)
     } else {
         return;
     }
-    std::sort(spans.begin(), spans.end(),
-              [&](uint32_t x, uint32_t y) { return c.t.spans.start[x] < c.t.spans.start[y]; });
+    std::sort(spans.begin(), spans.end(), [&](uint32_t x, uint32_t y) { return c.start(x) < c.start(y); });
     if (spans.size() > c.o.maxSpans)
         spans.resize(c.o.maxSpans);
     const double pct = 100.0 * (double(timed) / double(untimed) - 1.0);
