@@ -116,7 +116,7 @@ public:
             if (k == "timing" && (v == "events" || v.rfind("CUDA events", 0) == 0)) // now "events"; older traces
                 eventTimed = true;
         if (eventTimed) {
-            m_effStart.assign(t.spans.start.begin(), t.spans.start.end());
+            m_effStart = m_start;
             for (uint32_t i = 0; i < n; ++i)
                 if (const int64_t nominal = nominalNs(i); nominal > 0 && end(i) - nominal > start(i))
                     m_effStart[i] = end(i) - nominal;
@@ -229,6 +229,8 @@ public:
         return tr < t.tracks.size() ? t.tracks[tr].device : -1;
     }
     int64_t start(uint32_t i) const { return m_start[i]; }
+    // Every span's start, for binary searches within a track ([trackBegin, trackEnd) is sorted).
+    const std::vector<int64_t>& starts() const { return m_start; }
     int64_t end(uint32_t i) const { return m_end[i]; }
     int64_t dur(uint32_t i) const { return m_end[i] - m_start[i]; }
     // When the operation ran at the latest: on an event-timed trace, a kernel whose duration alone is known (a spin
@@ -288,7 +290,7 @@ public:
             step *= 2;
         }
         const uint32_t hi = to - lo > step ? lo + step : to; // start(hi) > time, or hi == to
-        const auto b = t.spans.start.begin();
+        const auto b = m_start.begin();
         return uint32_t(std::upper_bound(b + lo + 1, b + hi, time) - b);
     }
 

@@ -27,12 +27,12 @@ uint32_t copyCall(const Context& c, uint32_t copy)
         const Track& track = c.t.tracks[tr];
         if (track.kind != TrackKind::HostThread || (track.device >= 0 && dev >= 0 && track.device != dev))
             continue;
-        const auto b = c.t.spans.start.begin() + c.t.trackBegin(tr);
-        const auto e = c.t.spans.start.begin() + c.t.trackEnd(tr);
+        const auto b = c.starts().begin() + c.t.trackBegin(tr);
+        const auto e = c.starts().begin() + c.t.trackEnd(tr);
         auto pos = std::lower_bound(b, e, c.end(copy));
         for (int steps = 0; pos != b && steps < 8; ++steps) {
             --pos;
-            const auto h = uint32_t(pos - c.t.spans.start.begin());
+            const auto h = uint32_t(pos - c.starts().begin());
             if (c.end(h) <= c.start(copy))
                 break;
             const std::string_view name = c.t.spanName(h);
@@ -326,12 +326,12 @@ void implicitSync(const Context& c, std::vector<Diagnostic>& out)
                 for (uint32_t st = 0; st < c.t.tracks.size(); ++st) {
                     if (c.t.tracks[st].kind != TrackKind::Stream || (dev >= 0 && c.t.tracks[st].device != dev))
                         continue;
-                    const auto b = c.t.spans.start.begin() + c.t.trackBegin(st);
-                    const auto e = c.t.spans.start.begin() + c.t.trackEnd(st);
+                    const auto b = c.starts().begin() + c.t.trackBegin(st);
+                    const auto e = c.starts().begin() + c.t.trackEnd(st);
                     auto pos = std::lower_bound(b, e, c.end(h));
                     for (int steps = 0; pos != b && steps < 64; ++steps) {
                         --pos;
-                        const auto i = uint32_t(pos - c.t.spans.start.begin());
+                        const auto i = uint32_t(pos - c.starts().begin());
                         if (c.end(i) <= c.start(h))
                             break;
                         if (isGpuSpan(c.t.spans.kind[i]) && c.end(i) <= c.end(h)) {

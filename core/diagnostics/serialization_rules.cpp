@@ -78,12 +78,12 @@ void legacyDefaultStream(const Context& c, std::vector<Diagnostic>& out)
                     for (uint32_t j = c.t.trackBegin(toTrack); j < c.t.trackEnd(toTrack); ++j) {
                         if (!isGpuSpan(c.t.spans.kind[j]))
                             continue;
-                        const auto b = c.t.spans.start.begin() + c.t.trackBegin(fromTrack);
-                        const auto e = c.t.spans.start.begin() + c.t.trackEnd(fromTrack);
+                        const auto b = c.starts().begin() + c.t.trackBegin(fromTrack);
+                        const auto e = c.starts().begin() + c.t.trackEnd(fromTrack);
                         auto pos = std::upper_bound(b, e, c.start(j));
                         for (int steps = 0; pos != b && steps < 4; ++steps) {
                             --pos;
-                            const auto p = uint32_t(pos - c.t.spans.start.begin());
+                            const auto p = uint32_t(pos - c.starts().begin());
                             if (c.end(p) <= c.start(j) && c.end(p) >= c.start(j) - tol) {
                                 bool known = false;
                                 const int64_t own = c.ready(j, kNone, &known);
