@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include "analysis.h"
+#include "clock_alignment.h"
 #include "device_profile.h"
 #include "diagnostics.h"
 #include "expect.h"
@@ -283,7 +284,8 @@ std::string microseconds(int64_t ns, bool sign = false)
 // rank that never comes is found before any work is done, and every wait has one bound (after the run, ranks end at
 // different times: a straggler may be minutes late). Rank 0 reports every rank's offset on stderr.
 int meetRanks(const RunArgs& args, const ss::RankInfo& rank, const std::string& host,
-              std::unique_ptr<ss::Rendezvous>& out, std::optional<ss::ClockSync>& sync)
+              std::unique_ptr<ss::Rendezvous>& out, std::optional<ss::ClockSync>& sync,
+              std::vector<ss::ClockOffset>& all)
 {
     auto address = ss::rendezvousAddress(args.rendezvous, [](const char* n) -> const char* { return std::getenv(n); });
     if (!address)
@@ -296,15 +298,14 @@ int meetRanks(const RunArgs& args, const ss::RankInfo& rank, const std::string& 
     auto joined = ss::Rendezvous::join(**address, rank.rank, rank.worldSize, options);
     if (!joined)
         return fail(joined.error(), exitCodeOf(joined.errorClass()));
-    std::vector<ss::ClockOffset> all;
     auto offset = (*joined)->measureClockOffset(32, &all);
     if (!offset)
         return fail(offset.error(), exitCodeOf(offset.errorClass()));
     // Every rank starts its run once all have measured: no rank's run disturbs another's round trips.
     if (ss::Status s = (*joined)->barrier(); !s)
         return fail(s.error(), exitCodeOf(s.errorClass()));
-    sync = ss::ClockSync{offset->offsetNs, offset->uncertaintyNs, offset->samples, (*joined)->rootHost(),
-                         (*joined)->jobId()};
+    sync = ss::ClockSync{offset->offsetNs,   offset->uncertaintyNs, offset->samples, (*joined)->rootHost(),
+                         (*joined)->jobId(), offset->atNs,          std::nullopt,    {}};
     if (rank.rank == 0 && rank.worldSize > 1) {
         std::string line = "rendezvous at " + (*address)->text() + " (" + (*address)->source
             + "): " + std::to_string(rank.worldSize) + " ranks; clock offset to rank 0, best of " + std::to_string(32)
@@ -322,6 +323,47 @@ int meetRanks(const RunArgs& args, const ss::RankInfo& rank, const std::string& 
     }
     out = std::move(*joined);
     return kExitOk;
+}
+
+// After the run the ranks measure their offsets again, so that `merge` corrects the clocks' drift between the two
+// measurements (docs/RANKS.md). A rank that does not come within the timeout (it ran minutes longer, or died) costs
+// only the correction: every rank still writes its trace, saying why the second measurement is missing.
+void measureAgain(ss::Rendezvous& rendezvous, const ss::RankInfo& rank, ss::ClockSync& sync,
+                  const std::vector<ss::ClockOffset>& before)
+{
+    std::vector<ss::ClockOffset> all;
+    auto offset = rendezvous.measureClockOffset(32, &all);
+    if (!offset) {
+        sync.afterMissing = offset.error().message;
+        std::cerr << "note: the clock offset to rank 0 was not measured again after the run (" << sync.afterMissing
+                  << "): merge cannot correct this rank's clock drift\n";
+        return;
+    }
+    sync.after = ss::ClockSync::Sample{offset->offsetNs, offset->uncertaintyNs, offset->samples, offset->atNs};
+    if (rank.rank != 0 || rank.worldSize < 2 || before.size() != all.size())
+        return;
+    std::string line = "clock offset to rank 0 again after the run:";
+    for (const ss::ClockOffset& o : all) {
+        if (o.rank <= 0 || o.rank > 16)
+            continue;
+        const ss::ClockOffset& b = before[size_t(o.rank)];
+        line += " rank " + std::to_string(o.rank) + " " + microseconds(o.offsetNs, true) + " ± "
+            + microseconds(o.uncertaintyNs);
+        char drift[96];
+        if (ss::measuresDrift(b.uncertaintyNs, o.uncertaintyNs, o.atNs - b.atNs))
+            std::snprintf(drift, sizeof drift, " (drift %+.2f ± %.2f ppm over %.1f s)",
+                          double(o.offsetNs - b.offsetNs) / double(o.atNs - b.atNs) * 1e6,
+                          double(o.uncertaintyNs + b.uncertaintyNs) / double(o.atNs - b.atNs) * 1e6,
+                          double(o.atNs - b.atNs) / 1e9);
+        else
+            std::snprintf(drift, sizeof drift, " (%.2f s after the first: too soon to tell a drift)",
+                          double(o.atNs - b.atNs) / 1e9);
+        line += drift;
+        line += o.rank < rank.worldSize - 1 ? "," : "";
+    }
+    if (rank.worldSize > 17)
+        line += " ...";
+    std::cerr << line << '\n';
 }
 
 } // namespace
@@ -399,13 +441,16 @@ int cmdRun(const RunArgs& args, const std::string& command)
     }
     std::unique_ptr<ss::Rendezvous> rendezvous; // held for the run: a GPU backend may share bytes (NCCL's id) over it
     std::optional<ss::ClockSync> clockSync;
+    std::vector<ss::ClockOffset> offsetsBefore; // rank 0: every rank's, for its report after the run
     if (*rank) {
-        if (const int met = meetRanks(args, **rank, host, rendezvous, clockSync); met != kExitOk)
+        if (const int met = meetRanks(args, **rank, host, rendezvous, clockSync, offsetsBefore); met != kExitOk)
             return met;
     } else if (!args.rendezvous.empty() && args.rendezvous != "none") {
         std::cerr << "note: no launcher (mpirun, srun, torchrun) started this run: --rendezvous is not used\n";
     }
     ss::RunOutcome outcome = ss::runScenario(toRun, *chosen.backend, options);
+    if (rendezvous && clockSync)
+        measureAgain(*rendezvous, **rank, *clockSync, offsetsBefore);
     if (!chosen.ncclIdFile.empty() && (*rank)->rank == 0)
         ss::removeBroadcastFiles(chosen.ncclIdFile, int(toRun.threads.size())); // every rank has read them by now
     std::optional<ss::Trace> jobTrace;

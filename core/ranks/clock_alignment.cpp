@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <utility>
@@ -34,7 +35,69 @@ std::string micro(int64_t ns)
     return buf;
 }
 
+std::string listOf(const std::vector<std::string>& items)
+{
+    std::string s;
+    for (size_t i = 0; i < items.size() && i < 8; ++i)
+        s += (i ? ", " : "") + items[i];
+    if (items.size() > 8)
+        s += ", ... (" + std::to_string(items.size()) + " hosts)";
+    return s;
+}
+
+// Below this, (u1 + u2) / (a2 - a1), two measurements tell a host's drift: 100 ppm is above crystal oscillators'
+// typical few to tens of ppm, and a rate known that well moves a 1 ms span by at most 0.1 µs.
+constexpr double kMaxRateError = 100e-6;
+
+bool twice(const ClockSync& s)
+{
+    return s.atNs && s.after && s.after->atNs > *s.atNs;
+}
+
+// The offset a host is placed by, and its error: a line through two measurements, or one offset (clock_alignment.h).
+struct HostLine {
+    int64_t offset = 0; // at `at`, on the host's own steady clock
+    int64_t at = 0;
+    double rate = 0;
+    int64_t errorNs = 0;
+    int64_t offsetAt(int64_t x) const
+    {
+        return offset + (rate == 0 ? 0 : int64_t(std::llround(rate * double(x - at))));
+    }
+};
+
+bool tellsDrift(const ClockSync& s)
+{
+    return twice(s) && measuresDrift(s.uncertaintyNs, s.after->uncertaintyNs, s.after->atNs - *s.atNs);
+}
+
+int64_t worst(const ClockSync& s)
+{
+    if (!twice(s))
+        return s.uncertaintyNs;
+    if (tellsDrift(s))
+        return std::max(s.uncertaintyNs, s.after->uncertaintyNs);
+    const int64_t change = s.after->offsetNs - s.offsetNs;
+    return std::max(s.uncertaintyNs, std::max(change, -change) + s.after->uncertaintyNs);
+}
+
+HostLine hostLine(const ClockSync& s)
+{
+    HostLine l;
+    l.offset = s.offsetNs;
+    l.at = s.atNs.value_or(0);
+    l.errorNs = worst(s);
+    if (tellsDrift(s))
+        l.rate = double(s.after->offsetNs - s.offsetNs) / double(s.after->atNs - *s.atNs);
+    return l;
+}
+
 } // namespace
+
+bool measuresDrift(int64_t u1, int64_t u2, int64_t apartNs)
+{
+    return apartNs > 0 && double(u1) + double(u2) <= kMaxRateError * double(apartNs);
+}
 
 Result<HostClockAlignment> alignByClockSync(const std::vector<HostClockRank>& ranks)
 {
@@ -72,14 +135,18 @@ Result<HostClockAlignment> alignByClockSync(const std::vector<HostClockRank>& ra
                          + "): these traces are not of one job run, and their offsets are to different clocks"};
     }
     const std::string& root = rendezvous.begin()->first.second;
-    std::map<std::string, const ClockSync*> best; // per host: the offset with the smallest uncertainty
+    // Per host: the measurement it is placed by. One taken before and after the run first (its drift can be
+    // corrected), then the smallest error.
+    std::map<std::string, const ClockSync*> best;
     std::vector<int> unmeasured;
     std::string unmeasuredHosts;
     for (const auto& [h, is] : hosts) {
         const ClockSync* b = nullptr;
-        for (size_t i : is)
-            if (ranks[i].sync && (!b || ranks[i].sync->uncertaintyNs < b->uncertaintyNs))
-                b = &*ranks[i].sync;
+        for (size_t i : is) {
+            const ClockSync* s = ranks[i].sync ? &*ranks[i].sync : nullptr;
+            if (s && (!b || std::make_pair(!twice(*s), worst(*s)) < std::make_pair(!twice(*b), worst(*b))))
+                b = s;
+        }
         best[h] = b;
         if (h == root || b)
             continue;
@@ -97,38 +164,69 @@ Result<HostClockAlignment> alignByClockSync(const std::vector<HostClockRank>& ra
                          + run};
 
     HostClockAlignment out;
-    std::map<std::string, int64_t> hostOffset;
+    std::map<std::string, HostLine> line;
     int samples = INT_MAX;
+    std::vector<std::string> corrected, tooClose, once;
     for (const auto& [h, b] : best) {
         if (h == root) {
-            hostOffset[h] = 0; // rank 0's own steady clock: exact
+            line[h] = HostLine{}; // rank 0's own steady clock: exact
             continue;
         }
-        hostOffset[h] = b->offsetNs;
-        out.errorNs = std::max(out.errorNs, b->uncertaintyNs);
+        HostLine l = hostLine(*b);
+        out.errorNs = std::max(out.errorNs, l.errorNs);
         samples = std::min(samples, b->samples);
+        char ppm[96];
+        if (l.rate != 0) {
+            std::snprintf(ppm, sizeof ppm, "host %s: %+.2f ± %.2f ppm", h.c_str(), l.rate * 1e6,
+                          double(b->uncertaintyNs + b->after->uncertaintyNs) / double(b->after->atNs - *b->atNs) * 1e6);
+            corrected.push_back(ppm);
+        } else if (twice(*b)) {
+            std::snprintf(ppm, sizeof ppm, "host %s: %.2f s apart", h.c_str(), double(b->after->atNs - *b->atNs) / 1e9);
+            tooClose.push_back(ppm);
+        } else {
+            once.push_back(h);
+            if (!b->afterMissing.empty())
+                out.notes.push_back("host " + h + ": the clock offset was not measured again after the run ("
+                                    + b->afterMissing + "), so its drift during the run is not corrected");
+        }
+        line[h] = l;
     }
     // Ranks of one host share its clock, so their measurements must agree within their uncertainties; where they do
     // not, the host name may stand for several machines (containers with one name, a time namespace).
     for (const auto& [h, is] : hosts)
         for (size_t i : is) {
             const auto& s = ranks[i].sync;
-            const int64_t hostUncertainty = h == root ? 0 : best[h]->uncertaintyNs;
-            const int64_t apart = s ? s->offsetNs - hostOffset[h] : 0;
-            if (s && std::max(apart, -apart) > s->uncertaintyNs + hostUncertainty)
+            if (!s)
+                continue;
+            const HostLine& l = line[h];
+            const int64_t at = s->atNs ? *s->atNs : l.at;
+            const int64_t apart = s->offsetNs - l.offsetAt(at);
+            if (std::max(apart, -apart) > s->uncertaintyNs + l.errorNs)
                 out.notes.push_back("rank " + std::to_string(ranks[i].rank) + "'s measured clock offset is "
                                     + micro(apart) + " from host " + h + "'s, more than their uncertainties allow: is "
                                     + h + " one machine?");
         }
+    // Rank r's time t is at origin + t on its host's clock and at origin + t + offset(origin + t) on rank 0's.
     int64_t base = INT64_MAX;
     for (const HostClockRank& r : ranks)
-        base = std::min(base, r.originNs + hostOffset[r.host]);
-    for (const HostClockRank& r : ranks)
-        out.shifts.push_back(r.originNs + hostOffset[r.host] - base);
+        base = std::min(base, r.originNs + line[r.host].offsetAt(r.originNs));
+    for (const HostClockRank& r : ranks) {
+        const HostLine& l = line[r.host];
+        out.maps.push_back(RankClockMap{r.originNs + l.offsetAt(r.originNs) - base, l.rate});
+    }
     out.sentence = std::to_string(hosts.size()) + " hosts, aligned by ping-pong to rank 0 (host " + root
         + "): error up to " + micro(out.errorNs) + " (half the shortest of "
         + (samples == INT_MAX ? std::string("the") : std::to_string(samples))
         + " round trips; ranks on one host share its steady clock)";
+    if (!corrected.empty())
+        out.sentence +=
+            "; clock drift corrected between the offsets measured before and after the run (" + listOf(corrected) + ")";
+    if (!tooClose.empty())
+        out.sentence += "; measured again too soon after the first to tell a drift from their error ("
+            + listOf(tooClose) + "): the change between them is in the error";
+    if (!once.empty())
+        out.sentence += "; " + std::string(once.size() == 1 ? "host " : "hosts ") + listOf(once)
+            + " measured before the run only: the clock drift during the run is not corrected nor in the error";
     return out;
 }
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <charconv>
 #include <climits>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
@@ -40,6 +41,7 @@ struct RankRecord {
     int64_t wallError = 0;
     std::optional<ClockSync> sync; // the offset to rank 0's clock measured at the rendezvous
     int64_t shift = 0;             // added to the rank's times
+    double rate = 0;               // and rate * time: its host's clock drift, where measured (clock_alignment.h)
 };
 
 Error inFile(const RankTrace& r, const std::string& message)
@@ -151,8 +153,10 @@ Result<std::string> align(std::vector<RankRecord>& recs, const std::vector<RankT
         auto measured = alignByClockSync(clocks);
         if (!measured)
             return measured.error();
-        for (size_t i = 0; i < recs.size(); ++i)
-            recs[i].shift = measured->shifts[i];
+        for (size_t i = 0; i < recs.size(); ++i) {
+            recs[i].shift = measured->maps[i].shift;
+            recs[i].rate = measured->maps[i].rate;
+        }
         alignmentError = measured->errorNs;
         notes.insert(notes.end(), measured->notes.begin(), measured->notes.end());
         return measured->sentence;
@@ -170,7 +174,7 @@ Result<std::string> align(std::vector<RankRecord>& recs, const std::vector<RankT
         + microseconds(2 * sampling) + " of sampling";
 }
 
-void copyRank(Trace& out, const Trace& in, int rank, int64_t shift)
+void copyRank(Trace& out, const Trace& in, int rank, const RankClockMap& clock)
 {
     const std::string prefix = "rank " + std::to_string(rank) + " · ";
     std::map<int, int> device;
@@ -208,8 +212,18 @@ void copyRank(Trace& out, const Trace& in, int rank, int64_t shift)
     }
     const auto spanBase = uint32_t(out.spanCount());
     std::vector<uint32_t> spanMap(in.spanCount());
-    for (uint32_t i = 0; i < in.spanCount(); ++i)
-        spanMap[i] = out.copySpanFrom(in, i, trackBase + in.spans.track[i], shift);
+    for (uint32_t i = 0; i < in.spanCount(); ++i) {
+        if (clock.rate == 0) {
+            spanMap[i] = out.copySpanFrom(in, i, trackBase + in.spans.track[i], clock.shift);
+            continue;
+        }
+        // A drifting host's clock: each time mapped on its own (a linear map keeps every span's order and nesting).
+        SpanInit s = in.spanInit(i);
+        s.track = trackBase + in.spans.track[i];
+        s.start = clock.map(s.start);
+        s.end = clock.map(s.end);
+        spanMap[i] = out.addSpan(s);
+    }
     out.copyWaitsFrom(in, spanMap);
     for (const Flow& f : in.flows)
         out.addFlow(spanBase + f.from, spanBase + f.to, f.kind);
@@ -283,8 +297,13 @@ Result<MergeResult> mergeRankTraces(std::vector<RankTrace> ranks, const MergeOpt
         if (const std::string* lr = findSetting(t.info, "local_rank"))
             about += ", local rank " + *lr;
         about += ", shifted by " + microseconds(rec.shift);
+        if (rec.rate != 0) {
+            char drift[64];
+            std::snprintf(drift, sizeof drift, ", drift %+.2f ppm corrected", rec.rate * 1e6);
+            about += drift;
+        }
         out.info.settings.emplace_back("rank " + std::to_string(rank), about);
-        copyRank(out, t, rank, rec.shift);
+        copyRank(out, t, rank, RankClockMap{rec.shift, rec.rate});
         // Copied: only its info (the scenario, for the collectives below) is read again. Dropping the rest now keeps
         // the peak near the inputs' size instead of the inputs and the job together (64 ranks x 100 k spans).
         RunInfo info = std::move(ranks[i].trace.info);

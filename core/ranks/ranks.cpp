@@ -186,6 +186,16 @@ void addRankSettings(RunInfo& info, const RankInfo& rank, const std::string& hos
         set("clock_sync_samples", std::to_string(clock.sync->samples));
         set("clock_sync_host", clock.sync->rootHost);
         set("clock_sync_job", clock.sync->job);
+        if (clock.sync->atNs)
+            set("clock_sync_at_ns", std::to_string(*clock.sync->atNs));
+        if (const auto& a = clock.sync->after) {
+            set("clock_sync_after_offset_ns", std::to_string(a->offsetNs));
+            set("clock_sync_after_uncertainty_ns", std::to_string(a->uncertaintyNs));
+            set("clock_sync_after_samples", std::to_string(a->samples));
+            set("clock_sync_after_at_ns", std::to_string(a->atNs));
+        } else if (!clock.sync->afterMissing.empty()) {
+            set("clock_sync_after", "not measured: " + clock.sync->afterMissing);
+        }
     }
 }
 
@@ -224,6 +234,39 @@ Result<std::optional<ClockSync>> readClockSync(const RunInfo& info)
                      "missing: the rank 0 this rank's clock was measured against is unknown (clock_sync is set)"};
     sync.rootHost = *host;
     sync.job = *job;
+    if (findSetting(info, "clock_sync_at_ns")) {
+        int64_t at = 0;
+        if (auto e = number("clock_sync_at_ns", INT64_MIN, at))
+            return *e;
+        sync.atNs = at;
+    }
+    if (findSetting(info, "clock_sync_after_offset_ns")) {
+        // Drift is corrected between the two measurements: the second needs the first's time, and comes after it.
+        ClockSync::Sample after;
+        int64_t afterSamples = 0;
+        if (auto e = number("clock_sync_after_offset_ns", INT64_MIN, after.offsetNs))
+            return *e;
+        if (auto e = number("clock_sync_after_uncertainty_ns", 0, after.uncertaintyNs))
+            return *e;
+        if (auto e = number("clock_sync_after_samples", 0, afterSamples))
+            return *e;
+        if (auto e = number("clock_sync_after_at_ns", INT64_MIN, after.atNs))
+            return *e;
+        after.samples = int(std::min<int64_t>(afterSamples, INT_MAX));
+        if (!sync.atNs)
+            return Error{{},
+                         "info.settings.clock_sync_at_ns",
+                         "missing: the offset was measured again after the run (clock_sync_after_offset_ns), but "
+                         "when it was first measured is unknown"};
+        if (after.atNs <= *sync.atNs)
+            return Error{{},
+                         "info.settings.clock_sync_after_at_ns",
+                         std::to_string(after.atNs) + " is not after clock_sync_at_ns (" + std::to_string(*sync.atNs)
+                             + "): the second measurement must come after the first"};
+        sync.after = after;
+    } else if (const std::string* missing = findSetting(info, "clock_sync_after")) {
+        sync.afterMissing = missing->rfind("not measured: ", 0) == 0 ? missing->substr(14) : *missing;
+    }
     return std::optional<ClockSync>(std::move(sync));
 }
 

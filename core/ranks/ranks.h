@@ -52,6 +52,19 @@ struct ClockSync {
     int samples = 0;
     std::string rootHost; // rank 0's host
     std::string job;      // the rendezvous' id: ranks of one job share it
+    // This rank's steady clock when the offset was measured (the middle of the round trip it was taken from); not in
+    // traces written before the offset was measured twice.
+    std::optional<int64_t> atNs;
+    // The same measurement again after the run, so that `merge` corrects the hosts' clock drift between the two
+    // (clock_alignment.h). Absent where it could not be taken; `afterMissing` then says why.
+    struct Sample {
+        int64_t offsetNs = 0;
+        int64_t uncertaintyNs = 0;
+        int samples = 0;
+        int64_t atNs = 0;
+    };
+    std::optional<Sample> after;
+    std::string afterMissing;
 };
 
 // How a rank's trace times relate to its host's clocks, sampled when the run ends.

@@ -518,6 +518,7 @@ Result<ClockOffset> Rendezvous::measureClockOffset(int rounds, std::vector<Clock
 {
     ClockOffset own;
     own.rank = m_rank;
+    own.atNs = steadyNs();
     if (m_rank == 0) {
         rounds = std::clamp(rounds, 1, 10'000);
         if (all) {
@@ -550,9 +551,9 @@ Result<ClockOffset> Rendezvous::measureClockOffset(int rounds, std::vector<Clock
                 const auto w = words(m.payload);
                 ClockOffset o;
                 o.rank = r;
-                if (w.size() != 3 || !parseInt(std::string_view(w[0]), o.offsetNs)
+                if (w.size() != 4 || !parseInt(std::string_view(w[0]), o.offsetNs)
                     || !parseInt(std::string_view(w[1]), o.uncertaintyNs)
-                    || !parseInt(std::string_view(w[2]), o.samples)) {
+                    || !parseInt(std::string_view(w[2]), o.samples) || !parseInt(std::string_view(w[3]), o.atNs)) {
                     Status s = failed("rank " + std::to_string(r) + " sent an unreadable clock offset");
                     return {s.error(), s.errorClass()};
                 }
@@ -600,11 +601,12 @@ Result<ClockOffset> Rendezvous::measureClockOffset(int rounds, std::vector<Clock
             bestDelay = delay;
             own.offsetNs = ((arrived - sent) + (left - received)) / 2;
             own.uncertaintyNs = (delay + 1) / 2;
+            own.atNs = sent + (received - sent) / 2;
         }
     }
     own.samples = n;
-    const std::string done =
-        std::to_string(own.offsetNs) + " " + std::to_string(own.uncertaintyNs) + " " + std::to_string(own.samples);
+    const std::string done = std::to_string(own.offsetNs) + " " + std::to_string(own.uncertaintyNs) + " "
+        + std::to_string(own.samples) + " " + std::to_string(own.atNs);
     if (Status s = send(0, MessageType::SyncDone, done, deadline, "clock ping-pong"); !s)
         return {s.error(), s.errorClass()};
     return own;

@@ -41,7 +41,8 @@ struct ClockOffset {
     int rank = 0;
     int64_t offsetNs = 0;
     int64_t uncertaintyNs = 0;
-    int samples = 0; // round trips made; 0 for rank 0 itself
+    int samples = 0;  // round trips made; 0 for rank 0 itself
+    int64_t atNs = 0; // this rank's steady clock at the middle of the round trip the offset came from
 };
 
 struct RendezvousOptions {

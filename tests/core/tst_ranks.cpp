@@ -269,8 +269,8 @@ private slots:
     void ranksOfSeveralHostsAreAlignedByTheirMeasuredOffsets()
     {
         auto sync = [](int64_t offset, int64_t uncertainty, std::string job = "j1", std::string root = "a") {
-            return std::optional<ss::ClockSync>(
-                ss::ClockSync{offset, uncertainty, 32, std::move(root), std::move(job)});
+            return std::optional<ss::ClockSync>(ss::ClockSync{
+                offset, uncertainty, 32, std::move(root), std::move(job), std::nullopt, std::nullopt, {}});
         };
         auto inputs = [&] {
             std::vector<ss::RankTrace> in;
@@ -290,7 +290,9 @@ private slots:
         const QString sentence = QString::fromStdString(m->alignment);
         QCOMPARE(sentence,
                  QStringLiteral("2 hosts, aligned by ping-pong to rank 0 (host a): error up to 38.0 µs (half "
-                                "the shortest of 32 round trips; ranks on one host share its steady clock)"));
+                                "the shortest of 32 round trips; ranks on one host share its steady clock); host b "
+                                "measured before the run only: the clock drift during the run is not corrected nor "
+                                "in the error"));
         QCOMPARE(QString::fromStdString(*ss::findSetting(m->trace.info, "clock_alignment")), sentence);
         QVERIFY(m->trace.info.clockAlignmentErrorNs >= 38'000);
         QVERIFY(m->notes.empty());
@@ -314,10 +316,128 @@ private slots:
         QCOMPARE(QString::fromStdString(*ss::findSetting(back->info, "clock_alignment")), sentence);
     }
 
+    // Offsets measured before and after the run: a host whose clock drifted is placed by the line through the two,
+    // its spans mapped time by time; two measurements too close together to tell a drift put the change between
+    // them into the error instead; what a rank's trace records about them is read back, and checked.
+    void hostClockDriftIsCorrectedBetweenTwoMeasurements()
+    {
+        // Host b's clock gains 20 ppm on host a's: 400.02 µs between a measurement at 6 ms and one 20.001 s later.
+        auto sync = [](int64_t offset, int64_t at, int64_t afterOffset, int64_t afterAt) {
+            ss::ClockSync s{offset, 10'000, 32, "a", "j1", at, ss::ClockSync::Sample{afterOffset, 10'000, 32, afterAt},
+                            {}};
+            return std::optional<ss::ClockSync>(std::move(s));
+        };
+        auto job = [&](std::optional<ss::ClockSync> b) {
+            std::vector<ss::RankTrace> in;
+            in.push_back({"r0.json", rankTrace(0, 2, "a", 1'000'000, false, sync(0, 500'000, 0, 20'001'000'000))});
+            ss::Trace r1 = rankTrace(1, 2, "b", 7'000'000, false, std::move(b));
+            ss::SpanInit late; // 10 s into rank 1's run
+            late.track = 1;
+            late.kind = ss::SpanKind::Kernel;
+            late.name = "late";
+            late.start = 10'000'000'000;
+            late.end = 10'001'000'000;
+            r1.addSpan(late);
+            r1.finalize();
+            in.push_back({"r1.json", std::move(r1)});
+            return in;
+        };
+        auto startOf = [](const ss::Trace& t, const char* name) {
+            for (uint32_t i = 0; i < t.spanCount(); ++i)
+                if (t.spanName(i) == name)
+                    return std::make_pair(int64_t(t.spans.start[i]), int64_t(t.spans.end[i]));
+            return std::make_pair(int64_t(-1), int64_t(-1));
+        };
+        const int64_t o1 = -5'800'000;
+        const int64_t a1 = 6'000'000;
+        const int64_t a2 = a1 + 20'001'000'000;
+        auto m = ss::mergeRankTraces(job(sync(o1, a1, o1 + 400'020, a2)));
+        QVERIFY2(m, m ? "" : m.error().toString().c_str());
+        // Rank 1's time 0 is at 7 ms on b's clock, where b's offset is -5,799.98 µs: 1,200.02 µs on a's; rank 0's
+        // time 0 is at 1 ms, the job's 0.
+        QCOMPARE(kernelStart(m->trace, 1), int64_t(206'020));
+        // 10 s later b's clock has gained another 200 µs: without the correction the span would be 200 µs early.
+        QCOMPARE(startOf(m->trace, "late"), std::make_pair(int64_t(10'000'400'020), int64_t(10'001'400'040)));
+        QCOMPARE(m->trace.info.clockAlignmentErrorNs, 10'000.0);
+        QCOMPARE(QString::fromStdString(m->alignment),
+                 QStringLiteral("2 hosts, aligned by ping-pong to rank 0 (host a): error up to 10.0 µs (half the "
+                                "shortest of 32 round trips; ranks on one host share its steady clock); clock drift "
+                                "corrected between the offsets measured before and after the run (host b: +20.00 ± "
+                                "1.00 ppm)"));
+        QVERIFY(QString::fromStdString(*ss::findSetting(m->trace.info, "rank 1"))
+                    .endsWith(QLatin1String("drift +20.00 ppm corrected")));
+        QVERIFY(m->notes.empty());
+
+        // 0.1 s apart with 10 µs each: the rate is known to 200 ppm only. The first offset places the host, and the
+        // 3 µs change between the two measurements goes into the error: 13 µs.
+        auto close = ss::mergeRankTraces(job(sync(o1, a1, o1 + 3'000, a1 + 100'000'000)));
+        QVERIFY(close);
+        QCOMPARE(kernelStart(close->trace, 1), int64_t(206'000));
+        QCOMPARE(startOf(close->trace, "late").first, int64_t(10'000'200'000));
+        QCOMPARE(close->trace.info.clockAlignmentErrorNs, 13'000.0);
+        QVERIFY2(QString::fromStdString(close->alignment)
+                     .endsWith(QStringLiteral("error up to 13.0 µs (half the shortest of 32 round trips; ranks on one "
+                                              "host share its steady clock); measured again too soon after the first "
+                                              "to tell a drift from their error (host b: 0.10 s apart): the change "
+                                              "between them is in the error")),
+                 close->alignment.c_str());
+
+        // Not measured again (the rank's run outlasted the rendezvous' timeout): said, and not corrected.
+        ss::ClockSync once{o1, 10'000, 32, "a", "j1", a1, std::nullopt, "rank 0 did not answer within 60 s"};
+        auto single = ss::mergeRankTraces(job(once));
+        QVERIFY(single);
+        QCOMPARE(startOf(single->trace, "late").first, int64_t(10'000'200'000));
+        QCOMPARE(single->notes.size(), size_t(1));
+        QCOMPARE(QString::fromStdString(single->notes[0]),
+                 QStringLiteral("host b: the clock offset was not measured again after the run (rank 0 did not "
+                                "answer within 60 s), so its drift during the run is not corrected"));
+
+        // What run writes is what merge reads, through a file.
+        QTemporaryDir dir;
+        const std::string file = dir.filePath(QStringLiteral("r1.json")).toStdString();
+        for (const auto& written : {*sync(o1, a1, o1 + 400'020, a2), once}) {
+            auto in = job(written);
+            QVERIFY(ss::saveNativeTrace(in[1].trace, file));
+            auto back = ss::loadTraceFile(file);
+            QVERIFY(back);
+            auto read = ss::readClockSync(back->info);
+            QVERIFY(read && *read);
+            QCOMPARE((*read)->atNs, written.atNs);
+            QCOMPARE((*read)->after.has_value(), written.after.has_value());
+            if (written.after) {
+                QCOMPARE((*read)->after->offsetNs, written.after->offsetNs);
+                QCOMPARE((*read)->after->uncertaintyNs, written.after->uncertaintyNs);
+                QCOMPARE((*read)->after->samples, written.after->samples);
+                QCOMPARE((*read)->after->atNs, written.after->atNs);
+            }
+            QCOMPARE((*read)->afterMissing, written.afterMissing);
+        }
+        // A second measurement before the first, or one without the first's time: named, not merged.
+        auto broken = job(sync(o1, a1, o1 + 400'020, a2));
+        ss::setSetting(broken[1].trace.info, "clock_sync_after_at_ns", "5000000");
+        auto bad = ss::mergeRankTraces(std::move(broken));
+        QVERIFY(!bad);
+        QVERIFY2(QString::fromStdString(bad.error().toString())
+                     .startsWith(QLatin1String("r1.json: info.settings.clock_sync_after_at_ns: 5000000 is not after "
+                                               "clock_sync_at_ns (6000000)")),
+                 bad.error().toString().c_str());
+        auto noFirst = job(sync(o1, a1, o1 + 400'020, a2));
+        auto& settings = noFirst[1].trace.info.settings;
+        settings.erase(std::remove_if(settings.begin(), settings.end(),
+                                      [](const auto& kv) { return kv.first == "clock_sync_at_ns"; }),
+                       settings.end());
+        bad = ss::mergeRankTraces(std::move(noFirst));
+        QVERIFY(!bad);
+        QVERIFY2(QString::fromStdString(bad.error().toString())
+                     .startsWith(QLatin1String("r1.json: info.settings.clock_sync_at_ns: missing")),
+                 bad.error().toString().c_str());
+    }
+
     void ranksThatCannotBeAlignedAreRefused()
     {
         auto sync = [](std::string job, std::string root) {
-            return std::optional<ss::ClockSync>(ss::ClockSync{-5'000, 20'000, 32, std::move(root), std::move(job)});
+            return std::optional<ss::ClockSync>(
+                ss::ClockSync{-5'000, 20'000, 32, std::move(root), std::move(job), std::nullopt, std::nullopt, {}});
         };
         auto error = [](std::vector<ss::RankTrace> in) {
             auto m = ss::mergeRankTraces(std::move(in));

@@ -337,7 +337,8 @@ private slots:
                 rank0Err = err;
         }
         QVERIFY2(rank0Err.contains(QStringLiteral("rendezvous at 127.0.0.1:%1 (torchrun's MASTER_ADDR").arg(port))
-                     && rank0Err.contains(QLatin1String("4 ranks; clock offset to rank 0")),
+                     && rank0Err.contains(QLatin1String("4 ranks; clock offset to rank 0"))
+                     && rank0Err.contains(QLatin1String("clock offset to rank 0 again after the run: rank 1 ")),
                  qPrintable(rank0Err));
         std::string job;
         for (int r = 0; r < 4; ++r) {
@@ -348,6 +349,11 @@ private slots:
             QCOMPARE((*sync)->samples, r == 0 ? 0 : 32);
             QCOMPARE((*sync)->rootHost, ss::localHostName());
             QVERIFY(std::llabs((*sync)->offsetNs) <= (*sync)->uncertaintyNs + 1);
+            // Measured again after the run, later on the rank's clock, and again 0 within its uncertainty (one host).
+            QVERIFY((*sync)->atNs && (*sync)->after);
+            QVERIFY((*sync)->after->atNs > *(*sync)->atNs);
+            QCOMPARE((*sync)->after->samples, r == 0 ? 0 : 32);
+            QVERIFY(std::llabs((*sync)->after->offsetNs) <= (*sync)->after->uncertaintyNs + 1);
             if (r == 0)
                 job = (*sync)->job;
             QCOMPARE((*sync)->job, job);
