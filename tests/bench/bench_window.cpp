@@ -8,9 +8,12 @@
 //     caused is done (the event queue drained), wall and CPU time.
 // A frame is within budget at 16 ms.
 //
-//   bench_window [--json] [--spans N] [--reps R] [--file TRACE] [--binary]
+//   bench_window [--json] [--spans N] [--reps R] [--file TRACE] [--binary] [--synthetic]
 //                                                          (offscreen unless QT_QPA_PLATFORM says otherwise)
-// --binary saves the generated trace in the binary native format (*.sstrace) instead of JSON.
+// --binary saves the generated trace in the binary native format (*.sstrace) instead of JSON. --synthetic writes
+// synthetic_trace.h's trace (bench_timeline's) of N spans instead of simulating the workload, for sizes the simulator
+// would need too much memory for (100 M spans); it implies --binary. With --file, the synthetic trace is written to
+// that file where it does not exist yet, and kept.
 #include "bench_process.h"
 #include "bench_workload.h"
 
@@ -20,6 +23,7 @@
 #include "runner.h"
 #include "scenario_json.h"
 #include "simulator.h"
+#include "synthetic_trace.h"
 #include "text_file.h"
 #include "timeline_plottable.h"
 #include "timeline_view.h"
@@ -56,6 +60,7 @@ struct Config {
     int reps = 15;
     QString file;
     bool binary = false;
+    bool synthetic = false;
 };
 
 // Counts the paint events of one widget: a measured step must have repainted the timeline.
@@ -132,6 +137,8 @@ bool parseArgs(int argc, char** argv, Config& cfg)
             cfg.json = true;
         } else if (arg == "--binary") {
             cfg.binary = true;
+        } else if (arg == "--synthetic") {
+            cfg.synthetic = cfg.binary = true;
         } else if (arg == "--spans" || arg == "--reps" || arg == "--file") {
             const char* v = next();
             if (!v)
@@ -149,9 +156,18 @@ bool parseArgs(int argc, char** argv, Config& cfg)
     return cfg.spans > 0;
 }
 
-// The workload simulated at about `spans` spans, saved where `path` says. Returns the span count, or -1.
-int64_t writeTrace(int64_t spans, const std::string& path)
+// The workload simulated at about `spans` spans (or synthetic_trace.h's), saved where `path` says. Returns the span
+// count, or -1.
+int64_t writeTrace(int64_t spans, const std::string& path, bool synthetic)
 {
+    if (synthetic) {
+        const auto trace = syntheticTrace(size_t(spans));
+        if (Status saved = saveNativeTrace(*trace, path); !saved) {
+            std::fprintf(stderr, "bench_window: %s\n", saved.error().toString().c_str());
+            return -1;
+        }
+        return int64_t(trace->spanCount());
+    }
     ScenarioLimits limits;
     const int64_t ops = spans * 2 / 3; // 1.5 spans per operation
     limits.maxIssued = std::max<int64_t>(limits.maxIssued, ops * 2);
@@ -181,7 +197,9 @@ int main(int argc, char** argv)
         setenv("QT_QPA_PLATFORM", "offscreen", 1);
     Config cfg;
     if (!parseArgs(argc, argv, cfg)) {
-        std::fprintf(stderr, "usage: bench_window [--json] [--spans N] [--reps R] [--file TRACE] [--binary]\n");
+        std::fprintf(stderr,
+                     "usage: bench_window [--json] [--spans N] [--reps R] [--file TRACE] [--binary] "
+                     "[--synthetic]\n");
         return 2;
     }
     QStandardPaths::setTestModeEnabled(true); // the user's settings and recent files are left alone
@@ -192,11 +210,13 @@ int main(int argc, char** argv)
     QTemporaryDir dir;
     QString file = cfg.file;
     nlohmann::ordered_json out;
-    if (file.isEmpty()) {
-        file = dir.filePath(cfg.binary ? QStringLiteral("bench-window.sstrace") : QStringLiteral("bench-window.json"));
+    if (file.isEmpty() || (cfg.synthetic && !QFileInfo::exists(file))) {
+        if (file.isEmpty())
+            file =
+                dir.filePath(cfg.binary ? QStringLiteral("bench-window.sstrace") : QStringLiteral("bench-window.json"));
         QElapsedTimer t;
         t.start();
-        const int64_t spans = writeTrace(cfg.spans, file.toStdString());
+        const int64_t spans = writeTrace(cfg.spans, file.toStdString(), cfg.synthetic);
         if (spans < 0)
             return 1;
         out["generate_s"] = double(t.nsecsElapsed()) / 1e9;
