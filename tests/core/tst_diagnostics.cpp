@@ -465,6 +465,37 @@ private slots:
         QVERIFY2(it->message.find(first) < it->message.find(" has "), (first + " | " + it->message).c_str());
     }
 
+    // streams-overlap counts a device's stream pairs in a matrix up to 512 streams and in a hash map beyond: the same
+    // streams and the same example pairs either way.
+    void streamPairsAreCountedAlikeForFewAndManyStreams()
+    {
+        auto prefix = [](int quietStreams) {
+            Trace t;
+            const int64_t us = 1000;
+            const int64_t busy[4][2] = {{0, 100}, {10, 110}, {20, 60}, {50, 200}};
+            for (int s = 0; s < 4; ++s) {
+                const uint32_t tr = t.addTrack({TrackKind::Stream, "s" + std::to_string(s), 0});
+                t.addSpan({tr, SpanKind::Kernel, "k" + std::to_string(s), busy[s][0] * us, busy[s][1] * us});
+            }
+            // Streams that each ran alone, one after another, later.
+            for (int s = 0; s < quietStreams; ++s) {
+                const uint32_t tr = t.addTrack({TrackKind::Stream, "quiet" + std::to_string(s), 0});
+                t.addSpan({tr, SpanKind::Kernel, "alone", (300 + 2 * s) * us, (300 + 2 * s) * us + 100});
+            }
+            t.finalize();
+            for (const Diagnostic& d : diagnose(t))
+                if (d.rule == "streams-overlap")
+                    return q(d.message.substr(0, d.message.find(". Two or more")));
+            return QString();
+        };
+        const QString few = prefix(8);
+        QVERIFY2(
+            few.startsWith(QLatin1String(
+                "4 streams (s0, s1, s2 and 1 more) of device 0 ran at the same time: 'k1' (s1) ran beside 'k0' (s0)")),
+            qPrintable(few));
+        QCOMPARE(prefix(600), few);
+    }
+
     void unfinalizedTrace()
     {
         // Spans in reverse order, never finalized: the diagnostics run on a finalized copy.
