@@ -59,6 +59,7 @@ struct HostLine {
     int64_t offset = 0; // at `at`, on the host's own steady clock
     int64_t at = 0;
     double rate = 0;
+    bool drift = false; // placed by the line through two measurements (rate may still be 0)
     int64_t errorNs = 0;
     int64_t offsetAt(int64_t x) const
     {
@@ -87,7 +88,8 @@ HostLine hostLine(const ClockSync& s)
     l.offset = s.offsetNs;
     l.at = s.atNs.value_or(0);
     l.errorNs = worst(s);
-    if (tellsDrift(s))
+    l.drift = tellsDrift(s);
+    if (l.drift)
         l.rate = double(s.after->offsetNs - s.offsetNs) / double(s.after->atNs - *s.atNs);
     return l;
 }
@@ -175,14 +177,14 @@ Result<HostClockAlignment> alignByClockSync(const std::vector<HostClockRank>& ra
         HostLine l = hostLine(*b);
         out.errorNs = std::max(out.errorNs, l.errorNs);
         samples = std::min(samples, b->samples);
-        char ppm[96];
-        if (l.rate != 0) {
-            std::snprintf(ppm, sizeof ppm, "host %s: %+.2f ± %.2f ppm", h.c_str(), l.rate * 1e6,
+        char figure[64];
+        if (l.drift) {
+            std::snprintf(figure, sizeof figure, "%+.2f ± %.2f ppm", l.rate * 1e6,
                           double(b->uncertaintyNs + b->after->uncertaintyNs) / double(b->after->atNs - *b->atNs) * 1e6);
-            corrected.push_back(ppm);
+            corrected.push_back("host " + h + ": " + figure);
         } else if (twice(*b)) {
-            std::snprintf(ppm, sizeof ppm, "host %s: %.2f s apart", h.c_str(), double(b->after->atNs - *b->atNs) / 1e9);
-            tooClose.push_back(ppm);
+            std::snprintf(figure, sizeof figure, "%.2f s apart", double(b->after->atNs - *b->atNs) / 1e9);
+            tooClose.push_back("host " + h + ": " + figure);
         } else {
             once.push_back(h);
             if (!b->afterMissing.empty())
