@@ -1,5 +1,6 @@
 // The compact column of span times (TimeColumn): every int64 value comes back exactly, whether it fits its block's
-// 32-bit offset or is kept as an exception, through push_back, set, shift, iteration and the trace's reordering.
+// 32-bit offset or is kept as an exception, through push_back, set, shift, iteration, views, copyTo and the trace's
+// reordering.
 #include "time_column.h"
 #include "trace.h"
 
