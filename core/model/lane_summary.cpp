@@ -127,13 +127,34 @@ LaneSummary::LaneSummary(const LaneSpans& spans, int64_t origin)
 
     LevelBuilder first(shift, origin, kinds, kindOfSlot);
     std::array<int64_t, kSpanKindCount> ns{};
-    for (size_t p = 0; p < n; ++p) {
-        const uint32_t s = spans.at(p);
-        const int slot = slotOfKind[size_t(spans.kind[s])];
-        // A span of 0 ns counts as 1 ns, so that a block's kind is always one of its spans'.
-        ns[size_t(slot)] = std::max<int64_t>(1, distance(spans.start[s], spans.end[s]));
-        first.add(spans.start[s], spans.end[s], uint32_t(p), 1, ns.data());
-        ns[size_t(slot)] = 0;
+    // The times a chunk at a time into plain arrays (unpacked a block at a time where the lane is a range of the
+    // columns), so that the builder's stores do not interleave with the columns' reads.
+    constexpr size_t kChunk = 1024;
+    std::array<int64_t, kChunk> starts, ends;
+    std::array<uint8_t, kChunk> slots;
+    for (size_t p0 = 0; p0 < n; p0 += kChunk) {
+        const size_t m = std::min(kChunk, n - p0);
+        if (spans.list) {
+            const uint32_t* list = spans.list + p0;
+            for (size_t j = 0; j < m; ++j) {
+                starts[j] = spans.start[list[j]];
+                ends[j] = spans.end[list[j]];
+                slots[j] = uint8_t(slotOfKind[size_t(spans.kind[list[j]])]);
+            }
+        } else {
+            const size_t s0 = spans.base + p0;
+            spans.start.copyTo(s0, s0 + m, starts.data());
+            spans.end.copyTo(s0, s0 + m, ends.data());
+            for (size_t j = 0; j < m; ++j)
+                slots[j] = uint8_t(slotOfKind[size_t(spans.kind[s0 + j])]);
+        }
+        for (size_t j = 0; j < m; ++j) {
+            const size_t slot = slots[j];
+            // A span of 0 ns counts as 1 ns, so that a block's kind is always one of its spans'.
+            ns[slot] = std::max<int64_t>(1, distance(starts[j], ends[j]));
+            first.add(starts[j], ends[j], uint32_t(p0 + j), 1, ns.data());
+            ns[slot] = 0;
+        }
     }
     LaneSummaryLevel level = first.finish();
     std::vector<int64_t> kindNs = first.takeKindNs();

@@ -39,8 +39,8 @@ struct LaneSummaryLevel {
 
 // The spans of one lane: position p is span `list ? list[p] : base + p` of the columns start/end/kind.
 struct LaneSpans {
-    TimeColumn::const_iterator start;
-    TimeColumn::const_iterator end;
+    TimeColumn::View start;
+    TimeColumn::View end;
     const SpanKind* kind = nullptr;
     const uint32_t* list = nullptr;
     uint32_t base = 0;

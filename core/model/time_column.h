@@ -19,13 +19,56 @@ namespace streamscope {
 // than that) holds every entry in its offset. An entry that fits neither is kept whole in a sorted list of
 // exceptions, so every int64 value round-trips exactly.
 //
-// Read with operator[] (a value, not a reference); write with push_back() and set().
+// Read with operator[] (a value, not a reference); write with push_back() and set(). Loops read through a View (or
+// the iterators, which hold one), and copyTo() unpacks a range into a plain array.
 class TimeColumn {
+    using Exception = std::pair<uint32_t, int64_t>; // (index, value)
+    static constexpr uint32_t kEscape = 0xffffffffu;
+    static constexpr uint32_t kOffsetMask = 0x7fffffffu; // kEscape's offset: never a stored one
+
 public:
     static constexpr unsigned kBlockBits = 8;
     static constexpr size_t kBlock = size_t(1) << kBlockBits;
     // How far before the entry that sets it a base lies: entries up to this much earlier still fit.
     static constexpr int64_t kSlack = int64_t(1) << 26; // 67 ms
+
+    // The column's arrays as raw pointers, for reading in loops. Reading through the column itself reloads its
+    // vectors' data pointers after every store the compiler cannot prove leaves them alone (a push_back into the
+    // caller's own vector is enough); a View held in a local keeps them in registers. Valid until the column is next
+    // modified by anything but shift(), which moves the bases in place (push_back, set, assign, clear, reserve and
+    // shrink_to_fit may move or resize its arrays), as a vector's pointers are.
+    class View {
+    public:
+        View() = default;
+        int64_t operator[](size_t i) const
+        {
+            const uint32_t o = m_offset[i];
+            if (o != kEscape) [[likely]]
+                return m_base[2 * (i >> kBlockBits) + (o >> 31)] + int64_t(o & kOffsetMask);
+            return exception(i);
+        }
+        size_t size() const { return m_size; }
+        bool empty() const { return m_size == 0; }
+        // Asks for entry i's storage to be brought into the cache (a lookahead for walks that jump).
+        void prefetch(size_t i) const
+        {
+            __builtin_prefetch(m_offset + i);
+            __builtin_prefetch(m_base + 2 * (i >> kBlockBits));
+        }
+        // Entries [first, last) into out[0, last - first): a block at a time without a test per entry, then the
+        // exceptions of the range written over their places. For loops that read every entry of a range.
+        void copyTo(size_t first, size_t last, int64_t* out) const;
+
+    private:
+        friend class TimeColumn;
+        int64_t exception(size_t i) const;
+
+        const uint32_t* m_offset = nullptr;
+        const int64_t* m_base = nullptr;
+        const Exception* m_exceptions = nullptr;
+        size_t m_exceptionCount = 0;
+        size_t m_size = 0;
+    };
 
     class const_iterator {
     public:
@@ -35,12 +78,16 @@ public:
         using pointer = void;
         using reference = int64_t;
 
+        // Holds a View: invalidated as the View is (unlike the column's old iterators, which survived a push_back).
         const_iterator() = default;
-        const_iterator(const TimeColumn* c, size_t i) : m_c(c), m_i(i) {}
-        int64_t operator*() const { return (*m_c)[m_i]; }
-        int64_t operator[](difference_type n) const { return (*m_c)[size_t(difference_type(m_i) + n)]; }
+        const_iterator(const View& v, size_t i) : m_v(v), m_i(i) {}
+        int64_t operator*() const { return m_v[m_i]; }
+        int64_t operator[](difference_type n) const { return m_v[size_t(difference_type(m_i) + n)]; }
         // Asks for entry n's storage to be brought into the cache (a lookahead for walks that jump).
-        void prefetch(difference_type n) const { m_c->prefetch(size_t(difference_type(m_i) + n)); }
+        void prefetch(difference_type n) const { m_v.prefetch(size_t(difference_type(m_i) + n)); }
+        // The column's View and this iterator's index in it.
+        const View& view() const { return m_v; }
+        size_t index() const { return m_i; }
         const_iterator& operator++()
         {
             ++m_i;
@@ -84,7 +131,7 @@ public:
         friend auto operator<=>(const const_iterator& a, const const_iterator& b) { return a.m_i <=> b.m_i; }
 
     private:
-        const TimeColumn* m_c = nullptr;
+        View m_v;
         size_t m_i = 0;
     };
 
@@ -101,7 +148,7 @@ public:
         const uint32_t o = m_offset[i];
         if (o != kEscape) [[likely]]
             return m_base[2 * (i >> kBlockBits) + (o >> 31)] + int64_t(o & kOffsetMask);
-        return exception(i);
+        return view().exception(i);
     }
     void prefetch(size_t i) const
     {
@@ -113,8 +160,19 @@ public:
     size_t size() const { return m_offset.size(); }
     size_t capacity() const { return m_offset.capacity(); }
     bool empty() const { return m_offset.empty(); }
-    const_iterator begin() const { return {this, 0}; }
-    const_iterator end() const { return {this, size()}; }
+    View view() const
+    {
+        View v;
+        v.m_offset = m_offset.data();
+        v.m_base = m_base.data();
+        v.m_exceptions = m_exceptions.data();
+        v.m_exceptionCount = m_exceptions.size();
+        v.m_size = m_offset.size();
+        return v;
+    }
+    void copyTo(size_t first, size_t last, int64_t* out) const { view().copyTo(first, last, out); }
+    const_iterator begin() const { return {view(), 0}; }
+    const_iterator end() const { return {view(), size()}; }
 
     void push_back(int64_t v)
     {
@@ -157,28 +215,32 @@ public:
         m_base.shrink_to_fit();
         m_exceptions.shrink_to_fit();
     }
-    std::vector<int64_t> toVector() const { return {begin(), end()}; }
+    std::vector<int64_t> toVector() const
+    {
+        std::vector<int64_t> v(size());
+        copyTo(0, size(), v.data());
+        return v;
+    }
     size_t exceptionCount() const { return m_exceptions.size(); }
     size_t memoryBytes() const
     {
         return m_offset.capacity() * sizeof(uint32_t) + m_base.capacity() * sizeof(int64_t)
-            + m_exceptions.capacity() * sizeof(std::pair<uint32_t, int64_t>);
+            + m_exceptions.capacity() * sizeof(Exception);
     }
 
     friend bool operator==(const TimeColumn& a, const TimeColumn& b)
     {
         if (a.size() != b.size())
             return false;
-        for (size_t i = 0; i < a.size(); ++i)
-            if (a[i] != b[i])
+        const View va = a.view(), vb = b.view();
+        for (size_t i = 0; i < va.size(); ++i)
+            if (va[i] != vb[i])
                 return false;
         return true;
     }
 
 private:
-    static constexpr uint32_t kEscape = 0xffffffffu;
-    static constexpr uint32_t kOffsetMask = 0x7fffffffu; // kEscape's offset: never a stored one
-    static constexpr int64_t kUnset = INT64_MAX;         // a block's second base before any entry needs it
+    static constexpr int64_t kUnset = INT64_MAX; // a block's second base before any entry needs it
     static int64_t baseFor(int64_t v) { return v >= INT64_MIN + kSlack ? v - kSlack : INT64_MIN; }
     static bool fits(int64_t v, int64_t base) { return v >= base && uint64_t(v) - uint64_t(base) < kOffsetMask; }
     // Entry i's code: its offset from the first base of its block, or from the second (set here if unset), or
@@ -194,13 +256,12 @@ private:
             return uint32_t(uint64_t(v) - uint64_t(base[1])) | ~kOffsetMask;
         return kEscape;
     }
-    int64_t exception(size_t i) const;
     void putException(size_t i, int64_t v);
     void eraseException(size_t i);
 
     std::vector<uint32_t> m_offset;
-    std::vector<int64_t> m_base;                            // two per block
-    std::vector<std::pair<uint32_t, int64_t>> m_exceptions; // sorted by index
+    std::vector<int64_t> m_base;         // two per block
+    std::vector<Exception> m_exceptions; // sorted by index
 };
 
 } // namespace streamscope

@@ -84,7 +84,7 @@ struct Result {
     double fullMs = 0, zoom1Ms = 0, zoom001Ms = 0, hoverUs = 0, bytesPerSpan = 0;
     double fullCpu = 0, zoom1Cpu = 0, zoom001Cpu = 0;
     double fullWalkMs = 0, fullWalkCpu = 0, zoom1WalkMs = 0; // the same views drawn from the spans, no summaries
-    double setTraceMs = 0;
+    double setTraceMs = 0, setTraceCpu = 0;
     double traceBytesPerSpan = 0; // Trace::memoryBytes() alone, without the timeline's index
     TimelineDrawStats full, zoom1, zoom001;
 };
@@ -97,9 +97,11 @@ Result benchTimeline(size_t n, int reps)
     view.resize(kSize);
     show(view);
     QElapsedTimer timer;
+    const double setTraceCpu0 = processCpuMs();
     timer.start();
     view.setTrace(trace);
     r.setTraceMs = double(timer.nsecsElapsed()) / 1e6;
+    r.setTraceCpu = processCpuMs() - setTraceCpu0;
 
     view.fitToView();
     view.spansPlottable()->setSummariesUsed(false);
@@ -200,8 +202,8 @@ int main(int argc, char** argv)
             std::printf("%9zu spans: full %7.2f ms  1%% %7.2f ms  0.01%% %7.2f ms  hover %6.2f us  %5.1f B/span  "
                         "setTrace %7.1f ms\n",
                         n, r.fullMs, r.zoom1Ms, r.zoom001Ms, r.hoverUs, r.bytesPerSpan, r.setTraceMs);
-            std::printf("           cpu: full %.2f ms  1%% %.2f ms  0.01%% %.2f ms\n", r.fullCpu, r.zoom1Cpu,
-                        r.zoom001Cpu);
+            std::printf("           cpu: full %.2f ms  1%% %.2f ms  0.01%% %.2f ms  setTrace %.1f ms\n", r.fullCpu,
+                        r.zoom1Cpu, r.zoom001Cpu, r.setTraceCpu);
             std::printf("           memory: trace %.1f B/span, timeline index %.1f B/span\n", r.traceBytesPerSpan,
                         r.bytesPerSpan - r.traceBytesPerSpan);
             std::printf("           without summaries (span walk): full %.2f ms (cpu %.2f ms)  1%% %.2f ms\n",

@@ -19,8 +19,8 @@ struct Lane {
     LaneSpans spans() const
     {
         LaneSpans s;
-        s.start = start.begin();
-        s.end = end.begin();
+        s.start = start.view();
+        s.end = end.view();
         s.kind = kind.data();
         s.list = list.empty() ? nullptr : list.data();
         s.count = list.empty() ? start.size() : list.size();

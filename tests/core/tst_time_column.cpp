@@ -1,5 +1,6 @@
 // The compact column of span times (TimeColumn): every int64 value comes back exactly, whether it fits its block's
-// 32-bit offset or is kept as an exception, through push_back, set, shift, iteration and the trace's reordering.
+// 32-bit offset or is kept as an exception, through push_back, set, shift, iteration, views, copyTo and the trace's
+// reordering.
 #include "time_column.h"
 #include "trace.h"
 
@@ -21,6 +22,10 @@ private slots:
     void iteratorsSearchLikeAVector();
     void sortedTrackTimesNeedNoExceptions();
     void finalizeKeepsTimesExact();
+    void viewReadsLikeTheColumn();
+    void copyToUnpacksAnyRange();
+    void viewOfAnEmptyColumn();
+    void viewAfterSetAndShift();
 };
 
 namespace {
@@ -161,6 +166,126 @@ void TestTimeColumn::finalizeKeepsTimesExact()
             QCOMPARE(t.spans.end[i], want[tr][i - t.trackBegin(tr)].second);
         }
     }
+}
+
+namespace {
+// Blocks without exceptions, blocks with several (at a block's last entry too), and a short last block: exceptions
+// at kBlock + 9, 2 * kBlock - 1 and 3 * kBlock + 57, 107, 157, 207.
+std::vector<int64_t> valuesWithExceptions()
+{
+    std::vector<int64_t> want;
+    std::mt19937_64 rng(11);
+    for (size_t i = 0; i < 5 * TimeColumn::kBlock + 37; ++i) {
+        const size_t inBlock = i % TimeColumn::kBlock, block = i / TimeColumn::kBlock;
+        // In blocks 1, 3 and 5 the first far value takes the block's second base, the others are exceptions.
+        const bool odd = (block == 1 && (inBlock == 5 || inBlock == 9 || inBlock == TimeColumn::kBlock - 1))
+            || (block == 3 && inBlock % 50 == 7) || (block == 5 && inBlock == 36);
+        want.push_back(odd ? int64_t(rng()) : 1'000'000'000 + int64_t(i) * 1000);
+    }
+    // Block 2 holds two windows (its second base) and no exception.
+    for (size_t i = 2 * TimeColumn::kBlock + 100; i < 3 * TimeColumn::kBlock; ++i)
+        want[i] += int64_t(1) << 50;
+    return want;
+}
+} // namespace
+
+void TestTimeColumn::viewReadsLikeTheColumn()
+{
+    const std::vector<int64_t> want = valuesWithExceptions();
+    const TimeColumn c(want);
+    QCOMPARE(c.exceptionCount(), size_t(6));
+    const TimeColumn::View v = c.view();
+    QCOMPARE(v.size(), want.size());
+    QVERIFY(!v.empty());
+    for (size_t i = 0; i < want.size(); ++i)
+        QCOMPARE(v[i], want[i]);
+    // Iterators carry the view: an iterator into the middle reads from there, and says where it is.
+    const auto it = c.begin() + 300;
+    QCOMPARE(it.index(), size_t(300));
+    QCOMPARE(it.view()[301], want[301]);
+    QCOMPARE(*it, want[300]);
+}
+
+void TestTimeColumn::copyToUnpacksAnyRange()
+{
+    const std::vector<int64_t> want = valuesWithExceptions();
+    const TimeColumn c(want);
+    const size_t n = want.size(), B = TimeColumn::kBlock;
+    // Empty ranges, single entries, ranges that start or end on a block boundary or on an exception, the whole.
+    const std::vector<std::pair<size_t, size_t>> ranges{
+        {0, 0},         {0, n},         {0, 1},     {B, B + 1}, {B - 1, B + 1},       {B + 9, B + 10},   {B + 5, 3 * B},
+        {2 * B, 3 * B}, {3 * B + 7, n}, {n - 1, n}, {n, n},     {B + 1, 4 * B + 200}, {2 * B - 1, 2 * B}};
+    for (const auto& [first, last] : ranges) {
+        std::vector<int64_t> out(last - first + 2, -42);
+        c.copyTo(first, last, out.data() + 1);
+        QCOMPARE(out.front(), int64_t(-42)); // nothing written outside the range
+        QCOMPARE(out.back(), int64_t(-42));
+        for (size_t i = first; i < last; ++i)
+            if (out[i - first + 1] != want[i])
+                QFAIL(qPrintable(QStringLiteral("[%1, %2) entry %3: %4, want %5")
+                                     .arg(first)
+                                     .arg(last)
+                                     .arg(i)
+                                     .arg(out[i - first + 1])
+                                     .arg(want[i])));
+    }
+    // Every range of a short column against the vector (the extremes of int64 among the values).
+    constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
+    const std::vector<int64_t> small{5, kMax, kMin, 7, -3, kMax - 1, 9};
+    const TimeColumn sc(small);
+    for (size_t first = 0; first <= small.size(); ++first)
+        for (size_t last = first; last <= small.size(); ++last) {
+            std::vector<int64_t> out(last - first);
+            sc.copyTo(first, last, out.data());
+            QVERIFY(std::equal(out.begin(), out.end(), small.begin() + ptrdiff_t(first)));
+        }
+}
+
+void TestTimeColumn::viewOfAnEmptyColumn()
+{
+    const TimeColumn c;
+    const TimeColumn::View v = c.view();
+    QCOMPARE(v.size(), size_t(0));
+    QVERIFY(v.empty());
+    v.copyTo(0, 0, nullptr);
+    QVERIFY(c.toVector().empty());
+    QVERIFY(c.begin() == c.end());
+    const TimeColumn::View none;
+    QVERIFY(none.empty());
+}
+
+void TestTimeColumn::viewAfterSetAndShift()
+{
+    std::vector<int64_t> want = valuesWithExceptions();
+    TimeColumn c(want);
+    // shift() moves the bases and exceptions in place: a view taken before reads the shifted times.
+    const TimeColumn::View before = c.view();
+    constexpr int64_t kEpoch = 5'157'186'974'000'000'000;
+    c.shift(kEpoch);
+    for (int64_t& v : want)
+        v = int64_t(uint64_t(v) + uint64_t(kEpoch));
+    for (size_t i = 0; i < want.size(); ++i)
+        QCOMPARE(before[i], want[i]);
+    // set() may add or remove exceptions (moving that list): a view taken after it reads the new values.
+    const size_t B = TimeColumn::kBlock;
+    const size_t exceptions = c.exceptionCount();
+    auto put = [&](size_t i, int64_t v) {
+        c.set(i, v);
+        want[i] = v;
+    };
+    put(3, int64_t(1) << 62);            // block 0's second base
+    put(4, -(int64_t(1) << 62));         // a third window of block 0: a new exception
+    put(B + 9, int64_t(1) << 61);        // an exception replaced in place
+    put(4 * B + 5, int64_t(1) << 62);    // block 4's second base
+    put(4 * B + 6, -5);                  // a new exception
+    put(2 * B - 1, want[2 * B - 2] + 1); // was an exception: back in its block's first window
+    QCOMPARE(c.exceptionCount(), exceptions + 1);
+    const TimeColumn::View after = c.view();
+    std::vector<int64_t> out(want.size());
+    after.copyTo(0, want.size(), out.data());
+    QVERIFY(out == want);
+    for (size_t i = 0; i < want.size(); ++i)
+        QCOMPARE(after[i], want[i]);
 }
 
 QTEST_GUILESS_MAIN(TestTimeColumn)

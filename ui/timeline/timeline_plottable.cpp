@@ -48,9 +48,10 @@ void TimelinePlottable::buildFlowIndex()
     const Trace& tr = *m_trace;
     const size_t n = tr.flows.size();
     std::vector<std::pair<int64_t, uint32_t>> keyed(n);
+    const TimeColumn::View start = tr.spans.start.view(), end = tr.spans.end.view();
     for (size_t i = 0; i < n; ++i) {
         const Flow& f = tr.flows[i];
-        keyed[i] = {std::min(tr.spans.start[f.from], tr.spans.start[f.to]), uint32_t(i)};
+        keyed[i] = {std::min(start[f.from], start[f.to]), uint32_t(i)};
     }
     std::sort(keyed.begin(), keyed.end());
     m_flowOrder.resize(n);
@@ -61,7 +62,7 @@ void TimelinePlottable::buildFlowIndex()
         const Flow& f = tr.flows[keyed[i].second];
         m_flowOrder[i] = keyed[i].second;
         m_flowMinTime[i] = keyed[i].first;
-        maxTime = std::max({maxTime, tr.spans.end[f.from], tr.spans.end[f.to]});
+        maxTime = std::max({maxTime, end[f.from], end[f.to]});
         m_flowPrefixMaxTime[i] = maxTime;
     }
 }
