@@ -217,15 +217,22 @@ Result<std::optional<ClockSync>> readClockSync(const RunInfo& info)
                          + (lo == INT64_MIN ? "a whole number" : "a whole number from " + std::to_string(lo))
                          + " (clock_sync is set)"};
     };
+    // One measurement: clock_sync_{offset_ns,uncertainty_ns,samples}, or the same after "clock_sync_after_".
+    auto measurement = [&number](const std::string& prefix, int64_t& offset, int64_t& uncertainty,
+                                 int& samples) -> std::optional<Error> {
+        int64_t n = 0;
+        if (auto e = number((prefix + "offset_ns").c_str(), INT64_MIN, offset))
+            return e;
+        if (auto e = number((prefix + "uncertainty_ns").c_str(), 0, uncertainty))
+            return e;
+        if (auto e = number((prefix + "samples").c_str(), 0, n))
+            return e;
+        samples = int(std::min<int64_t>(n, INT_MAX));
+        return std::nullopt;
+    };
     ClockSync sync;
-    int64_t samples = 0;
-    if (auto e = number("clock_sync_offset_ns", INT64_MIN, sync.offsetNs))
+    if (auto e = measurement("clock_sync_", sync.offsetNs, sync.uncertaintyNs, sync.samples))
         return *e;
-    if (auto e = number("clock_sync_uncertainty_ns", 0, sync.uncertaintyNs))
-        return *e;
-    if (auto e = number("clock_sync_samples", 0, samples))
-        return *e;
-    sync.samples = int(std::min<int64_t>(samples, INT_MAX));
     const std::string* host = findSetting(info, "clock_sync_host");
     const std::string* job = findSetting(info, "clock_sync_job");
     if (!host || !job || job->empty())
@@ -243,16 +250,10 @@ Result<std::optional<ClockSync>> readClockSync(const RunInfo& info)
     if (findSetting(info, "clock_sync_after_offset_ns")) {
         // Drift is corrected between the two measurements: the second needs the first's time, and comes after it.
         ClockSync::Sample after;
-        int64_t afterSamples = 0;
-        if (auto e = number("clock_sync_after_offset_ns", INT64_MIN, after.offsetNs))
-            return *e;
-        if (auto e = number("clock_sync_after_uncertainty_ns", 0, after.uncertaintyNs))
-            return *e;
-        if (auto e = number("clock_sync_after_samples", 0, afterSamples))
+        if (auto e = measurement("clock_sync_after_", after.offsetNs, after.uncertaintyNs, after.samples))
             return *e;
         if (auto e = number("clock_sync_after_at_ns", INT64_MIN, after.atNs))
             return *e;
-        after.samples = int(std::min<int64_t>(afterSamples, INT_MAX));
         if (!sync.atNs)
             return Error{{},
                          "info.settings.clock_sync_at_ns",
