@@ -280,9 +280,9 @@ std::string microseconds(int64_t ns, bool sign = false)
     return buf;
 }
 
-// The ranks meet at the rendezvous, if there is one, and measure their clock offsets to rank 0. Before the run: a
-// rank that never comes is found before any work is done, and every wait has one bound (after the run, ranks end at
-// different times: a straggler may be minutes late). Rank 0 reports every rank's offset on stderr.
+// The ranks meet at the rendezvous, if there is one, and measure their clock offsets to rank 0. Before the run, so
+// that a rank that never comes is found before any work is done (the offsets are measured again after it:
+// measureAgain). Rank 0 reports every rank's offset on stderr.
 int meetRanks(const RunArgs& args, const ss::RankInfo& rank, const std::string& host,
               std::unique_ptr<ss::Rendezvous>& out, std::optional<ss::ClockSync>& sync,
               std::vector<ss::ClockOffset>& all)
