@@ -52,12 +52,13 @@ void streamsOverlap(const Context& c, std::vector<Diagnostic>& out)
         // up to 512 streams keeps its pairs in a matrix indexed by the streams' rank in track order (at most 8 MB):
         // a hash lookup per pair of running spans still cost 40 % of the analysis with 28 streams busy at once.
         std::unordered_map<uint64_t, PairInfo> pairs;
-        std::vector<uint32_t> denseTracks; // sorted; a track's index here is its row and column in `matrix`
+        std::vector<char> seen(c.t.tracks.size(), 0);
         for (const uint32_t i : spans)
-            if (denseTracks.empty() || denseTracks.back() != c.t.spans.track[i])
-                denseTracks.push_back(c.t.spans.track[i]);
-        std::sort(denseTracks.begin(), denseTracks.end());
-        denseTracks.erase(std::unique(denseTracks.begin(), denseTracks.end()), denseTracks.end());
+            seen[c.t.spans.track[i]] = 1;
+        std::vector<uint32_t> denseTracks; // sorted; a track's index here is its row and column in `matrix`
+        for (uint32_t tr = 0; tr < seen.size(); ++tr)
+            if (seen[tr])
+                denseTracks.push_back(tr);
         constexpr size_t kMaxDense = 512;
         const size_t dense = denseTracks.size() <= kMaxDense ? denseTracks.size() : 0;
         std::vector<PairInfo> matrix(dense * dense);

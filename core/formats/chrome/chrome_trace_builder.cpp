@@ -429,14 +429,13 @@ Result<Trace> finish(RawTrace&& raw, const std::vector<uint32_t>& threadTrack, s
             s.track[i] = tr;
             if (s.kind[i] == kUnknownKind)
                 s.kind[i] = t.tracks[tr].kind == TrackKind::Stream ? SpanKind::Kernel : SpanKind::HostWork;
-            if (origin != 0) {
-                if ((origin > 0 && s.end[i] > std::numeric_limits<int64_t>::max() - origin)
-                    || (origin < 0 && s.start[i] < std::numeric_limits<int64_t>::min() - origin))
-                    return Error{file, "/otherData/streamscope/time_origin_ns", "time origin out of range"};
-                s.start.set(i, s.start[i] + origin);
-                s.end.set(i, s.end[i] + origin);
-            }
+            if ((origin > 0 && s.end[i] > std::numeric_limits<int64_t>::max() - origin)
+                || (origin < 0 && s.start[i] < std::numeric_limits<int64_t>::min() - origin))
+                return Error{file, "/otherData/streamscope/time_origin_ns", "time origin out of range"};
         }
+        // Every time moves by the origin: the columns' bases move, not each entry (TimeColumn::shift).
+        s.start.shift(origin);
+        s.end.shift(origin);
         extra.insert(extra.end(), raw.indexFlows.begin(), raw.indexFlows.end());
         raw.indexFlows = {};
         t.flows.reserve(extra.size());
