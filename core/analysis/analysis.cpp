@@ -409,24 +409,13 @@ TraceAnalysis analyzeTrace(const Trace& input, const AnalysisOptions& options)
 
 std::vector<ConcurrencyStep> concurrencySteps(const Trace& trace, int device)
 {
-    std::vector<int64_t> starts, ends;
-    const auto& s = trace.spans;
-    int64_t first = kMaxTime, last = kMinTime;
-    for (uint32_t i = 0; i < s.size(); ++i) {
-        if (!isGpuSpan(s.kind[i]) || s.end[i] <= s.start[i])
-            continue;
-        if (device >= 0 && trackDevice(trace, s.track[i]) != device)
-            continue;
-        starts.push_back(s.start[i]);
-        ends.push_back(s.end[i]);
-        first = std::min(first, s.start[i]);
-        last = std::max(last, s.end[i]);
-    }
-    if (starts.empty())
-        return {};
-    std::sort(starts.begin(), starts.end());
-    std::sort(ends.begin(), ends.end());
-    return profileOf(starts, ends, first, last, true).steps;
+    const ConcurrencySeries series = concurrencySeries(trace, device);
+    std::vector<ConcurrencyStep> steps;
+    steps.reserve(series.size());
+    const TimeColumn::View times = series.times.view();
+    for (size_t i = 0; i < series.size(); ++i)
+        steps.push_back({times[i], int(series.counts[i])});
+    return steps;
 }
 
 } // namespace streamscope

@@ -183,6 +183,17 @@ std::string launchOriginText(const Trace& trace, const LaunchOrigin& origin)
     return text;
 }
 
+std::vector<uint32_t> launchingOps(const Trace& t)
+{
+    std::vector<uint32_t> ops(t.spanCount(), kNoOrigin);
+    if (!t.finalized())
+        return ops;
+    const LaunchOrigins origins(t);
+    for (uint32_t i = 0; i < t.spanCount(); ++i)
+        ops[i] = origins.of(i).op;
+    return ops;
+}
+
 std::vector<OpGpuTime> gpuTimeByLaunchingOp(const Trace& input)
 {
     Trace copy;
@@ -192,25 +203,35 @@ std::vector<OpGpuTime> gpuTimeByLaunchingOp(const Trace& input)
         copy.finalize();
         tp = &copy;
     }
-    const Trace& t = *tp;
-    const LaunchOrigins origins(t);
-    std::map<std::string_view, OpGpuTime> byOp;
-    for (uint32_t i = 0; i < t.spanCount(); ++i) {
-        if (!isGpuSpan(t.spans.kind[i]))
+    return gpuTimeByLaunchingOp(*tp, launchingOps(*tp));
+}
+
+std::vector<OpGpuTime> gpuTimeByLaunchingOp(const Trace& t, const std::vector<uint32_t>& ops)
+{
+    // Summed per name (the op span's interned string; the last entry: GPU work launched by no op).
+    const uint32_t noOp = uint32_t(t.strings.size());
+    std::vector<OpGpuTime> byName(t.strings.size() + 1);
+    const SpanColumns& s = t.spans;
+    const TimeColumn::View start = s.start.view(), end = s.end.view();
+    for (uint32_t i = 0; i < t.spanCount() && i < ops.size(); ++i) {
+        if (!isGpuSpan(s.kind[i]))
             continue;
-        const uint32_t op = origins.of(i).op;
-        const std::string_view name = op == kNoOrigin ? std::string_view() : t.spanName(op);
-        OpGpuTime& g = byOp[name];
+        const uint32_t op = ops[i];
+        OpGpuTime& g = byName[op == kNoOrigin ? noOp : s.name[op]];
         ++g.spans;
-        g.gpuNs += t.duration(i);
+        g.gpuNs += end[i] - start[i];
     }
     std::vector<OpGpuTime> out;
-    out.reserve(byOp.size());
-    for (auto& [name, g] : byOp) {
-        g.op = std::string(name);
-        out.push_back(std::move(g));
+    for (uint32_t n = 0; n <= noOp; ++n) {
+        if (byName[n].spans == 0)
+            continue;
+        byName[n].op = n == noOp ? std::string() : t.strings[n];
+        out.push_back(std::move(byName[n]));
     }
-    std::stable_sort(out.begin(), out.end(), [](const OpGpuTime& a, const OpGpuTime& b) { return a.gpuNs > b.gpuNs; });
+    // Most GPU time first; ties by name ("" first), as the names' order was before.
+    std::sort(out.begin(), out.end(), [](const OpGpuTime& a, const OpGpuTime& b) {
+        return a.gpuNs != b.gpuNs ? a.gpuNs > b.gpuNs : a.op < b.op;
+    });
     return out;
 }
 

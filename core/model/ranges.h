@@ -62,5 +62,9 @@ struct OpGpuTime {
 };
 // Most GPU time first; ties by name.
 std::vector<OpGpuTime> gpuTimeByLaunchingOp(const Trace& trace);
+// The same from launchingOps(trace) computed before (a finalized trace).
+std::vector<OpGpuTime> gpuTimeByLaunchingOp(const Trace& trace, const std::vector<uint32_t>& launchingOps);
+// Per span of a finalized trace: LaunchOrigins::of(span).op (kNoOrigin where none; all kNoOrigin if not finalized).
+std::vector<uint32_t> launchingOps(const Trace& trace);
 
 } // namespace streamscope

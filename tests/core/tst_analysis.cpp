@@ -90,6 +90,51 @@ void TestAnalysis::metrics()
     QCOMPARE(a.devices[0].idleNs, a.idleNs);
 }
 
+void TestAnalysis::concurrencySeriesAgreesWithTheProfile()
+{
+    // concurrencySeries merges each track's sorted starts and ends; analyzeTrace's profile sorts every span's. On a
+    // trace of 12 streams on 2 devices whose spans touch, nest, overlap on one stream (as imported ones may), last
+    // no time, and share instants, plus host calls and ranges, which do not count: the same steps, overall and
+    // per device, and the same maximum.
+    Trace t;
+    std::vector<uint32_t> tracks;
+    for (int k = 0; k < 12; ++k)
+        tracks.push_back(t.addTrack({TrackKind::Stream, "s" + std::to_string(k), k % 2}));
+    const uint32_t host = t.addTrack({TrackKind::HostThread, "main", 0});
+    uint64_t seed = 12345;
+    auto next = [&seed](int64_t n) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        return int64_t((seed >> 33) % uint64_t(n));
+    };
+    for (int i = 0; i < 4000; ++i) {
+        const uint32_t track = tracks[size_t(next(12))];
+        const int64_t start = next(100) * 10; // coarse: many spans start and end at one instant
+        const int64_t length = next(8) == 0 ? 0 : next(30) * 10;
+        const SpanKind kind = next(5) == 0 ? SpanKind::MemcpyH2D : SpanKind::Kernel;
+        t.addSpan({track, kind, "k", start, start + length});
+        if (next(4) == 0)
+            t.addSpan({host, SpanKind::ApiCall, "cudaLaunchKernel", start, start + 5});
+    }
+    t.finalize();
+    const TraceAnalysis a = analyzeTrace(t);
+    QVERIFY(a.concurrency.steps.size() > 100);
+    QCOMPARE(stepsText(concurrencySteps(t)), stepsText(a.concurrency.steps));
+    QCOMPARE(concurrencySeries(t).maxCount, a.concurrency.maxConcurrency);
+    QCOMPARE(a.devices.size(), size_t(2));
+    for (const DeviceAnalysis& d : a.devices)
+        QCOMPARE(stepsText(concurrencySteps(t, d.device)), stepsText(d.concurrency.steps));
+    // Held in about 6 bytes a step, not 16.
+    const ConcurrencySeries series = concurrencySeries(t);
+    QCOMPARE(series.size(), a.concurrency.steps.size());
+    QVERIFY(series.memoryBytes() < series.size() * 8);
+    // The same from a trace not finalized (a finalized copy is made).
+    Trace unfinalized;
+    unfinalized.addTrack({TrackKind::Stream, "s", 0});
+    unfinalized.addSpan({0, SpanKind::Kernel, "b", 50, 80});
+    unfinalized.addSpan({0, SpanKind::Kernel, "a", 0, 60});
+    QCOMPARE(stepsText(concurrencySteps(unfinalized)), "0=1 50=2 60=1 80=0"_q);
+}
+
 void TestAnalysis::twoDevices()
 {
     // s1 on device 0: 0-100, copy 100-150; s2 on device 1: kernel 50-150. Device 0: makespan 150, busy 150, no

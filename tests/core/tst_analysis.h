@@ -147,6 +147,7 @@ private slots:
     void metrics_data();
     void metrics();
     void twoDevices();
+    void concurrencySeriesAgreesWithTheProfile();
     void launchRate();
     void emptyTrace();
     void unfinalizedTrace();

@@ -23,19 +23,16 @@ QString trackName(const Trace& t, uint32_t track)
 SpanTableModel::SpanTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 SpanTableModel::~SpanTableModel() = default;
 
-void SpanTableModel::setTrace(std::shared_ptr<const Trace> trace)
+void SpanTableModel::setTrace(std::shared_ptr<const Trace> trace,
+                              std::shared_ptr<const std::vector<uint32_t>> launchingOps)
 {
     beginResetModel();
     m_trace = std::move(trace);
     m_names.reset(m_trace.get());
     m_origin = m_trace ? m_trace->timeRange().first : 0;
-    m_launchOp.clear();
-    if (m_trace && m_trace->finalized()) {
-        const LaunchOrigins origins(*m_trace);
-        m_launchOp.resize(m_trace->spanCount());
-        for (uint32_t i = 0; i < m_trace->spanCount(); ++i)
-            m_launchOp[i] = origins.of(i).op;
-    }
+    m_launchOp = !m_trace ? nullptr
+        : launchingOps    ? std::move(launchingOps)
+                          : std::make_shared<const std::vector<uint32_t>>(streamscope::launchingOps(*m_trace));
     endResetModel();
 }
 
@@ -90,7 +87,7 @@ QVariant SpanTableModel::data(const QModelIndex& index, int role) const
     const auto i = uint32_t(index.row());
     const SpanColumns& s = t.spans;
     const auto launchOpName = [&](uint32_t span) {
-        const uint32_t op = span < m_launchOp.size() ? m_launchOp[span] : kNoOrigin;
+        const uint32_t op = m_launchOp && span < m_launchOp->size() ? (*m_launchOp)[span] : kNoOrigin;
         return op == kNoOrigin ? QString() : qs(t.spanName(op));
     };
     if (role == SpanIndexRole)
@@ -201,10 +198,11 @@ bool SpanTableProxy::filterAcceptsRow(int sourceRow, const QModelIndex& sourcePa
 OpGpuTimeModel::OpGpuTimeModel(QObject* parent) : QAbstractTableModel(parent) {}
 OpGpuTimeModel::~OpGpuTimeModel() = default;
 
-void OpGpuTimeModel::setTrace(const std::shared_ptr<const Trace>& trace)
+void OpGpuTimeModel::setTrace(const std::shared_ptr<const Trace>& trace,
+                              std::shared_ptr<const std::vector<OpGpuTime>> rows)
 {
     beginResetModel();
-    m_rows = trace ? gpuTimeByLaunchingOp(*trace) : std::vector<OpGpuTime>{};
+    m_rows = !trace ? std::vector<OpGpuTime>{} : rows ? *rows : gpuTimeByLaunchingOp(*trace);
     m_totalNs = 0;
     for (const OpGpuTime& g : m_rows)
         m_totalNs += g.gpuNs;

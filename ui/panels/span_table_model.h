@@ -40,7 +40,9 @@ public:
     explicit SpanTableModel(QObject* parent = nullptr);
     ~SpanTableModel() override;
 
-    void setTrace(std::shared_ptr<const Trace> trace);
+    // `launchingOps`: launchingOps(*trace) computed beforehand; null: computed now.
+    void setTrace(std::shared_ptr<const Trace> trace,
+                  std::shared_ptr<const std::vector<uint32_t>> launchingOps = nullptr);
     const std::shared_ptr<const Trace>& trace() const { return m_trace; }
 
     int rowCount(const QModelIndex& parent = {}) const override;
@@ -52,7 +54,7 @@ private:
     std::shared_ptr<const Trace> m_trace;
     SpanDisplayNames m_names;
     int64_t m_origin = 0;
-    std::vector<uint32_t> m_launchOp; // per span: LaunchOrigin::op
+    std::shared_ptr<const std::vector<uint32_t>> m_launchOp; // per span: LaunchOrigin::op
 };
 
 // The span table grouped: GPU time by the op that launched it (gpuTimeByLaunchingOp), most first. One row per op
@@ -65,7 +67,9 @@ public:
 
     explicit OpGpuTimeModel(QObject* parent = nullptr);
     ~OpGpuTimeModel() override;
-    void setTrace(const std::shared_ptr<const Trace>& trace);
+    // `rows`: gpuTimeByLaunchingOp(*trace) computed beforehand; null: computed now.
+    void setTrace(const std::shared_ptr<const Trace>& trace,
+                  std::shared_ptr<const std::vector<OpGpuTime>> rows = nullptr);
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;

@@ -1,5 +1,6 @@
 #include "document_loader.h"
 
+#include "concurrency_plot.h"
 #include "format.h"
 #include "resources.h"
 #include "scenario_json.h"
@@ -10,6 +11,8 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QRegularExpression>
+
+#include <future>
 
 namespace streamscope {
 
@@ -40,10 +43,20 @@ TraceReport reportOnTrace(const Trace& trace)
     return a;
 }
 
-std::shared_ptr<const AnalyzedTrace> withTimelineLayout(std::shared_ptr<AnalyzedTrace> trace)
+std::shared_ptr<const AnalyzedTrace> withViewParts(std::shared_ptr<AnalyzedTrace> trace)
 {
-    if (trace->trace && trace->trace->finalized())
-        trace->layout = std::make_shared<const TimelineLayout>(*trace->trace, initiallyCollapsedRanks(*trace->trace));
+    if (!trace->trace || !trace->trace->finalized())
+        return trace;
+    const Trace& t = *trace->trace;
+    // The layout on this thread, the rest on another (about 1 s each at 10 M spans: docs/PERFORMANCE.md).
+    auto other = std::async(std::launch::async, [&trace, &t] {
+        trace->concurrency = makeConcurrencyPlotData(t);
+        auto ops = std::make_shared<const std::vector<uint32_t>>(launchingOps(t));
+        trace->opGpuTimes = std::make_shared<const std::vector<OpGpuTime>>(gpuTimeByLaunchingOp(t, *ops));
+        trace->launchingOps = std::move(ops);
+    });
+    trace->layout = std::make_shared<const TimelineLayout>(t, initiallyCollapsedRanks(t));
+    other.get(); // (its future's destructor waits too, should the layout throw)
     return trace;
 }
 
@@ -53,7 +66,7 @@ std::shared_ptr<const AnalyzedTrace> makeAnalyzedTrace(Trace trace)
     auto shared = std::make_shared<Trace>(std::move(trace));
     out->report = reportOnTrace(*shared);
     out->trace = std::move(shared);
-    return withTimelineLayout(std::move(out));
+    return withViewParts(std::move(out));
 }
 
 std::shared_ptr<const AnalyzedTrace> makeAnalyzedTrace(std::shared_ptr<const Trace> trace)
@@ -133,7 +146,7 @@ Result<LoadedDocument> loadDocument(const QString& pathOrLesson, const QString& 
         auto shown = std::make_shared<AnalyzedTrace>();
         shown->trace = std::make_shared<const Trace>(std::move(trace).value());
         shown->analysed = false;
-        doc.trace = withTimelineLayout(std::move(shown));
+        doc.trace = withViewParts(std::move(shown));
     }
     return doc;
 }

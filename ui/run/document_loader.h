@@ -8,6 +8,7 @@
 #include "diagnostics.h"
 #include "expect.h"
 #include "metrics.h"
+#include "ranges.h"
 #include "rank_parts.h"
 #include "result.h"
 #include "scenario.h"
@@ -40,19 +41,25 @@ TraceReport reportOnTrace(const Trace& trace);
 
 // A trace with its analysis, shared between the panels.
 class TimelineLayout;
+struct ConcurrencyPlotData;
 
 struct AnalyzedTrace {
     std::shared_ptr<const Trace> trace;
     TraceReport report;
     bool analysed = true; // false: the report is still to come (a big trace is drawn before it is analysed)
-    // The timeline's rows and lanes of `trace`, built beside it off the GUI thread (the ranks folded as a new view
-    // folds them), for the view that shows it first; it takes it (MainWindow::showTrace resets this on the GUI
-    // thread), so that the view's later layouts do not keep this one alive. Null: the view builds its own.
+    // What the views build from `trace` before they show it, built beside it off the GUI thread (each costs seconds
+    // at 10 M spans) for the views that show it first: the timeline's rows and lanes (the ranks folded as a new view
+    // folds them), the concurrency plot's step function, the op that launched each span (the span table's column)
+    // and the GPU time by launching op. They take them (MainWindow::showTrace resets these on the GUI thread), so
+    // that the views' later rebuilds do not keep these alive. Null: the view builds its own.
     mutable std::shared_ptr<const TimelineLayout> layout;
+    mutable std::shared_ptr<const ConcurrencyPlotData> concurrency;
+    mutable std::shared_ptr<const std::vector<uint32_t>> launchingOps;
+    mutable std::shared_ptr<const std::vector<OpGpuTime>> opGpuTimes;
 };
 
-// The same trace and report with the timeline's layout of it built now (see AnalyzedTrace::layout).
-std::shared_ptr<const AnalyzedTrace> withTimelineLayout(std::shared_ptr<AnalyzedTrace> trace);
+// The same trace and report with the views' parts of it built now (see AnalyzedTrace::layout), on two threads.
+std::shared_ptr<const AnalyzedTrace> withViewParts(std::shared_ptr<AnalyzedTrace> trace);
 
 std::shared_ptr<const AnalyzedTrace> makeAnalyzedTrace(Trace trace);
 // The same trace with its report, computed now (the second step of opening a file with `analyze` false).

@@ -199,73 +199,103 @@ ConcurrencyPlot::ConcurrencyPlot(QWidget* parent) : QCustomPlot(parent)
 
 ConcurrencyPlot::~ConcurrencyPlot() = default;
 
-void ConcurrencyPlot::setTrace(std::shared_ptr<const Trace> trace)
+std::shared_ptr<const ConcurrencyPlotData> makeConcurrencyPlotData(const Trace& trace)
+{
+    auto data = std::make_shared<ConcurrencyPlotData>();
+    if (trace.spanCount() == 0)
+        return data;
+    std::tie(data->origin, data->end) = trace.timeRange();
+    data->series = concurrencySeries(trace);
+    const std::vector<uint16_t>& counts = data->series.counts;
+    constexpr size_t kBlock = ConcurrencyPlotData::kStepBlock;
+    data->blockMax.reserve(counts.size() / kBlock + 1);
+    for (size_t i = 0; i < counts.size(); i += kBlock)
+        data->blockMax.push_back(*std::max_element(
+            counts.begin() + std::ptrdiff_t(i), counts.begin() + std::ptrdiff_t(std::min(counts.size(), i + kBlock))));
+    return data;
+}
+
+void ConcurrencyPlot::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const ConcurrencyPlotData> data)
 {
     m_trace = std::move(trace);
     m_histograms.reset();
-    m_stepKeys.clear();
-    m_stepCounts.clear();
-    m_blockMax.clear();
-    m_max = 0;
-    m_origin = 0;
-    if (m_trace && m_trace->spanCount() > 0) {
-        m_origin = double(m_trace->timeRange().first);
-        const auto steps = concurrencySteps(*m_trace);
-        m_stepKeys.reserve(steps.size() + 1);
-        m_stepCounts.reserve(steps.size() + 1);
-        for (const auto& s : steps) {
-            m_stepKeys.push_back(double(s.time) - m_origin);
-            m_stepCounts.push_back(s.count);
-            m_max = std::max(m_max, s.count);
-        }
-        if (!m_stepKeys.empty()) {
-            // Close the last step at the end of the trace.
-            m_stepKeys.push_back(double(m_trace->timeRange().second) - m_origin);
-            m_stepCounts.push_back(m_stepCounts.back());
-        }
-        m_blockMax.reserve(m_stepCounts.size() / kStepBlock + 1);
-        for (size_t i = 0; i < m_stepCounts.size(); i += kStepBlock)
-            m_blockMax.push_back(
-                *std::max_element(m_stepCounts.begin() + qsizetype(i),
-                                  m_stepCounts.begin() + qsizetype(std::min(m_stepCounts.size(), i + kStepBlock))));
-    }
+    m_data = m_trace ? (data ? std::move(data) : makeConcurrencyPlotData(*m_trace)) : nullptr;
+    m_stepTimes = m_data ? m_data->series.times.view() : TimeColumn::View{};
+    m_max = m_data ? m_data->series.maxCount : 0;
+    m_origin = m_data ? double(m_data->origin) : 0;
     updateShownSteps();
     applyMode();
 }
 
+size_t ConcurrencyPlot::stepCount() const
+{
+    // The last step is closed at the end of the trace by one more point with the same count.
+    return m_data && m_data->series.size() > 0 ? m_data->series.size() + 1 : 0;
+}
+
+double ConcurrencyPlot::stepKey(size_t i) const
+{
+    return double(i < m_stepTimes.size() ? m_stepTimes[i] : m_data->end) - m_origin;
+}
+
+int ConcurrencyPlot::stepValue(size_t i) const
+{
+    const std::vector<uint16_t>& counts = m_data->series.counts;
+    return counts[std::min(i, counts.size() - 1)];
+}
+
+size_t ConcurrencyPlot::firstStepAfter(double t) const
+{
+    size_t lo = 0, hi = stepCount();
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (stepKey(mid) <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 int ConcurrencyPlot::maxOfSteps(size_t from, size_t to) const
 {
+    constexpr size_t kBlock = ConcurrencyPlotData::kStepBlock;
+    to = std::min(to, m_data->series.size()); // the closing point repeats the last count
+    if (from >= to)
+        return stepValue(from);
     int best = 0;
-    while (from < to && from % kStepBlock != 0)
-        best = std::max(best, m_stepCounts[from++]);
-    while (from + kStepBlock <= to) {
-        best = std::max(best, m_blockMax[from / kStepBlock]);
-        from += kStepBlock;
+    while (from < to && from % kBlock != 0)
+        best = std::max(best, stepValue(from++));
+    while (from + kBlock <= to) {
+        best = std::max(best, int(m_data->blockMax[from / kBlock]));
+        from += kBlock;
     }
     while (from < to)
-        best = std::max(best, m_stepCounts[from++]);
+        best = std::max(best, stepValue(from++));
     return best;
 }
 
 void ConcurrencyPlot::updateShownSteps()
 {
     QVector<double> keys, values;
-    const size_t n = m_stepKeys.size();
+    const size_t n = stepCount();
     if (n > 0) {
         const double a = m_timeRange.first, b = m_timeRange.second;
         const int columns = std::max(1, axisRect()->width() > 1 ? axisRect()->width() : width());
         // The steps that reach into [a, b]: the one in effect at a, through the first at or after b.
         auto inEffectAt = [&](double t) {
-            const auto it = std::upper_bound(m_stepKeys.begin(), m_stepKeys.end(), t);
-            return it == m_stepKeys.begin() ? size_t(0) : size_t(it - m_stepKeys.begin()) - 1;
+            const size_t after = firstStepAfter(t);
+            return after == 0 ? size_t(0) : after - 1;
         };
         const size_t lo = inEffectAt(a);
-        const size_t hi =
-            std::min(n, size_t(std::lower_bound(m_stepKeys.begin(), m_stepKeys.end(), b) - m_stepKeys.begin()) + 1);
+        size_t atOrAfterB = firstStepAfter(b); // then back over the steps exactly at b
+        while (atOrAfterB > 0 && stepKey(atOrAfterB - 1) == b)
+            --atOrAfterB;
+        const size_t hi = std::min(n, atOrAfterB + 1);
         if (hi - lo <= size_t(2 * columns) || !(b > a)) {
             for (size_t i = lo; i < hi; ++i) {
-                keys.push_back(m_stepKeys[i]);
-                values.push_back(m_stepCounts[i]);
+                keys.push_back(stepKey(i));
+                values.push_back(stepValue(i));
             }
         } else {
             // More steps than pixels: each pixel column shows the most operations that ran at any time within it,
@@ -278,13 +308,20 @@ void ConcurrencyPlot::updateShownSteps()
             // (0.8 ms of a 7 ms wheel notch, bench_window).
             auto firstAtOrAfter = [&](size_t start, double t) {
                 size_t below = start, probe = start, step = 1; // every step before `below` is earlier than t
-                while (probe < n && m_stepKeys[probe] < t) {
+                while (probe < n && stepKey(probe) < t) {
                     below = probe + 1;
                     probe = std::min(n, probe + step);
                     step *= 2;
                 }
-                const auto first = m_stepKeys.begin();
-                return size_t(std::lower_bound(first + qsizetype(below), first + qsizetype(probe), t) - first);
+                size_t low = below, high = probe; // every step before low is earlier than t; high is not (or is n)
+                while (low < high) {
+                    const size_t mid = low + (high - low) / 2;
+                    if (stepKey(mid) < t)
+                        low = mid + 1;
+                    else
+                        high = mid;
+                }
+                return low;
             };
             size_t from = lo; // the step in effect at the column's start
             for (int c = 0; c < columns; ++c) {
@@ -294,7 +331,7 @@ void ConcurrencyPlot::updateShownSteps()
                 values.push_back(maxOfSteps(from, std::min(n, std::max(from + 1, next))));
                 // The next column's first step: the last one at or before t1.
                 size_t after = next;
-                while (after < n && m_stepKeys[after] == t1)
+                while (after < n && stepKey(after) == t1)
                     ++after;
                 from = after == 0 ? 0 : after - 1;
             }
@@ -307,10 +344,10 @@ void ConcurrencyPlot::updateShownSteps()
 
 int ConcurrencyPlot::runningAt(double t) const
 {
-    const auto it = std::upper_bound(m_stepKeys.begin(), m_stepKeys.end(), t);
-    if (it == m_stepKeys.begin() || it == m_stepKeys.end())
+    const size_t after = firstStepAfter(t);
+    if (after == 0 || after == stepCount())
         return -1;
-    return m_stepCounts[size_t(it - m_stepKeys.begin()) - 1];
+    return stepValue(after - 1);
 }
 
 std::pair<double, double> ConcurrencyPlot::visibleTimeRange() const

@@ -9,6 +9,7 @@
 // the size it gets (concurrency_plot_fit.cpp), never cut.
 #pragma once
 
+#include "analysis.h"
 #include "timeline_plottable.h" // includes QCustomPlot (see there)
 #include "trace.h"
 
@@ -51,6 +52,18 @@ std::vector<ConcurrencyHistogram> concurrencyHistograms(const Trace& trace);
 // Bar labels: "1.02 ms · 25 %"; "none" for k that never occurred.
 QString histogramBarLabel(int64_t ns, int64_t totalNs);
 
+// What the plot draws over time, built once per trace (off the GUI thread for a big one, with the timeline's
+// layout): the whole step function of the GPU operations running, and the most of each block of kStepBlock steps,
+// so that a pixel column's maximum costs O(its blocks), not O(its steps).
+struct ConcurrencyPlotData {
+    static constexpr size_t kStepBlock = 64;
+    ConcurrencySeries series;
+    std::vector<uint16_t> blockMax;
+    int64_t origin = 0; // the trace's first span: the plot's times are relative to it
+    int64_t end = 0;    // the trace's last end: the last step closes there
+};
+std::shared_ptr<const ConcurrencyPlotData> makeConcurrencyPlotData(const Trace& trace);
+
 class ConcurrencyPlot : public QCustomPlot {
     Q_OBJECT
 public:
@@ -59,7 +72,8 @@ public:
     explicit ConcurrencyPlot(QWidget* parent = nullptr);
     ~ConcurrencyPlot() override;
 
-    void setTrace(std::shared_ptr<const Trace> trace);
+    // `data`: the trace's plot data built beforehand (makeConcurrencyPlotData); null: built now.
+    void setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const ConcurrencyPlotData> data = nullptr);
     // Follows the timeline: the same visible time range, the plot area aligned under the timeline's.
     void followTimeline(TimelineView* timeline);
     // The step function shown: points (time ns relative to the trace's first span, operations running). Where the
@@ -129,7 +143,11 @@ private:
     // labels of the end rows are not cut by the plot's edge.
     double histogramRowPadding(int topRow, int labelHeight) const;
     void updateShownSteps();                      // the graph's points for the visible range and width
-    int maxOfSteps(size_t from, size_t to) const; // the most of m_stepCounts[from, to)
+    int maxOfSteps(size_t from, size_t to) const; // the most of the step counts [from, to)
+    size_t stepCount() const;                     // the steps, the end of the trace closing the last one
+    double stepKey(size_t i) const;               // step i's time relative to m_origin
+    int stepValue(size_t i) const;
+    size_t firstStepAfter(double t) const; // the first step later than t (stepCount() if none)
 
     std::shared_ptr<const Trace> m_trace;
     QCPGraph* m_graph = nullptr;
@@ -145,12 +163,8 @@ private:
     double m_origin = 0;
     std::pair<double, double> m_timeRange{0, 1}; // relative to m_origin
     int m_max = 0;
-    // The whole step function (time relative to m_origin, operations running from then on), and the most of each
-    // block of kStepBlock steps, so that a column's maximum costs O(its blocks), not O(its steps).
-    static constexpr size_t kStepBlock = 64;
-    std::vector<double> m_stepKeys;
-    std::vector<int> m_stepCounts;
-    std::vector<int> m_blockMax;
+    std::shared_ptr<const ConcurrencyPlotData> m_data;             // null: no trace
+    TimeColumn::View m_stepTimes;                                  // m_data's, read in loops
     std::optional<std::vector<ConcurrencyHistogram>> m_histograms; // computed when the histogram is first shown
     int m_histogramDevice = -1;
     ConcurrencyHistogram m_shown;

@@ -251,16 +251,16 @@ void MainWindow::showTrace(std::shared_ptr<const AnalyzedTrace> trace, const QSt
     m_traceWallMs = wallMs;
     std::shared_ptr<const Trace> t = m_trace ? m_trace->trace : nullptr;
     m_syncingSelection = true;
-    // The layout built off the GUI thread with the trace (a big trace's rows and lanes take seconds), handed over.
+    // The views' parts built off the GUI thread with the trace (AnalyzedTrace::layout), handed over.
     std::shared_ptr<const TimelineLayout> layout = m_trace ? std::exchange(m_trace->layout, nullptr) : nullptr;
     m_timeline->setTrace(t, keepView, std::move(layout));
-    m_spanModel->setTrace(t);
-    m_opModel->setTrace(t);
+    m_spanModel->setTrace(t, m_trace ? std::exchange(m_trace->launchingOps, nullptr) : nullptr);
+    m_opModel->setTrace(t, m_trace ? std::exchange(m_trace->opGpuTimes, nullptr) : nullptr);
     m_syncingSelection = false;
     m_inspector->setTrace(t);
     m_runInfo->setTrace(t, file, wallMs);
     m_analysis->setTrace(m_trace);
-    m_concurrency->setTrace(t);
+    m_concurrency->setTrace(t, m_trace ? std::exchange(m_trace->concurrency, nullptr) : nullptr);
     m_concurrency->setVisibleTimeRange(m_timeline->visibleTimeRange().first, m_timeline->visibleTimeRange().second);
     updateCriticalPath();
     updateTimingNotice();
