@@ -154,6 +154,7 @@ private Q_SLOTS:
 
     // ---- span table -------------------------------------------------------------------------------------------
     void spanTable();
+    void spanTableProxyOrdersFiltersAndKeepsTheSelection();
     void spanTableShowsShortNames();
     void inspectorTitlesTheShortNameAndShowsTheFullOne();
     void analysisNamesSpansShortly();

@@ -4,6 +4,8 @@
 
 #include "span_names.h"
 
+#include <QItemSelectionModel>
+
 // ---- span table -------------------------------------------------------------------------------------------
 
 void TestModels::spanTable()
@@ -48,6 +50,86 @@ void TestModels::spanTable()
     QCOMPARE(proxy.rowCount(), model.rowCount());
     model.setTrace(nullptr);
     QCOMPARE(proxy.rowCount(), 0);
+}
+
+// The proxy sorts by the same order SortRole gives (text for names, numbers for the rest), keeps ties in the
+// model's order, combines a sort with a filter, keeps both through a new trace, returns to the model's order with
+// column -1, and keeps a view's current row on its span through every change.
+void TestModels::spanTableProxyOrdersFiltersAndKeepsTheSelection()
+{
+    auto simulated = RunController::simulate(loadLesson(QStringLiteral("08")));
+    QVERIFY(simulated);
+    auto trace = std::make_shared<const Trace>(std::move(simulated).value());
+    SpanTableModel model;
+    SpanTableProxy proxy;
+    QAbstractItemModelTester proxyTester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    proxy.setSourceModel(&model);
+    model.setTrace(trace);
+    QItemSelectionModel selection(&proxy);
+    const int kernel = [&] {
+        for (uint32_t i = trace->spanCount(); i-- > 0;)
+            if (trace->spans.kind[i] == SpanKind::Kernel)
+                return int(i);
+        return -1;
+    }();
+    QVERIFY(kernel >= 0);
+    selection.setCurrentIndex(proxy.index(proxy.rowOfSpan(kernel), 0), QItemSelectionModel::ClearAndSelect);
+    QCOMPARE(proxy.rowOfSpan(kernel), kernel); // unsorted, unfiltered: the model's rows
+
+    // Every column in both orders: rows in SortRole's order (QVariant's comparison, as a QSortFilterProxyModel
+    // sorts), ties in span order, the current row on the kernel.
+    for (int column = 0; column < SpanTableModel::ColumnCount; ++column) {
+        for (const Qt::SortOrder order : {Qt::AscendingOrder, Qt::DescendingOrder}) {
+            proxy.sort(column, order);
+            QCOMPARE(proxy.rowCount(), model.rowCount());
+            for (int r = 1; r < proxy.rowCount(); ++r) {
+                const QVariant a = proxy.index(r - 1, column).data(SpanTableModel::SortRole);
+                const QVariant b = proxy.index(r, column).data(SpanTableModel::SortRole);
+                const auto c = QVariant::compare(a, b);
+                const bool inOrder = c == QPartialOrdering::Equivalent
+                    ? proxy.spanAtRow(r - 1) < proxy.spanAtRow(r)
+                    : (order == Qt::AscendingOrder ? c == QPartialOrdering::Less : c == QPartialOrdering::Greater);
+                QVERIFY2(inOrder,
+                         qPrintable(QStringLiteral("column %1 row %2: %3 then %4")
+                                        .arg(column)
+                                        .arg(r)
+                                        .arg(a.toString(), b.toString())));
+            }
+            QCOMPARE(proxy.spanAtRow(selection.currentIndex().row()), kernel);
+        }
+    }
+    // Sorted and filtered; a new trace keeps both.
+    proxy.sort(SpanTableModel::StartColumn, Qt::DescendingOrder);
+    proxy.setFilterText(QStringLiteral("kernel"));
+    QVERIFY(proxy.rowCount() > 0 && proxy.rowCount() < model.rowCount());
+    QCOMPARE(proxy.spanAtRow(selection.currentIndex().row()), kernel);
+    auto checkSortedKernels = [&] {
+        for (int r = 0; r < proxy.rowCount(); ++r) {
+            const auto i = uint32_t(proxy.spanAtRow(r));
+            QCOMPARE(proxy.rowOfSpan(int(i)), r);
+            QVERIFY(trace->spans.kind[i] == SpanKind::Kernel || trace->spans.kind[i] == SpanKind::ApiCall);
+            if (r > 0)
+                QVERIFY(trace->spans.start[i] <= trace->spans.start[uint32_t(proxy.spanAtRow(r - 1))]);
+        }
+    };
+    checkSortedKernels();
+    const int kernels = proxy.rowCount();
+    model.setTrace(trace);
+    QCOMPARE(proxy.rowCount(), kernels);
+    checkSortedKernels();
+    // A span filtered out has no row and loses the current row.
+    selection.setCurrentIndex(proxy.index(0, 0), QItemSelectionModel::ClearAndSelect);
+    const int first = proxy.spanAtRow(0);
+    proxy.setFilterText(QStringLiteral("no span is called this"));
+    QCOMPARE(proxy.rowCount(), 0);
+    QCOMPARE(proxy.rowOfSpan(first), -1);
+    QVERIFY(!selection.currentIndex().isValid());
+    QCOMPARE(proxy.headerData(SpanTableModel::DurationColumn, Qt::Horizontal).toString(), QStringLiteral("Duration"));
+    // Back to the model's order.
+    proxy.setFilterText({});
+    proxy.sort(-1);
+    for (int r = 0; r < proxy.rowCount(); ++r)
+        QCOMPARE(proxy.spanAtRow(r), r);
 }
 
 // Kernel signatures are shown by their short name; the full demangled one is the tooltip and is searched too.

@@ -4,6 +4,9 @@
 #include "timeline_plottable.h"
 #include "trace.h"
 
+#include <algorithm>
+#include <numeric>
+
 namespace streamscope {
 
 namespace {
@@ -87,7 +90,7 @@ QVariant SpanTableModel::data(const QModelIndex& index, int role) const
     const auto i = uint32_t(index.row());
     const SpanColumns& s = t.spans;
     const auto launchOpName = [&](uint32_t span) {
-        const uint32_t op = m_launchOp && span < m_launchOp->size() ? (*m_launchOp)[span] : kNoOrigin;
+        const uint32_t op = launchingOp(span);
         return op == kNoOrigin ? QString() : qs(t.spanName(op));
     };
     if (role == SpanIndexRole)
@@ -150,49 +153,99 @@ QVariant SpanTableModel::data(const QModelIndex& index, int role) const
     }
 }
 
-SpanTableProxy::SpanTableProxy(QObject* parent) : QSortFilterProxyModel(parent)
+uint32_t SpanTableModel::launchingOp(uint32_t span) const
 {
-    setSortRole(SpanTableModel::SortRole);
-    setFilterCaseSensitivity(Qt::CaseInsensitive);
+    return m_launchOp && span < m_launchOp->size() ? (*m_launchOp)[span] : kNoOrigin;
 }
 
-void SpanTableProxy::setFilterText(const QString& text)
+std::vector<uint32_t> SpanTableModel::spansMatching(const QString& text) const
 {
-    if (text == m_filterText)
-        return;
-    m_filterText = text;
-    invalidateFilter();
-}
-
-int SpanTableProxy::rowOfSpan(int span) const
-{
-    if (!sourceModel() || span < 0 || span >= sourceModel()->rowCount())
-        return -1;
-    const QModelIndex p = mapFromSource(sourceModel()->index(span, 0));
-    return p.isValid() ? p.row() : -1;
-}
-
-int SpanTableProxy::spanAtRow(int row) const
-{
-    const QModelIndex s = mapToSource(index(row, 0));
-    return s.isValid() ? s.row() : -1;
-}
-
-bool SpanTableProxy::filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const
-{
-    const QString& needle = m_filterText;
-    if (needle.isEmpty())
-        return true;
-    for (int c : {SpanTableModel::NameColumn, SpanTableModel::KindColumn, SpanTableModel::TrackColumn,
-                  SpanTableModel::LaunchedByColumn}) {
-        const QString text = sourceModel()->index(sourceRow, c, sourceParent).data().toString();
-        if (text.contains(needle, Qt::CaseInsensitive))
-            return true;
+    std::vector<uint32_t> out;
+    if (!m_trace)
+        return out;
+    const Trace& t = *m_trace;
+    const SpanColumns& s = t.spans;
+    // Each name, kind and track is tested once: -1 not yet, 0 no, 1 yes.
+    std::vector<int8_t> name(t.strings.size(), -1), opName(t.strings.size(), -1), track(t.tracks.size(), -1);
+    int8_t kind[kSpanKindCount];
+    std::fill(std::begin(kind), std::end(kind), int8_t(-1));
+    auto test = [&text](int8_t& known, auto&& textOf) {
+        if (known < 0)
+            known = textOf().contains(text, Qt::CaseInsensitive) ? 1 : 0;
+        return known == 1;
+    };
+    for (uint32_t i = 0; i < t.spanCount(); ++i) {
+        const uint32_t n = s.name[i], op = launchingOp(i);
+        // The full demangled name too (the Name column's tooltip): "MulFunctor" finds
+        // "vectorized_elementwise_kernel<…>".
+        if (test(name[n],
+                 [&]() -> QString {
+                     return m_names.shortNameOfString(n) + QLatin1Char('\n') + m_names.fullNameOfString(n);
+                 })
+            || test(kind[int(s.kind[i])], [&] { return spanKindLabel(s.kind[i]); })
+            || test(track[s.track[i]], [&] { return trackName(t, s.track[i]); })
+            || (op != kNoOrigin && test(opName[s.name[op]], [&] { return qs(t.spanName(op)); })))
+            out.push_back(i);
     }
-    // The full demangled name too (the Name column's tooltip): "MulFunctor" finds "vectorized_elementwise_kernel<…>".
-    const QString full =
-        sourceModel()->index(sourceRow, SpanTableModel::NameColumn, sourceParent).data(Qt::ToolTipRole).toString();
-    return full.contains(needle, Qt::CaseInsensitive);
+    return out;
+}
+
+void SpanTableModel::sortSpans(std::vector<uint32_t>& spans, int column, Qt::SortOrder order) const
+{
+    if (!m_trace || column < 0 || column >= ColumnCount)
+        return;
+    const Trace& t = *m_trace;
+    const SpanColumns& s = t.spans;
+    // Names sort as text: each distinct one ranked once, the spans by their rank.
+    auto ranksOf = [&t](auto&& textOf) {
+        std::vector<uint32_t> ids(t.strings.size());
+        std::iota(ids.begin(), ids.end(), 0u);
+        std::vector<QString> texts(t.strings.size());
+        for (uint32_t id : ids)
+            texts[id] = textOf(id);
+        std::stable_sort(ids.begin(), ids.end(), [&texts](uint32_t a, uint32_t b) { return texts[a] < texts[b]; });
+        std::vector<int64_t> rank(ids.size());
+        for (size_t r = 0; r < ids.size(); ++r)
+            rank[ids[r]] = int64_t(r) + 1; // 0: no op
+        return rank;
+    };
+    std::vector<int64_t> rank;
+    if (column == NameColumn)
+        rank = ranksOf([this](uint32_t id) { return m_names.shortNameOfString(id); });
+    else if (column == LaunchedByColumn)
+        rank = ranksOf([&t](uint32_t id) { return qs(t.strings[id]); });
+    const TimeColumn::View start = s.start.view(), end = s.end.view();
+    auto keyOf = [&](uint32_t i) -> int64_t {
+        switch (column) {
+        case NameColumn: return rank[s.name[i]];
+        case KindColumn: return int64_t(s.kind[i]);
+        case TrackColumn: return int64_t(s.track[i]);
+        case StartColumn: return start[i];
+        case DurationColumn: return end[i] - start[i];
+        case EndColumn: return end[i];
+        case OriginColumn:
+            return ((int64_t(s.threadOf(i)) * (1LL << 20) + int64_t(s.opOf(i))) * (1LL << 12) + s.iterationOf(i))
+                * (1LL << 20)
+                + s.taskOf(i);
+        case BytesColumn: return s.bytesOf(i);
+        case GridColumn: return int64_t(s.gridOf(i).count());
+        case LaunchedByColumn: {
+            const uint32_t op = launchingOp(i);
+            return op == kNoOrigin ? 0 : rank[s.name[op]];
+        }
+        default: return 0;
+        }
+    };
+    std::vector<std::pair<int64_t, uint32_t>> keyed;
+    keyed.reserve(spans.size());
+    for (uint32_t i : spans)
+        keyed.emplace_back(keyOf(i), i);
+    if (order == Qt::AscendingOrder)
+        std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    else
+        std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (size_t k = 0; k < keyed.size(); ++k)
+        spans[k] = keyed[k].second;
 }
 
 OpGpuTimeModel::OpGpuTimeModel(QObject* parent) : QAbstractTableModel(parent) {}

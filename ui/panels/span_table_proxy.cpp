@@ -1,0 +1,162 @@
+// SPDX-FileCopyrightText: StreamScope contributors
+// SpanTableProxy (span_table_model.h): the span table's rows sorted and filtered by SpanTableModel's typed helpers.
+#include "span_table_model.h"
+
+namespace streamscope {
+
+SpanTableProxy::SpanTableProxy(QObject* parent) : QAbstractProxyModel(parent) {}
+
+void SpanTableProxy::setSourceModel(QAbstractItemModel* model)
+{
+    beginResetModel();
+    for (const QMetaObject::Connection& c : m_connections)
+        disconnect(c);
+    m_connections.clear();
+    QAbstractProxyModel::setSourceModel(model);
+    m_spans = qobject_cast<const SpanTableModel*>(model);
+    if (m_spans) {
+        // SpanTableModel changes only by a reset (a new trace): the rows are rebuilt with the filter and sort kept.
+        m_connections.push_back(
+            connect(m_spans, &QAbstractItemModel::modelAboutToBeReset, this, [this] { beginResetModel(); }));
+        m_connections.push_back(connect(m_spans, &QAbstractItemModel::modelReset, this, [this] {
+            rebuild();
+            endResetModel();
+        }));
+    }
+    rebuild();
+    endResetModel();
+}
+
+void SpanTableProxy::setFilterText(const QString& text)
+{
+    if (text == m_filterText)
+        return;
+    m_filterText = text;
+    changeRows();
+}
+
+void SpanTableProxy::sort(int column, Qt::SortOrder order)
+{
+    if (column == m_sortColumn && order == m_sortOrder)
+        return;
+    m_sortColumn = column;
+    m_sortOrder = order;
+    changeRows();
+}
+
+void SpanTableProxy::rebuild()
+{
+    m_rows.clear();
+    m_rowOf.clear();
+    m_identity = !m_spans || (m_filterText.isEmpty() && m_sortColumn < 0);
+    if (m_identity)
+        return;
+    if (m_filterText.isEmpty()) {
+        m_rows.resize(size_t(m_spans->rowCount()));
+        for (size_t i = 0; i < m_rows.size(); ++i)
+            m_rows[i] = uint32_t(i);
+    } else {
+        m_rows = m_spans->spansMatching(m_filterText);
+    }
+    if (m_sortColumn >= 0)
+        m_spans->sortSpans(m_rows, m_sortColumn, m_sortOrder);
+}
+
+void SpanTableProxy::changeRows()
+{
+    Q_EMIT layoutAboutToBeChanged({}, QAbstractItemModel::VerticalSortHint);
+    // The views' selection and current row follow their spans; a span filtered out loses them.
+    const QModelIndexList from = persistentIndexList();
+    std::vector<int> spans;
+    spans.reserve(size_t(from.size()));
+    for (const QModelIndex& p : from)
+        spans.push_back(spanAtRow(p.row()));
+    rebuild();
+    QModelIndexList to;
+    to.reserve(from.size());
+    for (qsizetype k = 0; k < from.size(); ++k) {
+        const int row = rowOfSpan(spans[size_t(k)]);
+        to.push_back(row < 0 ? QModelIndex() : index(row, from[k].column()));
+    }
+    changePersistentIndexList(from, to);
+    Q_EMIT layoutChanged({}, QAbstractItemModel::VerticalSortHint);
+}
+
+int SpanTableProxy::rowOfSpan(int span) const
+{
+    if (!m_spans || span < 0 || span >= m_spans->rowCount())
+        return -1;
+    if (m_identity)
+        return span;
+    if (m_rowOf.empty()) {
+        m_rowOf.assign(size_t(m_spans->rowCount()), -1);
+        for (size_t r = 0; r < m_rows.size(); ++r)
+            m_rowOf[m_rows[r]] = int32_t(r);
+    }
+    return m_rowOf[size_t(span)];
+}
+
+int SpanTableProxy::spanAtRow(int row) const
+{
+    if (row < 0 || row >= rowCount())
+        return -1;
+    return m_identity ? row : int(m_rows[size_t(row)]);
+}
+
+QModelIndex SpanTableProxy::index(int row, int column, const QModelIndex& parent) const
+{
+    if (parent.isValid() || row < 0 || row >= rowCount() || column < 0 || column >= columnCount())
+        return {};
+    return createIndex(row, column);
+}
+
+QModelIndex SpanTableProxy::parent(const QModelIndex&) const
+{
+    return {};
+}
+
+bool SpanTableProxy::hasChildren(const QModelIndex& parent) const
+{
+    return !parent.isValid() && rowCount() > 0 && columnCount() > 0;
+}
+
+int SpanTableProxy::rowCount(const QModelIndex& parent) const
+{
+    if (parent.isValid() || !m_spans)
+        return 0;
+    return m_identity ? m_spans->rowCount() : int(m_rows.size());
+}
+
+int SpanTableProxy::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() || !m_spans ? 0 : m_spans->columnCount();
+}
+
+QModelIndex SpanTableProxy::mapToSource(const QModelIndex& proxyIndex) const
+{
+    if (!proxyIndex.isValid() || proxyIndex.model() != this || !m_spans)
+        return {};
+    const int span = spanAtRow(proxyIndex.row());
+    return span < 0 ? QModelIndex() : m_spans->index(span, proxyIndex.column());
+}
+
+QModelIndex SpanTableProxy::mapFromSource(const QModelIndex& sourceIndex) const
+{
+    if (!sourceIndex.isValid() || sourceIndex.model() != m_spans)
+        return {};
+    const int row = rowOfSpan(sourceIndex.row());
+    return row < 0 ? QModelIndex() : index(row, sourceIndex.column());
+}
+
+QVariant SpanTableProxy::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (!m_spans)
+        return {};
+    // The columns are the model's, whatever rows are shown (none, filtered out).
+    if (orientation == Qt::Horizontal)
+        return m_spans->headerData(section, orientation, role);
+    const int span = spanAtRow(section);
+    return span < 0 ? QVariant() : m_spans->headerData(span, orientation, role);
+}
+
+} // namespace streamscope
