@@ -47,8 +47,8 @@ std::vector<Interval> gapsOf(const std::vector<Interval>& busy, int64_t from, in
     return gaps;
 }
 
-// The sweep behind the concurrency profile over sorted starts and ends: half-open spans, so back-to-back spans
-// are not concurrent. Also yields the busy intervals (merged), which saves sorting the spans a second time.
+// The concurrency profile from sorted starts and ends (sweepConcurrency). Also yields the busy intervals (merged),
+// which saves sorting the spans a second time.
 ConcurrencyProfile profileOf(const std::vector<int64_t>& starts, const std::vector<int64_t>& ends, int64_t from,
                              int64_t to, bool wantSteps, std::vector<Interval>* busy = nullptr)
 {
@@ -60,23 +60,11 @@ ConcurrencyProfile profileOf(const std::vector<int64_t>& starts, const std::vect
             p.timeAtNs.resize(size_t(k) + 1, 0);
         p.timeAtNs[size_t(k)] += ns;
     };
-    size_t i = 0, j = 0;
-    int running = 0;
     int64_t t = from;
-    while (i < starts.size() || j < ends.size()) {
-        const int64_t next = std::min(i < starts.size() ? starts[i] : kMaxTime, j < ends.size() ? ends[j] : kMaxTime);
+    sweepConcurrency(starts, ends, [&](int64_t next, int before, int running) {
         if (next > t) {
-            add(running, std::min(next, to) - std::max(t, from));
+            add(before, std::min(next, to) - std::max(t, from));
             t = next;
-        }
-        const int before = running;
-        while (j < ends.size() && ends[j] == next) {
-            --running;
-            ++j;
-        }
-        while (i < starts.size() && starts[i] == next) {
-            ++running;
-            ++i;
         }
         p.maxConcurrency = std::max(p.maxConcurrency, running);
         if (busy) {
@@ -88,7 +76,7 @@ ConcurrencyProfile profileOf(const std::vector<int64_t>& starts, const std::vect
         // All changes at one instant are applied before the step is recorded.
         if (wantSteps && (p.steps.empty() || p.steps.back().count != running))
             p.steps.push_back({next, running});
-    }
+    });
     if (to > t)
         add(0, to - std::max(t, from));
     if (p.timeAtNs.empty() && to > from)

@@ -9,11 +9,37 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <string>
+#include <vector>
 
 namespace streamscope::analysis_detail {
 
 using OrderedJson = nlohmann::ordered_json;
+
+// The sweep behind the concurrency profile (analysis.cpp) and series (concurrency.cpp) over sorted starts and ends:
+// half-open spans, so back-to-back spans are not concurrent. At each instant where something starts or ends, every
+// change at it is applied, then at(instant, running before, running after) is called.
+template <typename At>
+void sweepConcurrency(const std::vector<int64_t>& starts, const std::vector<int64_t>& ends, At&& at)
+{
+    constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+    size_t i = 0, j = 0;
+    int running = 0;
+    while (i < starts.size() || j < ends.size()) {
+        const int64_t next = std::min(i < starts.size() ? starts[i] : kMax, j < ends.size() ? ends[j] : kMax);
+        const int before = running;
+        while (j < ends.size() && ends[j] == next) {
+            --running;
+            ++j;
+        }
+        while (i < starts.size() && starts[i] == next) {
+            ++running;
+            ++i;
+        }
+        at(next, before, running);
+    }
+}
 
 inline double ratio(double num, double den)
 {

@@ -3,6 +3,7 @@
 // every span: a finalized trace holds each track's spans sorted by start, so the starts come as one sorted run per
 // track (and the ends too, unless a track's spans overlap), and the runs are merged pairwise.
 #include "analysis.h"
+#include "analysis_text.h"
 
 #include <algorithm>
 #include <limits>
@@ -74,28 +75,15 @@ ConcurrencySeries concurrencySeries(const Trace& input, int device)
         return series;
     mergeRuns(starts, runs);
     mergeRuns(ends, std::move(runs));
-    // The sweep of profileOf (analysis.cpp): half-open spans, every change at one instant applied before the step
-    // is recorded, a step only where the count changes.
-    size_t i = 0, j = 0;
-    int running = 0;
-    constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-    while (i < starts.size() || j < ends.size()) {
-        const int64_t next = std::min(i < starts.size() ? starts[i] : kMax, j < ends.size() ? ends[j] : kMax);
-        while (j < ends.size() && ends[j] == next) {
-            --running;
-            ++j;
-        }
-        while (i < starts.size() && starts[i] == next) {
-            ++running;
-            ++i;
-        }
+    // A step only where the count changes.
+    analysis_detail::sweepConcurrency(starts, ends, [&series](int64_t next, int, int running) {
         series.maxCount = std::max(series.maxCount, running);
         const auto count = uint16_t(std::min(running, int(std::numeric_limits<uint16_t>::max())));
         if (series.counts.empty() || series.counts.back() != count) {
             series.times.push_back(next);
             series.counts.push_back(count);
         }
-    }
+    });
     series.times.shrink_to_fit();
     series.counts.shrink_to_fit();
     return series;
