@@ -5,7 +5,8 @@
 //   - open: from openPath to the first frame with the trace on the timeline, and to the analysis shown;
 //   - zoom (one wheel notch, in and out in turn), pan (the D and A keys) and hover (the mouse moved across the
 //     rows), each at the full view, at 1 % and at 0.01 % of the trace: from the input event until every repaint it
-//     caused is done (the event queue drained), wall and CPU time.
+//     caused is done (the event queue drained), wall and CPU time;
+//   - the span table: sorted by a click on the Duration header, filtered by "memcpy", and both undone.
 // A frame is within budget at 16 ms.
 //
 //   bench_window [--json] [--spans N] [--reps R] [--file TRACE] [--binary] [--synthetic]
@@ -23,6 +24,7 @@
 #include "runner.h"
 #include "scenario_json.h"
 #include "simulator.h"
+#include "span_table_model.h"
 #include "synthetic_trace.h"
 #include "text_file.h"
 #include "timeline_plottable.h"
@@ -33,10 +35,12 @@
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QHeaderView>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QSettings>
 #include <QStandardPaths>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QWheelEvent>
 
@@ -334,6 +338,22 @@ int main(int argc, char** argv)
                       {"rows", st.rowsDrawn}, {"spans_visited", st.spansVisited}};
         out["levels"][level.name] = j;
     }
+    // ---- the span table: a click on the Duration header (longest first), a filter typed, both undone
+    {
+        QHeaderView* header = window.spanTable()->horizontalHeader();
+        SpanTableProxy* proxy = window.spanProxy();
+        nlohmann::ordered_json j;
+        auto step = [&](const char* name, auto action) {
+            const Sample sample = timed([&] { action(); });
+            j[name] = {{"ms", sample.wallMs}, {"cpu_ms", sample.cpuMs}, {"rows", proxy->rowCount()}};
+        };
+        step("sort_by_duration",
+             [&] { header->setSortIndicator(SpanTableModel::DurationColumn, Qt::DescendingOrder); });
+        step("filter_memcpy", [&] { proxy->setFilterText(QStringLiteral("memcpy")); });
+        step("filter_cleared", [&] { proxy->setFilterText({}); });
+        step("unsorted", [&] { header->setSortIndicator(-1, Qt::AscendingOrder); });
+        out["span_table"] = j;
+    }
     out["peak_rss_mb"] = peakRssMb();
 
     if (cfg.json) {
@@ -357,6 +377,9 @@ int main(int argc, char** argv)
                             s["timeline_paints"].get<int>());
     for (const auto& [levelName, level] : out["levels"].items())
         std::printf("%-9s drawn: %s\n", levelName.c_str(), level["drawn"].dump().c_str());
+    for (const auto& [name, t] : out["span_table"].items())
+        std::printf("span table %-17s %9.1f ms (CPU %.1f ms), %d rows\n", name.c_str(), t["ms"].get<double>(),
+                    t["cpu_ms"].get<double>(), t["rows"].get<int>());
     std::printf("peak RSS %.0f MB\n", out["peak_rss_mb"].get<double>());
     return 0;
 }

@@ -50,10 +50,10 @@ public:
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
-    // For SpanTableProxy, without a QVariant per row (a trace of 10 M spans sorts in seconds, filters in a fraction):
-    // the spans whose name (short or full), kind, stream/thread or launching op contains `text` (case-insensitive),
-    // in span order; and `spans` ordered by `column` as SortRole orders them (numbers as numbers, names as text),
-    // ties kept in the order given.
+    // For SpanTableProxy, without a QVariant per row (bench_window, 10 M spans: sorted in 0.9 s of CPU, filtered
+    // in 0.3 s): the spans whose name (short or full), kind, stream/thread or launching op contains `text`
+    // (case-insensitive), in span order; and `spans` ordered by `column` as SortRole orders them (numbers as
+    // numbers, names as text), ties kept in the order given.
     std::vector<uint32_t> spansMatching(const QString& text) const;
     void sortSpans(std::vector<uint32_t>& spans, int column, Qt::SortOrder order) const;
 
