@@ -16,6 +16,8 @@ namespace {
 // neighbouring runs until one is left: n log(runs) instead of n log(n).
 void mergeRuns(std::vector<int64_t>& v, std::vector<size_t> runs)
 {
+    if (runs.size() <= 2)
+        return; // one run: sorted already
     std::vector<int64_t> other(v.size());
     while (runs.size() > 2) {
         std::vector<size_t> merged{0};
