@@ -3,6 +3,8 @@
 // copies on the copy engines sharing the link, completion, events and the release of waiting work.
 #include "simulator_state.h"
 
+#include <bit>
+
 namespace streamscope::sim_detail {
 
 // --- GPU ops -------------------------------------------------------------------------------------------
@@ -474,25 +476,30 @@ void Simulation::dispatch(int device)
         uint32_t blocks = 0;
         // Breadth first, as the hardware spreads blocks over SMs: at most an even share per SM first.
         const uint32_t share = (k.blocksLeft + uint32_t(sms) - 1) / uint32_t(sms);
+        // Only SMs with room can take a block: visited in SM order, as a scan of all would place them.
         for (int pass = 0; pass < 2 && k.blocksLeft > 0; ++pass) {
-            for (int sm = 0; sm < sms && k.blocksLeft > 0; ++sm) {
-                const size_t s = size_t(sm);
-                uint32_t fit =
-                    uint32_t(std::max(0, std::min(dev.freeBlocks[s], dev.freeThreads[s] / int32_t(k.threadsPerBlock))));
-                if (k.sharedPerBlock > 0)
-                    fit = std::min<uint32_t>(fit, uint32_t(dev.freeShared[s] / k.sharedPerBlock));
-                uint32_t n = std::min(fit, k.blocksLeft);
-                if (pass == 0)
-                    n = std::min(n, share);
-                if (n == 0)
-                    continue;
-                dev.freeBlocks[s] -= int32_t(n);
-                dev.freeThreads[s] -= int32_t(n * k.threadsPerBlock);
-                dev.freeShared[s] -= int64_t(n) * k.sharedPerBlock;
-                dev.sumFreeThreads -= int64_t(n) * k.threadsPerBlock;
-                k.blocksLeft -= n;
-                blocks += n;
-                m_batchItems.push_back({uint16_t(sm), n});
+            for (size_t word = 0; word < dev.smsWithRoom.size() && k.blocksLeft > 0; ++word) {
+                for (uint64_t room = dev.smsWithRoom[word]; room != 0 && k.blocksLeft > 0; room &= room - 1) {
+                    const size_t s = word * 64 + size_t(std::countr_zero(room));
+                    const int sm = int(s);
+                    uint32_t fit = uint32_t(
+                        std::max(0, std::min(dev.freeBlocks[s], dev.freeThreads[s] / int32_t(k.threadsPerBlock))));
+                    if (k.sharedPerBlock > 0)
+                        fit = std::min<uint32_t>(fit, uint32_t(dev.freeShared[s] / k.sharedPerBlock));
+                    uint32_t n = std::min(fit, k.blocksLeft);
+                    if (pass == 0)
+                        n = std::min(n, share);
+                    if (n == 0)
+                        continue;
+                    dev.freeBlocks[s] -= int32_t(n);
+                    dev.freeThreads[s] -= int32_t(n * k.threadsPerBlock);
+                    dev.freeShared[s] -= int64_t(n) * k.sharedPerBlock;
+                    dev.sumFreeThreads -= int64_t(n) * k.threadsPerBlock;
+                    dev.updateRoom(s);
+                    k.blocksLeft -= n;
+                    blocks += n;
+                    m_batchItems.push_back({uint16_t(sm), n});
+                }
             }
         }
         const auto count = uint32_t(m_batchItems.size()) - first;
@@ -549,6 +556,7 @@ void Simulation::blocksDone(uint32_t b)
         dev.freeThreads[sm] += int32_t(n * k.threadsPerBlock);
         dev.freeShared[sm] += int64_t(n) * k.sharedPerBlock;
         dev.sumFreeThreads += int64_t(n) * k.threadsPerBlock;
+        dev.updateRoom(sm);
         k.blocksDone += n;
     }
     if (k.blocksDone == k.blocksTotal)

@@ -18,6 +18,9 @@ Simulation::Simulation(const RunPlan& plan, const std::vector<DeviceProfile>& pr
         dev.freeBlocks.assign(size_t(p.smCount), p.maxBlocksPerSm);
         dev.freeShared.assign(size_t(p.smCount), p.sharedBytesPerSm);
         dev.sumFreeThreads = int64_t(p.smCount) * p.maxThreadsPerSm;
+        dev.smsWithRoom.assign((size_t(p.smCount) + 63) / 64, 0);
+        for (size_t sm = 0; sm < size_t(p.smCount); ++sm)
+            dev.updateRoom(sm);
         dev.engineQueue.assign(size_t(std::max(1, p.copyEngines)), {});
         dev.engineRunning.assign(dev.engineQueue.size(), kNone);
         dev.engineLastOp.assign(dev.engineQueue.size(), kNone);

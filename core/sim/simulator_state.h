@@ -180,6 +180,16 @@ struct DeviceState {
     std::vector<int32_t> freeThreads;
     std::vector<int32_t> freeBlocks;
     std::vector<int64_t> freeShared;
+    // Bit s: SM s has a block slot and a thread free (else no block fits it): dispatch visits only these.
+    std::vector<uint64_t> smsWithRoom;
+    void updateRoom(size_t sm)
+    {
+        const uint64_t bit = uint64_t(1) << (sm % 64);
+        if (freeBlocks[sm] > 0 && freeThreads[sm] > 0)
+            smsWithRoom[sm / 64] |= bit;
+        else
+            smsWithRoom[sm / 64] &= ~bit;
+    }
     int64_t sumFreeThreads = 0;
     std::vector<uint32_t> dispatchList;            // kernels with blocks left, by (priority, ready order)
     std::vector<std::deque<uint32_t>> engineQueue; // copies waiting for each engine, in issue order (FIFO)
