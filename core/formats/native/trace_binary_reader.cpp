@@ -57,21 +57,6 @@ std::string spanWhere(uint32_t id, size_t i)
 // Unpacked bytes between progress reports (and the pages of a mapped file released behind them).
 constexpr size_t kChunk = size_t(64) << 20;
 
-// Room for `count` entries, asked to be backed by 2 MiB pages where the kernel has transparent huge pages on
-// request (madvise mode, the Debian default): filling a 1 GB trace in 4 KiB pages took 262,000 page faults, more
-// than half of the open's CPU time on the 2-core VM of docs/PERFORMANCE.md.
-template <typename T>
-void reserveColumn(std::vector<T>& v, size_t count)
-{
-    v.reserve(count);
-    constexpr uintptr_t kHuge = uintptr_t(2) << 20;
-    const auto p = reinterpret_cast<uintptr_t>(v.data());
-    const uintptr_t begin = (p + kHuge - 1) & ~(kHuge - 1);
-    const uintptr_t end = (p + count * sizeof(T)) & ~(kHuge - 1);
-    if (end > begin)
-        ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-}
-
 class BinaryReader {
 public:
     BinaryReader(std::string_view bytes, bool mapped) : m_bytes(bytes), m_mapped(mapped) {}
@@ -280,7 +265,7 @@ private:
         const size_t count = e.rawSize / sizeof(T);
         const char* src = m_bytes.data() + e.offset;
         v.clear();
-        reserveColumn(v, count);
+        v.reserve(count); // on 2 MiB pages in the programs (core/model/large_pages.cpp)
         if (e.codec == uint32_t(Codec::Raw) && reinterpret_cast<uintptr_t>(src) % alignof(T) == 0) {
             // Appended from the file's bytes: no zero-filling of a column that is overwritten at once.
             const auto* first = reinterpret_cast<const T*>(src);
@@ -468,7 +453,7 @@ private:
         checkIndex(FlowTo, to, size_t(m_header.spanCount), "span", "spans");
         unpackInto(FlowKind_, kind);
         checkIndex(FlowKind_, kind, m_flowKinds.size(), "kind", "flow_kinds");
-        reserveColumn(t.flows, n);
+        t.flows.reserve(n);
         for (size_t i = 0; i < n; ++i)
             t.flows.push_back({from[i], to[i], m_flowKinds[kind[i]]});
     }
