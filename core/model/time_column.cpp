@@ -80,3 +80,46 @@ void TimeColumn::shift(int64_t d)
 }
 
 } // namespace streamscope
+
+namespace streamscope {
+
+std::optional<TimeColumn::AdoptError> TimeColumn::adopt(std::vector<uint32_t> offsets, std::vector<int64_t> bases,
+                                                        std::vector<Exception> exceptions)
+{
+    clear();
+    using Where = AdoptError::Where;
+    const size_t n = offsets.size();
+    const size_t blocks = (n + kBlock - 1) / kBlock;
+    if (bases.size() != 2 * blocks)
+        return AdoptError{Where::Base, bases.size(),
+                          std::to_string(bases.size()) + " bases for " + std::to_string(n) + " entries; blocks of "
+                              + std::to_string(kBlock) + " take two each: " + std::to_string(2 * blocks)};
+    for (size_t b = 0; b < blocks; ++b)
+        if (bases[2 * b] == kUnset)
+            return AdoptError{Where::Base, 2 * b, "the first base of a block is never unset"};
+    size_t next = 0; // the exception the next escaped entry must be
+    for (size_t i = 0; i < n; ++i) {
+        const uint32_t o = offsets[i];
+        if (o == kEscape) {
+            if (next >= exceptions.size() || exceptions[next].first != i)
+                return AdoptError{Where::Entry, i, "an escaped entry without its exception"};
+            ++next;
+            continue;
+        }
+        const int64_t base = bases[2 * (i >> kBlockBits) + (o >> 31)];
+        if ((o >> 31) && base == kUnset)
+            return AdoptError{Where::Entry, i, "an offset from its block's second base, which is unset"};
+        if (base > INT64_MAX - int64_t(o & kOffsetMask))
+            return AdoptError{Where::Entry, i, "base plus offset overflows 64 bits"};
+    }
+    if (next != exceptions.size())
+        return AdoptError{Where::Exception, next,
+                          "exception for entry " + std::to_string(exceptions[next].first)
+                              + ", which is not escaped (or the exceptions are not in entry order)"};
+    m_offset = std::move(offsets);
+    m_base = std::move(bases);
+    m_exceptions = std::move(exceptions);
+    return std::nullopt;
+}
+
+} // namespace streamscope

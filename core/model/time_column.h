@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <initializer_list>
 #include <iterator>
+#include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -222,6 +224,24 @@ public:
         return v;
     }
     size_t exceptionCount() const { return m_exceptions.size(); }
+
+    // The column's own arrays, for a file format that stores them as they are (the binary trace format): an offset
+    // per entry, two bases per block of kBlock entries (the second kUnsetBase where no entry of the block uses it),
+    // and the exceptions as (index, value) sorted by index.
+    static constexpr int64_t kUnsetBase = INT64_MAX;
+    const std::vector<uint32_t>& offsets() const { return m_offset; }
+    const std::vector<int64_t>& bases() const { return m_base; }
+    const std::vector<std::pair<uint32_t, int64_t>>& exceptions() const { return m_exceptions; }
+    // Takes such arrays as the column's, after checking that they describe a column: two bases per block, every
+    // entry's base set and its value within int64, the escaped entries exactly those of the exceptions, in order.
+    // On failure the column is left empty and the result names the first entry (or block, or exception) at fault.
+    struct AdoptError {
+        enum class Where { Entry, Base, Exception } where;
+        size_t index;
+        std::string message;
+    };
+    std::optional<AdoptError> adopt(std::vector<uint32_t> offsets, std::vector<int64_t> bases,
+                                    std::vector<std::pair<uint32_t, int64_t>> exceptions);
     size_t memoryBytes() const
     {
         return m_offset.capacity() * sizeof(uint32_t) + m_base.capacity() * sizeof(int64_t)
@@ -240,7 +260,7 @@ public:
     }
 
 private:
-    static constexpr int64_t kUnset = INT64_MAX; // a block's second base before any entry needs it
+    static constexpr int64_t kUnset = kUnsetBase; // a block's second base before any entry needs it
     static int64_t baseFor(int64_t v) { return v >= INT64_MIN + kSlack ? v - kSlack : INT64_MIN; }
     static bool fits(int64_t v, int64_t base) { return v >= base && uint64_t(v) - uint64_t(base) < kOffsetMask; }
     // Entry i's code: its offset from the first base of its block, or from the second (set here if unset), or

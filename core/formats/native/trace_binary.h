@@ -17,7 +17,10 @@ namespace streamscope {
 
 // The first 8 bytes of every binary trace: a non-ASCII byte first, so that no text format is mistaken for it.
 inline constexpr std::string_view kBinaryTraceMagic{"\x89SSTRACE", 8};
-inline constexpr uint32_t kBinaryTraceVersion = 1;
+// The version written; versions 1 (times whole, every span's details) and 2 (the columns as TimeColumn and
+// SpanColumns hold them) are read.
+inline constexpr uint32_t kBinaryTraceVersion = 2;
+inline constexpr uint32_t kBinaryTraceOldestVersion = 1;
 // The file name ending that selects the binary format where a trace is saved without a format named.
 inline constexpr std::string_view kBinaryTraceExtension = ".sstrace";
 

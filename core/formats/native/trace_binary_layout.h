@@ -51,9 +51,20 @@ enum BlockId : uint32_t {
     SpanTiming_,         // u8, optional
     SpanEventStartError, // i64, optional, with SpanEventEndError
     SpanEventEndError,
-    SpanWait,      // u8, optional, with SpanWaitFor
-    SpanWaitFor,   // u32, 0xffffffff: none
-    SpanTask,      // i32, optional
+    SpanWait,    // u8, optional, with SpanWaitFor
+    SpanWaitFor, // u32, 0xffffffff: none
+    SpanTask,    // i32, optional
+    // Version 2: the details as the trace holds them, a table and an index per span, instead of 24 – 26.
+    SpanDetailIndex, // u32: index into SpanDetailTable, optional (absent: every span has the default)
+    SpanDetailTable, // 32 bytes per distinct detail: i64 bytes, 3 x u32 grid, 3 x u32 block; entry 0 the default
+    // Version 2: the times as TimeColumn holds them (time_column.h), instead of 19 and 20: a u32 offset per span,
+    // two i64 bases per block of 256 spans, and the entries that fit neither as (i64 index, i64 value) pairs.
+    SpanStartOffsets = 36,
+    SpanStartBases,
+    SpanStartExceptions,
+    SpanEndOffsets,
+    SpanEndBases,
+    SpanEndExceptions,
     FlowFrom = 48, // u32 per flow
     FlowTo,        // u32
     FlowKind_,     // u8: index into the meta's flow_kinds
@@ -61,12 +72,13 @@ enum BlockId : uint32_t {
 
 // Which count a block's length follows and the bytes per entry: the reader checks rawSize against them before it
 // allocates anything.
-enum class CountOf { None, Spans, Flows, StringsPlusOne };
+// TimeBases: two per block of TimeColumn::kBlock spans. A block of CountOf::None holds whole entries of its size.
+enum class CountOf { None, Spans, Flows, StringsPlusOne, TimeBases };
 struct BlockShape {
     std::string_view name;
     CountOf count;
     uint32_t elementSize;
-    bool required;
+    bool required; // in version 1 (requiredIn gives both versions)
 };
 
 inline BlockShape shapeOf(uint32_t id)
@@ -92,6 +104,14 @@ inline BlockShape shapeOf(uint32_t id)
     case SpanWait: return {"span wait", CountOf::Spans, 1, false};
     case SpanWaitFor: return {"span wait_for", CountOf::Spans, 4, false};
     case SpanTask: return {"span task", CountOf::Spans, 4, false};
+    case SpanDetailIndex: return {"span detail", CountOf::Spans, 4, false};
+    case SpanDetailTable: return {"span details", CountOf::None, 32, false};
+    case SpanStartOffsets: return {"span start offsets", CountOf::Spans, 4, false};
+    case SpanStartBases: return {"span start bases", CountOf::TimeBases, 8, false};
+    case SpanStartExceptions: return {"span start exceptions", CountOf::None, 16, false};
+    case SpanEndOffsets: return {"span end offsets", CountOf::Spans, 4, false};
+    case SpanEndBases: return {"span end bases", CountOf::TimeBases, 8, false};
+    case SpanEndExceptions: return {"span end exceptions", CountOf::None, 16, false};
     case FlowFrom: return {"flow from", CountOf::Flows, 4, true};
     case FlowTo: return {"flow to", CountOf::Flows, 4, true};
     case FlowKind_: return {"flow kind", CountOf::Flows, 1, true};
@@ -100,6 +120,44 @@ inline BlockShape shapeOf(uint32_t id)
 }
 
 inline constexpr uint32_t kBlockIdLimit = 64; // ids are below this
+
+// Which blocks a file of each version must hold, and which it may. Version 1 holds the times whole (19, 20) and
+// every span's thread, op, iteration, bytes, grid and block (21 – 26); version 2 the times as offsets from bases
+// (36 – 41) and the details as a table with an index (33, 34), and thread, op and iteration only where some span
+// has one.
+inline bool requiredIn(uint32_t id, uint32_t version)
+{
+    if (version == 1)
+        return shapeOf(id).required;
+    switch (id) {
+    case SpanStart:
+    case SpanEnd:
+    case SpanThread:
+    case SpanOp:
+    case SpanIteration:
+    case SpanBytes:
+    case SpanGrid:
+    case SpanBlock: return false;
+    case SpanStartOffsets:
+    case SpanStartBases:
+    case SpanEndOffsets:
+    case SpanEndBases: return true;
+    default: return shapeOf(id).required;
+    }
+}
+inline bool allowedIn(uint32_t id, uint32_t version)
+{
+    if (version == 1)
+        return id < SpanDetailIndex || id >= FlowFrom;
+    switch (id) {
+    case SpanStart:
+    case SpanEnd:
+    case SpanBytes:
+    case SpanGrid:
+    case SpanBlock: return false;
+    default: return true;
+    }
+}
 
 // Blocks whose stored bytes unpack to more than this many times the file's size (and more than kSmallTraceBytes in
 // all) are refused before anything is allocated: a few kilobytes must not claim gigabytes. zstd packs the lesson

@@ -95,10 +95,10 @@ private:
                  "truncated: " + std::to_string(m_bytes.size()) + " bytes, less than the "
                      + std::to_string(sizeof(Header)) + "-byte header");
         std::memcpy(&m_header, m_bytes.data(), sizeof m_header);
-        if (m_header.version != kBinaryTraceVersion)
+        if (m_header.version < kBinaryTraceOldestVersion || m_header.version > kBinaryTraceVersion)
             fail("header",
-                 "unsupported version " + std::to_string(m_header.version) + " (this StreamScope reads version "
-                     + std::to_string(kBinaryTraceVersion) + ")");
+                 "unsupported version " + std::to_string(m_header.version) + " (this StreamScope reads versions "
+                     + std::to_string(kBinaryTraceOldestVersion) + " to " + std::to_string(kBinaryTraceVersion) + ")");
         // Span and flow indices are 32-bit, and 0xffffffff means "no span".
         if (m_header.spanCount >= kNoSpan)
             fail("header", "span count " + std::to_string(m_header.spanCount) + " is more than a trace can hold");
@@ -129,6 +129,9 @@ private:
                 fail(where, "unknown block id " + std::to_string(e.id));
             if (m_entries[e.id])
                 fail(where, "a second " + blockWhere(e.id));
+            if (!allowedIn(e.id, m_header.version))
+                fail(where,
+                     blockWhere(e.id) + " does not belong in a file of version " + std::to_string(m_header.version));
             if (e.codec != uint32_t(Codec::Raw) && e.codec != uint32_t(Codec::Zstd))
                 fail(where, "unknown codec " + std::to_string(e.codec) + " (0: raw, 1: zstd)");
             if (e.offset < dirEnd || e.offset % 8 != 0)
@@ -146,6 +149,10 @@ private:
                          blockWhere(e.id) + " holds " + std::to_string(e.rawSize) + " bytes; " + std::to_string(*count)
                              + " entries of " + std::to_string(shape.elementSize) + " bytes are "
                              + std::to_string(*count * shape.elementSize));
+            } else if (e.rawSize % shape.elementSize != 0) {
+                fail(where,
+                     blockWhere(e.id) + " holds " + std::to_string(e.rawSize) + " bytes, not a whole number of "
+                         + std::to_string(shape.elementSize) + "-byte entries");
             }
             if (e.codec == uint32_t(Codec::Zstd)) {
                 // Each block alone, then the sum saturating: two blocks of 2^63 bytes must not add up to nothing.
@@ -163,12 +170,14 @@ private:
                  "the compressed blocks claim " + std::to_string(packedRaw) + " bytes, more than "
                      + std::to_string(kMaxExpansion) + " times the file's size");
         for (uint32_t id = 0; id < kBlockIdLimit; ++id)
-            if (shapeOf(id).required && !m_entries[id])
+            if (requiredIn(id, m_header.version) && !m_entries[id])
                 fail("block directory", "missing " + blockWhere(id));
         if (bool(m_entries[SpanEventStartError]) != bool(m_entries[SpanEventEndError]))
             fail("block directory", "blocks \"span event_start_error\" and \"span event_end_error\" come together");
         if (bool(m_entries[SpanWait]) != bool(m_entries[SpanWaitFor]))
             fail("block directory", "blocks \"span wait\" and \"span wait_for\" come together");
+        if (bool(m_entries[SpanDetailIndex]) != bool(m_entries[SpanDetailTable]))
+            fail("block directory", "blocks \"span detail\" and \"span details\" come together");
         for (const auto& e : m_entries)
             if (e)
                 m_totalRaw += e->rawSize;
@@ -181,6 +190,7 @@ private:
         case CountOf::Spans: return m_header.spanCount;
         case CountOf::Flows: return m_header.flowCount;
         case CountOf::StringsPlusOne: return m_header.stringCount + 1;
+        case CountOf::TimeBases: return 2 * ((m_header.spanCount + TimeColumn::kBlock - 1) / TimeColumn::kBlock);
         }
         return std::nullopt;
     }
@@ -378,10 +388,15 @@ private:
         }
         unpackInto(SpanName, s.name);
         checkIndex(SpanName, s.name, t.strings.size(), "name", "strings");
-        unpackInto(SpanThread, s.thread);
-        unpackInto(SpanOp, s.op);
-        unpackInto(SpanIteration, s.iteration);
-        {
+        // Version 1 holds these for every span; version 2 only where some span has one (finalize() drops a
+        // column of defaults either way).
+        if (m_entries[SpanThread])
+            unpackInto(SpanThread, s.thread);
+        if (m_entries[SpanOp])
+            unpackInto(SpanOp, s.op);
+        if (m_entries[SpanIteration])
+            unpackInto(SpanIteration, s.iteration);
+        if (m_header.version == 1) {
             // Read in full, then kept as a table of the distinct details (SpanColumns::detail).
             std::vector<int64_t> bytes;
             std::vector<Dim3> grid, block;
@@ -389,6 +404,8 @@ private:
             unpackInto(SpanGrid, grid);
             unpackInto(SpanBlock, block);
             s.setDetails(bytes, grid, block);
+        } else if (m_entries[SpanDetailIndex]) {
+            readDetails(s);
         }
         if (m_entries[SpanTiming_]) {
             unpackInto(SpanTiming_, s.timing);
@@ -426,10 +443,75 @@ private:
         }
     }
 
+    // Version 2: the table of distinct details and each span's index into it, as SpanColumns holds them.
+    void readDetails(SpanColumns& s)
+    {
+        std::vector<uint8_t> table;
+        unpackInto(SpanDetailTable, table);
+        const size_t count = table.size() / 32;
+        if (count == 0 || !std::all_of(table.begin(), table.begin() + 32, [](uint8_t b) { return b == 0; }))
+            fail(spanWhere(SpanDetailTable, 0), "the first detail must be the default (no bytes, grid or block)");
+        s.details.resize(count);
+        for (size_t i = 0; i < count; ++i) {
+            SpanDetail& d = s.details[i];
+            uint32_t dims[6];
+            std::memcpy(&d.bytes, table.data() + 32 * i, 8);
+            std::memcpy(dims, table.data() + 32 * i + 8, sizeof dims);
+            d.grid = {dims[0], dims[1], dims[2]};
+            d.block = {dims[3], dims[4], dims[5]};
+        }
+        unpackInto(SpanDetailIndex, s.detail);
+        checkIndex(SpanDetailIndex, s.detail, count, "detail", "span details");
+    }
+
+    // Version 2: a time column as TimeColumn holds it, checked as it is taken.
+    void readPackedTimes(uint32_t offsetsId, TimeColumn& column)
+    {
+        std::vector<uint32_t> offsets;
+        std::vector<int64_t> bases, pairs;
+        unpackInto(offsetsId, offsets);
+        unpackInto(offsetsId + 1, bases);
+        if (m_entries[offsetsId + 2])
+            unpackInto(offsetsId + 2, pairs);
+        std::vector<std::pair<uint32_t, int64_t>> exceptions(pairs.size() / 2);
+        for (size_t i = 0; i < exceptions.size(); ++i) {
+            if (pairs[2 * i] < 0 || uint64_t(pairs[2 * i]) >= offsets.size())
+                fail(spanWhere(offsetsId + 2, i),
+                     "span " + std::to_string(pairs[2 * i]) + " is out of range (spans has "
+                         + std::to_string(offsets.size()) + " entries)");
+            exceptions[i] = {uint32_t(pairs[2 * i]), pairs[2 * i + 1]};
+        }
+        std::vector<int64_t>().swap(pairs);
+        if (const auto error = column.adopt(std::move(offsets), std::move(bases), std::move(exceptions))) {
+            using Where = TimeColumn::AdoptError::Where;
+            const uint32_t id = error->where == Where::Entry ? offsetsId
+                : error->where == Where::Base                ? offsetsId + 1
+                                                             : offsetsId + 2;
+            fail(spanWhere(id, error->index), error->message);
+        }
+    }
+
     // The span times (on the second thread: only Trace::spans.start and .end are written).
     void readTimes(Trace& t)
     {
         auto& s = t.spans;
+        if (m_header.version >= 2) {
+            readPackedTimes(SpanStartOffsets, s.start);
+            readPackedTimes(SpanEndOffsets, s.end);
+            // End before start, a chunk of both columns at a time.
+            constexpr size_t kStep = 4096;
+            std::vector<int64_t> start(kStep), end(kStep);
+            for (size_t first = 0; first < s.end.size(); first += kStep) {
+                const size_t last = std::min(s.end.size(), first + kStep);
+                s.start.copyTo(first, last, start.data());
+                s.end.copyTo(first, last, end.data());
+                for (size_t i = 0; i < last - first; ++i)
+                    if (end[i] < start[i])
+                        fail(spanWhere(SpanEndOffsets, first + i),
+                             "end before start (" + std::to_string(end[i]) + " < " + std::to_string(start[i]) + ")");
+            }
+            return;
+        }
         unpackInto(SpanStart, s.start);
         std::vector<int64_t> end;
         unpackInto(SpanEnd, end);

@@ -97,25 +97,37 @@ std::string traceToBinary(const Trace& input, const BinaryTraceOptions& options)
     add(blocks, SpanTrack, s.track);
     add(blocks, SpanKind_, s.kind);
     add(blocks, SpanName, s.name);
-    // Times are held in 4-byte offsets from per-block bases (TimeColumn); the format holds them whole.
-    const std::vector<int64_t> start = s.start.toVector(), end = s.end.toVector();
-    add(blocks, SpanStart, start);
-    add(blocks, SpanEnd, end);
-    // The format holds these columns in full, one entry per span; the trace may hold them as optional columns and
-    // a table of details (SpanColumns), so they are written out in full here.
-    const bool allScenario = s.thread.size() == n && s.op.size() == n && s.iteration.size() == n;
-    const std::vector<int32_t> unknown(allScenario ? 0 : n, -1);
-    const auto& thread = s.thread.size() == n ? s.thread : unknown;
-    const auto& op = s.op.size() == n ? s.op : unknown;
-    const auto& iteration = s.iteration.size() == n ? s.iteration : unknown;
-    const std::vector<int64_t> bytes = s.bytesColumn();
-    const std::vector<Dim3> grid = s.gridColumn(), block = s.blockColumn();
-    add(blocks, SpanThread, thread);
-    add(blocks, SpanOp, op);
-    add(blocks, SpanIteration, iteration);
-    add(blocks, SpanBytes, bytes);
-    add(blocks, SpanGrid, grid);
-    add(blocks, SpanBlock, block);
+    // The times as TimeColumn holds them: offsets, bases, and the exceptions as (index, value) pairs of i64.
+    std::vector<int64_t> startExceptions, endExceptions;
+    const auto addTimes = [&](const TimeColumn& c, uint32_t offsetsId, std::vector<int64_t>& exceptions) {
+        add(blocks, offsetsId, c.offsets());
+        add(blocks, offsetsId + 1, c.bases());
+        for (const auto& [index, value] : c.exceptions())
+            exceptions.insert(exceptions.end(), {int64_t(index), value});
+        if (!exceptions.empty())
+            add(blocks, offsetsId + 2, exceptions);
+    };
+    addTimes(s.start, SpanStartOffsets, startExceptions);
+    addTimes(s.end, SpanEndOffsets, endExceptions);
+    // The optional columns the trace holds (after finalize(), each is empty or has an entry per span).
+    if (s.thread.size() == n && n > 0)
+        add(blocks, SpanThread, s.thread);
+    if (s.op.size() == n && n > 0)
+        add(blocks, SpanOp, s.op);
+    if (s.iteration.size() == n && n > 0)
+        add(blocks, SpanIteration, s.iteration);
+    std::vector<uint8_t> details;
+    if (s.detail.size() == n && n > 0) {
+        add(blocks, SpanDetailIndex, s.detail);
+        details.resize(s.details.size() * 32);
+        for (size_t i = 0; i < s.details.size(); ++i) {
+            const SpanDetail& d = s.details[i];
+            const uint32_t dims[6] = {d.grid.x, d.grid.y, d.grid.z, d.block.x, d.block.y, d.block.z};
+            std::memcpy(details.data() + 32 * i, &d.bytes, 8);
+            std::memcpy(details.data() + 32 * i + 8, dims, sizeof dims);
+        }
+        add(blocks, SpanDetailTable, details);
+    }
     // Optional columns only where the JSON writer writes them (a span differs from the default).
     if (!s.timing.empty())
         add(blocks, SpanTiming_, s.timing);
