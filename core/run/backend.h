@@ -21,24 +21,25 @@ struct RecordRef {
 };
 
 struct OpRecord {
+    // (Fields by size, widest first: no padding between them.)
+    int64_t apiStart = -1; // host span, -1 when none
+    int64_t apiEnd = -1;
+    int64_t gpuStart = -1; // GPU span, -1 when none
+    int64_t gpuEnd = -1;
+    // Timing "both": the op's CUDA event times beside the CUPTI times in gpuStart/gpuEnd; -1 when none.
+    int64_t eventStart = -1;
+    int64_t eventEnd = -1;
     int thread = 0; // scenario thread
     int op = 0;     // op index within the thread
     int node = -1;  // graph node index, -1 for the op itself
     int iteration = 0;
     int task = 0;
     int stream = -1; // planned stream of the GPU span
-    SpanKind apiKind = SpanKind::ApiCall;
-    int64_t apiStart = -1; // host span, -1 when none
-    int64_t apiEnd = -1;
-    SpanKind gpuKind = SpanKind::Kernel;
-    int64_t gpuStart = -1; // GPU span, -1 when none
-    int64_t gpuEnd = -1;
-    // Timing "both": the op's CUDA event times beside the CUPTI times in gpuStart/gpuEnd; -1 when none.
-    int64_t eventStart = -1;
-    int64_t eventEnd = -1;
     // Simulator: what held the GPU op after it was ready, and the record whose GPU op's end let it start.
-    WaitCause gpuWait = WaitCause::None;
     RecordRef gpuWaitHolder;
+    WaitCause gpuWait = WaitCause::None;
+    SpanKind apiKind = SpanKind::ApiCall;
+    SpanKind gpuKind = SpanKind::Kernel;
     bool hasApi() const { return apiStart >= 0; }
     bool hasGpu() const { return gpuStart >= 0; }
 };

@@ -53,6 +53,31 @@ Simulation::Simulation(const RunPlan& plan, const std::vector<DeviceProfile>& pr
     m_nextTask.assign(m_scenario.threads.size(), 0);
     m_out.records.assign(plan.hostThreads.size(), {});
     m_out.deps.clear();
+    reserveForRun();
+}
+
+// Room for every record and GPU op the run will make, counted from the plan: grown by doubling instead, the op
+// table of a million-op run held its old and its new array at once (416 MB of a 400 MB peak, docs/PERFORMANCE.md).
+// Room not used is never touched, so it costs address space only; it is bounded, so that a scenario of absurd
+// counts fails (or not) as it runs, as before, and not here.
+void Simulation::reserveForRun()
+{
+    constexpr size_t kMostReserved = size_t(1) << 24;
+    const double iterations = std::max(1, m_plan.totalIterations());
+    double total = 0; // counts that could overflow 64 bits in a scenario of absurd repeats
+    for (size_t h = 0; h < m_plan.hostThreads.size(); ++h) {
+        const auto& th = m_scenario.threads[size_t(m_plan.hostThreads[h].thread)];
+        size_t perTask = 0;
+        for (const Op& op : th.ops)
+            perTask += 1 + op.ops.size(); // the op and its graph's nodes
+        // A pool's workers share its tasks: each is given its share here, and grows beyond it where it takes more.
+        const double tasks = std::max(1, th.repeat), workers = std::max(1, th.workers);
+        const double records = double(perTask) * std::ceil(tasks / workers) * iterations;
+        m_out.records[h].reserve(size_t(std::min(records, double(kMostReserved))));
+        total += records;
+    }
+    // Markers beside the ops' own.
+    m_ops.reserve(size_t(std::min(total * 1.125 + 64, double(2 * kMostReserved))));
 }
 
 Status Simulation::run()

@@ -49,23 +49,34 @@ enum class KernelLoad : uint8_t { None, Compute, Streaming, Tiled };
 enum class OpState : uint8_t { Pending, Ready, Started, Done };
 
 struct GpuOp {
-    GpuOpType type = GpuOpType::Marker;
-    OpState state = OpState::Pending;
-    bool graphNode = false;
-    bool hasRecord = false;
-    bool measuredGap = false; // replay: the gap before it in its stream is the recording's (a host function's
-                              // includes the driver thread's wake-up)
+    // (Fields by size, widest first: no padding between them. A million-op run holds about 700,000 of these.)
+    int64_t readyTime = 0;
+    int64_t readyAt = -1;  // when every dependency was met (state Ready)
+    int64_t queuedAt = -1; // kernels: when it left its hardware queue for the SMs
+    int64_t start = -1;
+    int64_t end = -1;
+    // kernels
+    int64_t blockNs = 0; // a block's time at its share of the device's rate (simulator_rates.cpp: its speed)
+    uint64_t readySeq = 0;
+    double capacity = 1; // the blocks of it the device holds at once (SMs x occupancy)
+    double speed = 1;    // its blocks' rate against their share of the device's rate
+    // copies, memsets, host functions
+    int64_t durationNs = 0;
+    // copies while they run: what is left of durationNs at the full one-way rate, the share of that rate they get
+    // now (below 1 while a pinned copy runs the other way: duplex_gbps), and since when
+    double workLeftNs = 0;
+    double rate = 1.0;
+    int64_t progressAt = 0;
+    double duplexRate = 1.0; // pinned H2D/D2H: duplex bandwidth / one-way bandwidth; else 1
+    // kernels and memsets: the device memory they touch through the L2 (l2_bytes); a kernel whose buffers fit in it
+    // runs l2_cold_factor longer when other work touched enough memory since its last run to evict them
+    int64_t l2Bytes = 0;
+
     int device = 0;
     int stream = -1;
     uint32_t pendingDeps = 0;
-    int64_t readyTime = 0;
-    int64_t readyAt = -1;             // when every dependency was met (state Ready)
-    int64_t queuedAt = -1;            // kernels: when it left its hardware queue for the SMs
-    uint32_t releasedBy = kNone;      // the op whose end met its last dependency
-    WaitCause wait = WaitCause::None; // what held it after it was ready
-    uint32_t waitHolder = kNone;      // the op whose end (or freed SMs) let it start
-    int64_t start = -1;
-    int64_t end = -1;
+    uint32_t releasedBy = kNone; // the op whose end met its last dependency
+    uint32_t waitHolder = kNone; // the op whose end (or freed SMs) let it start
     RecordRef rec;
     uint32_t dependents = kNone; // list in m_links
     uint32_t waiters = kNone;    // list in m_links (targets are wait sets)
@@ -76,35 +87,29 @@ struct GpuOp {
     uint32_t threadsPerBlock = 0;
     uint32_t sharedPerBlock = 0;
     int priority = 0;
-    int64_t blockNs = 0; // a block's time at its share of the device's rate (simulator_rates.cpp: its speed)
-    uint64_t readySeq = 0;
-    KernelLoad load = KernelLoad::None;
-    double capacity = 1;   // the blocks of it the device holds at once (SMs x occupancy)
     uint32_t resident = 0; // its blocks on the SMs now
-    double speed = 1;      // its blocks' rate against their share of the device's rate
-    // copies, memsets, host functions
-    int64_t durationNs = 0;
+    // copies
     int engine = -1;
     int dstDevice = -1;
-    // copies while they run: what is left of durationNs at the full one-way rate, the share of that rate they get
-    // now (below 1 while a pinned copy runs the other way: duplex_gbps), and since when
-    double workLeftNs = 0;
-    double rate = 1.0;
-    int64_t progressAt = 0;
-    double duplexRate = 1.0; // pinned H2D/D2H: duplex bandwidth / one-way bandwidth; else 1
-    bool dramBound = false;  // memsets and device-to-device copies: they share the device memory's bandwidth
-    // kernels and memsets: the device memory they touch through the L2 (l2_bytes); a kernel whose buffers fit in it
-    // runs l2_cold_factor longer when other work touched enough memory since its last run to evict them
-    int64_t l2Bytes = 0;
-    bool measured = false; // replay: its duration is the recorded one (the cache state is in it)
-    MeasuredOpKey key;     // the scenario op it runs (its buffers: every repeat of an op uses the same ones)
-    uint32_t hwQueue = 0;  // the work queue it was issued to
+    MeasuredOpKey key;    // the scenario op it runs (its buffers: every repeat of an op uses the same ones)
+    uint32_t hwQueue = 0; // the work queue it was issued to
     // batched_kernel_completion: the kernels issued back to back with it (kNone: not batched); its completion is
     // signalled to other work once the batch has no kernel running or waiting
     uint32_t batch = kNone;
-    bool signalled = false;
     // collectives: the call of the job it is one rank's part of (m_collectives)
     uint32_t collective = kNone;
+
+    GpuOpType type = GpuOpType::Marker;
+    OpState state = OpState::Pending;
+    bool graphNode = false;
+    bool hasRecord = false;
+    bool measuredGap = false;         // replay: the gap before it in its stream is the recording's (a host function's
+                                      // includes the driver thread's wake-up)
+    WaitCause wait = WaitCause::None; // what held it after it was ready
+    KernelLoad load = KernelLoad::None;
+    bool dramBound = false; // memsets and device-to-device copies: they share the device memory's bandwidth
+    bool measured = false;  // replay: its duration is the recorded one (the cache state is in it)
+    bool signalled = false; // batched_kernel_completion: its completion was signalled
 };
 
 // One collective call (or one send/recv pair) of a job: the ranks' ops that take part, matched by their order per
@@ -247,6 +252,7 @@ private:
 
     // --- iterations and host threads -------------------------------------------------------------------------
 
+    void reserveForRun();
     void startIteration(int iteration, int64_t t);
     bool takeTask(int h);
     void threadFinished(int h);
