@@ -483,10 +483,28 @@ void Trace::finalize()
             return spans.start[a] < spans.start[b];
         return spans.end[a] < spans.end[b];
     };
-    // Traces read from a file are in order already: one pass instead of sorting an index of every span.
+    // Traces read from a file are in order already: one pass instead of sorting an index of every span, the times
+    // unpacked a chunk at a time (through operator[] it was 13 % of opening a binary trace of 100 M spans).
     bool identity = true;
-    for (size_t i = 1; i < n && identity; ++i)
-        identity = !before(i, i - 1);
+    {
+        constexpr size_t kChunk = 4096;
+        std::vector<int64_t> start(kChunk + 1), end(kChunk + 1);
+        for (size_t first = 0; first + 1 < n && identity; first += kChunk) {
+            const size_t last = std::min(n, first + kChunk + 1); // entries [first, last): the chunk and the next one
+            spans.start.copyTo(first, last, start.data());
+            spans.end.copyTo(first, last, end.data());
+            const uint32_t* track = spans.track.data() + first;
+            for (size_t i = 1; i < last - first; ++i) {
+                const bool ordered = track[i] != track[i - 1] ? track[i] > track[i - 1]
+                    : start[i] != start[i - 1]                ? start[i] > start[i - 1]
+                                                              : end[i] >= end[i - 1];
+                if (!ordered) {
+                    identity = false;
+                    break;
+                }
+            }
+        }
+    }
     std::vector<uint32_t> order;
     if (!identity) {
         order.resize(n);
