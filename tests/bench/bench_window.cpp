@@ -9,8 +9,10 @@
 //   - the span table: sorted by a click on the Duration header, filtered by "memcpy", and both undone.
 // A frame is within budget at 16 ms.
 //
-//   bench_window [--json] [--spans N] [--reps R] [--file TRACE] [--binary] [--synthetic]
+//   bench_window [--json] [--spans N] [--reps R] [--file TRACE] [--binary] [--synthetic] [--stages]
 //                                                          (offscreen unless QT_QPA_PLATFORM says otherwise)
+// --stages times each stage of an open alone (import, the timeline's layout, the view parts built beside it, the
+// report: stage_*_ms and stage_*_cpu_ms) and exits without opening the window.
 // --binary saves the generated trace in the binary native format (*.sstrace) instead of JSON. --synthetic writes
 // synthetic_trace.h's trace (bench_timeline's) of N spans instead of simulating the workload, for sizes the simulator
 // would need too much memory for (100 M spans); it implies --binary. With --file, the synthetic trace is written to
@@ -27,6 +29,7 @@
 #include "span_table_model.h"
 #include "synthetic_trace.h"
 #include "text_file.h"
+#include "timeline_layout.h"
 #include "timeline_plottable.h"
 #include "timeline_view.h"
 #include "trace_formats.h"
@@ -65,6 +68,7 @@ struct Config {
     QString file;
     bool binary = false;
     bool synthetic = false;
+    bool stages = false; // each stage of an open alone, then exit
 };
 
 // Counts the paint events of one widget: a measured step must have repainted the timeline.
@@ -143,6 +147,8 @@ bool parseArgs(int argc, char** argv, Config& cfg)
             cfg.binary = true;
         } else if (arg == "--synthetic") {
             cfg.synthetic = cfg.binary = true;
+        } else if (arg == "--stages") {
+            cfg.stages = true;
         } else if (arg == "--spans" || arg == "--reps" || arg == "--file") {
             const char* v = next();
             if (!v)
@@ -203,7 +209,7 @@ int main(int argc, char** argv)
     if (!parseArgs(argc, argv, cfg)) {
         std::fprintf(stderr,
                      "usage: bench_window [--json] [--spans N] [--reps R] [--file TRACE] [--binary] "
-                     "[--synthetic]\n");
+                     "[--synthetic] [--stages]\n");
         return 2;
     }
     QStandardPaths::setTestModeEnabled(true); // the user's settings and recent files are left alone
@@ -238,6 +244,28 @@ int main(int argc, char** argv)
             return 1;
         }
         out["stage_import_ms"] = double(t.nsecsElapsed()) / 1e6;
+        if (cfg.stages) {
+            // What makeAnalyzedTrace does, a part at a time: the timeline's layout, the view parts built beside it
+            // (withViewParts), the report.
+            const Trace& tr = *trace;
+            auto stage = [&](const char* key, auto&& f) {
+                QElapsedTimer st;
+                const double cpu0 = cpuSeconds();
+                st.start();
+                f();
+                out[std::string("stage_") + key + "_ms"] = double(st.nsecsElapsed()) / 1e6;
+                out[std::string("stage_") + key + "_cpu_ms"] = (cpuSeconds() - cpu0) * 1e3;
+            };
+            stage("layout", [&] { TimelineLayout layout(tr, {}); });
+            stage("concurrency_plot", [&] { (void)makeConcurrencyPlotData(tr); });
+            std::vector<uint32_t> ops;
+            stage("launching_ops", [&] { ops = launchingOps(tr); });
+            stage("gpu_time_by_op", [&] { (void)gpuTimeByLaunchingOp(tr, ops); });
+            stage("report", [&] { (void)reportOnTrace(tr); });
+            out["peak_rss_mb"] = peakRssMb();
+            std::printf("%s\n", out.dump(cfg.json ? -1 : 2).c_str());
+            return 0;
+        }
         t.restart();
         const auto analyzed = makeAnalyzedTrace(std::move(trace).value());
         out["stage_analysis_ms"] = double(t.nsecsElapsed()) / 1e6;
