@@ -53,16 +53,15 @@ std::shared_ptr<const AnalyzedTrace> withViewParts(std::shared_ptr<AnalyzedTrace
     if (!trace->trace || !trace->trace->finalized())
         return trace;
     const Trace& t = *trace->trace;
-    // The layout on this thread, the rest on another (at 10 M spans about 1 s for both, the plot's steps most of
-    // it; docs/PERFORMANCE.md).
-    auto other = std::async(std::launch::async, [&trace, &t] {
-        trace->concurrency = makeConcurrencyPlotData(t);
-        auto ops = std::make_shared<const std::vector<uint32_t>>(launchingOps(t));
-        trace->opGpuTimes = std::make_shared<const std::vector<OpGpuTime>>(gpuTimeByLaunchingOp(t, *ops));
-        trace->launchingOps = std::move(ops);
-    });
+    // The concurrency plot's steps on one thread, the layout and then the launching ops on this one: at 100 M spans
+    // 12.4 s for the steps, 6.4 + 1.0 s for the rest (docs/PERFORMANCE.md, bench_window --stages). Two threads, as
+    // the machines measured have two cores.
+    auto steps = std::async(std::launch::async, [&trace, &t] { trace->concurrency = makeConcurrencyPlotData(t); });
     trace->layout = std::make_shared<const TimelineLayout>(t, initiallyCollapsedRanks(t));
-    other.get(); // (its future's destructor waits too, should the layout throw)
+    auto ops = std::make_shared<const std::vector<uint32_t>>(launchingOps(t));
+    trace->opGpuTimes = std::make_shared<const std::vector<OpGpuTime>>(gpuTimeByLaunchingOp(t, *ops));
+    trace->launchingOps = std::move(ops);
+    steps.get(); // (its future's destructor waits too, should this thread throw)
     return trace;
 }
 
