@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -19,26 +20,47 @@ using OrderedJson = nlohmann::ordered_json;
 
 // The sweep behind the concurrency profile (analysis.cpp) and series (concurrency.cpp) over sorted starts and ends:
 // half-open spans, so back-to-back spans are not concurrent. At each instant where something starts or ends, every
-// change at it is applied, then at(instant, running before, running after) is called.
-template <typename At>
-void sweepConcurrency(const std::vector<int64_t>& starts, const std::vector<int64_t>& ends, At&& at)
+// change at it is applied, then at(instant, running before, running after) is called. Starts and ends are ascending
+// sequences with empty(), top() and pop().
+template <typename Starts, typename Ends, typename At>
+void sweepSortedConcurrency(Starts& starts, Ends& ends, At&& at)
 {
-    constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-    size_t i = 0, j = 0;
     int running = 0;
-    while (i < starts.size() || j < ends.size()) {
-        const int64_t next = std::min(i < starts.size() ? starts[i] : kMax, j < ends.size() ? ends[j] : kMax);
+    while (!starts.empty() || !ends.empty()) {
+        const int64_t next = starts.empty() ? ends.top()
+            : ends.empty()                  ? starts.top()
+                                            : std::min(starts.top(), ends.top());
         const int before = running;
-        while (j < ends.size() && ends[j] == next) {
+        while (!ends.empty() && ends.top() == next) {
             --running;
-            ++j;
+            ends.pop();
         }
-        while (i < starts.size() && starts[i] == next) {
+        while (!starts.empty() && starts.top() == next) {
             ++running;
-            ++i;
+            starts.pop();
         }
         at(next, before, running);
     }
+}
+
+// A sorted vector as such a sequence.
+class SortedTimes {
+public:
+    explicit SortedTimes(const std::vector<int64_t>& v) : m_v(v) {}
+    bool empty() const { return m_i == m_v.size(); }
+    int64_t top() const { return m_v[m_i]; }
+    void pop() { ++m_i; }
+
+private:
+    const std::vector<int64_t>& m_v;
+    size_t m_i = 0;
+};
+
+template <typename At>
+void sweepConcurrency(const std::vector<int64_t>& starts, const std::vector<int64_t>& ends, At&& at)
+{
+    SortedTimes s(starts), e(ends);
+    sweepSortedConcurrency(s, e, at);
 }
 
 inline double ratio(double num, double den)

@@ -3,6 +3,7 @@
 // every span: a finalized trace holds each track's spans sorted by start, so the starts come as one sorted run per
 // track (and the ends too, unless a track's spans overlap), and the runs are merged as they are swept.
 #include "analysis.h"
+#include "analysis_text.h"
 
 #include <algorithm>
 #include <limits>
@@ -162,24 +163,15 @@ ConcurrencySeries concurrencySeries(const Trace& input, int device)
     }
     ConcurrencySeries series;
     Merged starts(std::move(startRuns)), ends(std::move(endRuns));
-    // The sweep of sweepConcurrency (analysis_text.h) over the merged runs: half-open spans, so at each instant the
-    // ends come before the starts; a step only where the count changes.
-    int running = 0;
-    while (!starts.empty() || !ends.empty()) {
-        const int64_t next = starts.empty() ? ends.top()
-            : ends.empty()                  ? starts.top()
-                                            : std::min(starts.top(), ends.top());
-        while (!ends.empty() && ends.top() == next)
-            --running, ends.pop();
-        while (!starts.empty() && starts.top() == next)
-            ++running, starts.pop();
+    // A step only where the count changes.
+    analysis_detail::sweepSortedConcurrency(starts, ends, [&series](int64_t next, int, int running) {
         series.maxCount = std::max(series.maxCount, running);
         const auto count = uint16_t(std::min(running, int(std::numeric_limits<uint16_t>::max())));
         if (series.counts.empty() || series.counts.back() != count) {
             series.times.push_back(next);
             series.counts.push_back(count);
         }
-    }
+    });
     series.times.shrink_to_fit();
     series.counts.shrink_to_fit();
     return series;
