@@ -2,6 +2,7 @@
 #include "time_column.h"
 
 #include <algorithm>
+#include <atomic>
 
 namespace streamscope {
 
@@ -57,8 +58,17 @@ void TimeColumn::eraseException(size_t i)
         m_exceptions.erase(it);
 }
 
+uint64_t TimeColumn::identify()
+{
+    static std::atomic<uint64_t> next{1};
+    if (m_contentId == 0)
+        m_contentId = next.fetch_add(1, std::memory_order_relaxed);
+    return m_contentId;
+}
+
 void TimeColumn::set(size_t i, int64_t v)
 {
+    m_contentId = 0;
     const bool wasException = m_offset[i] == kEscape;
     m_offset[i] = encode(i, v);
     if (m_offset[i] != kEscape) {
@@ -72,6 +82,7 @@ void TimeColumn::set(size_t i, int64_t v)
 void TimeColumn::shift(int64_t d)
 {
     // Offsets are relative to their block's bases: moving the bases and the exceptions moves every entry.
+    m_contentId = 0;
     for (int64_t& b : m_base)
         if (b != kUnset)
             b = int64_t(uint64_t(b) + uint64_t(d));

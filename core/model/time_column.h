@@ -138,6 +138,20 @@ public:
     };
 
     TimeColumn() = default;
+    TimeColumn(const TimeColumn&) = default; // the same entries: the same contentId
+    TimeColumn& operator=(const TimeColumn&) = default;
+    TimeColumn(TimeColumn&& other) noexcept
+        : m_offset(std::move(other.m_offset)), m_base(std::move(other.m_base)),
+          m_exceptions(std::move(other.m_exceptions)), m_contentId(std::exchange(other.m_contentId, 0))
+    {}
+    TimeColumn& operator=(TimeColumn&& other) noexcept
+    {
+        m_offset = std::move(other.m_offset);
+        m_base = std::move(other.m_base);
+        m_exceptions = std::move(other.m_exceptions);
+        m_contentId = std::exchange(other.m_contentId, 0);
+        return *this;
+    }
     TimeColumn(std::initializer_list<int64_t> values)
     {
         for (int64_t v : values)
@@ -178,6 +192,7 @@ public:
 
     void push_back(int64_t v)
     {
+        m_contentId = 0;
         const size_t i = m_offset.size();
         if ((i & (kBlock - 1)) == 0) {
             m_base.push_back(baseFor(v));
@@ -207,6 +222,7 @@ public:
     }
     void clear()
     {
+        m_contentId = 0;
         m_offset.clear();
         m_base.clear();
         m_exceptions.clear();
@@ -224,6 +240,12 @@ public:
         return v;
     }
     size_t exceptionCount() const { return m_exceptions.size(); }
+
+    // An id of the column's entries as they are now, for a cache of what is computed from them (Trace::timeRange):
+    // 0 until identify() gives one; unique in the process; copies share it (they hold the same entries); any change
+    // to the entries resets it to 0.
+    uint64_t contentId() const { return m_contentId; }
+    uint64_t identify();
 
     // The column's own arrays, for a file format that stores them as they are (the binary trace format): an offset
     // per entry, two bases per block of kBlock entries (the second kUnsetBase where no entry of the block uses it),
@@ -282,6 +304,7 @@ private:
     std::vector<uint32_t> m_offset;
     std::vector<int64_t> m_base;         // two per block
     std::vector<Exception> m_exceptions; // sorted by index
+    uint64_t m_contentId = 0;            // see contentId()
 };
 
 } // namespace streamscope

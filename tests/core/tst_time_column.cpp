@@ -1,6 +1,6 @@
 // The compact column of span times (TimeColumn): every int64 value comes back exactly, whether it fits its block's
 // 32-bit offset or is kept as an exception, through push_back, set, shift, iteration, views, copyTo and the trace's
-// reordering.
+// reordering; the id of its entries (contentId), and the trace's time range kept by finalize() while they stay.
 #include "time_column.h"
 #include "trace.h"
 
@@ -26,6 +26,8 @@ private slots:
     void copyToUnpacksAnyRange();
     void viewOfAnEmptyColumn();
     void viewAfterSetAndShift();
+    void contentIdFollowsTheEntries();
+    void timeRangeKeptOnlyWhileTimesAre();
 };
 
 namespace {
@@ -286,6 +288,89 @@ void TestTimeColumn::viewAfterSetAndShift()
     QVERIFY(out == want);
     for (size_t i = 0; i < want.size(); ++i)
         QCOMPARE(after[i], want[i]);
+}
+
+void TestTimeColumn::contentIdFollowsTheEntries()
+{
+    TimeColumn c{5, 7, 9};
+    QCOMPARE(c.contentId(), uint64_t(0)); // none until asked for
+    const uint64_t id = c.identify();
+    QVERIFY(id != 0);
+    QCOMPARE(c.identify(), id); // kept while the entries stay
+    TimeColumn copy = c;        // the same entries: the same id
+    QCOMPARE(copy.contentId(), id);
+    TimeColumn other{5, 7, 9}; // equal entries, another column: an id of its own
+    QVERIFY(other.identify() != id);
+    // Every change of the entries drops the id.
+    auto dropped = [&](auto change) {
+        TimeColumn d = c;
+        change(d);
+        return d.contentId() == 0;
+    };
+    QVERIFY(dropped([](TimeColumn& d) { d.push_back(11); }));
+    QVERIFY(dropped([](TimeColumn& d) { d.set(1, 8); }));
+    QVERIFY(dropped([](TimeColumn& d) { d.shift(1); }));
+    QVERIFY(dropped([](TimeColumn& d) { d.clear(); }));
+    QVERIFY(dropped([](TimeColumn& d) {
+        const std::vector<int64_t> v{1, 2};
+        d.assign(v.begin(), v.end());
+    }));
+    QVERIFY(dropped([](TimeColumn& d) { QVERIFY(!d.adopt({0}, {100, TimeColumn::kUnsetBase}, {})); }));
+    // A move takes the id with the entries; the column moved from has neither.
+    TimeColumn moved = std::move(copy);
+    QCOMPARE(moved.contentId(), id);
+    QCOMPARE(copy.contentId(), uint64_t(0)); // NOLINT(bugprone-use-after-move): the moved-from state is the point
+    TimeColumn assigned;
+    assigned = std::move(moved);
+    QCOMPARE(assigned.contentId(), id);
+    QCOMPARE(moved.contentId(), uint64_t(0)); // NOLINT(bugprone-use-after-move)
+}
+
+void TestTimeColumn::timeRangeKeptOnlyWhileTimesAre()
+{
+    Trace t;
+    const uint32_t a = t.addTrack({});
+    const uint32_t b = t.addTrack({});
+    auto add = [&](uint32_t track, int64_t start, int64_t end) {
+        SpanInit s;
+        s.track = track;
+        s.name = "k";
+        s.start = start;
+        s.end = end;
+        t.addSpan(s);
+    };
+    add(b, 40, 90); // out of order: finalize() sorts
+    add(a, 10, 20);
+    add(a, 15, 120);
+    t.finalize();
+    QCOMPARE(t.timeRange(), (std::pair<int64_t, int64_t>{10, 120}));
+    // Times changed after finalize(): the range follows them, never the one kept.
+    t.spans.end.set(1, 300);
+    QCOMPARE(t.timeRange(), (std::pair<int64_t, int64_t>{10, 300}));
+    t.spans.start.shift(-5);
+    t.spans.end.shift(-5);
+    QCOMPARE(t.timeRange(), (std::pair<int64_t, int64_t>{5, 295}));
+    t.finalize();
+    QCOMPARE(t.timeRange(), (std::pair<int64_t, int64_t>{5, 295}));
+    // A copy keeps it and answers the same; columns swapped in from elsewhere are scanned.
+    const Trace copy = t;
+    QCOMPARE(copy.timeRange(), (std::pair<int64_t, int64_t>{5, 295}));
+    t.spans.start = TimeColumn{1, 2, 3};
+    QCOMPARE(t.timeRange(), (std::pair<int64_t, int64_t>{1, 295}));
+    // Empty, and a single span (the pass in finalize() covers it too).
+    Trace one;
+    one.addTrack({});
+    SpanInit s;
+    s.track = 0;
+    s.name = "k";
+    s.start = -7;
+    s.end = 3;
+    one.addSpan(s);
+    one.finalize();
+    QCOMPARE(one.timeRange(), (std::pair<int64_t, int64_t>{-7, 3}));
+    Trace none;
+    none.finalize();
+    QCOMPARE(none.timeRange(), (std::pair<int64_t, int64_t>{0, 0}));
 }
 
 QTEST_GUILESS_MAIN(TestTimeColumn)
