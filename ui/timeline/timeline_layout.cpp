@@ -1,6 +1,7 @@
 #include "timeline_layout.h"
 
 #include "collectives.h"
+#include "parallel_for.h"
 #include "rank_parts.h"
 #include "scenario.h"
 
@@ -9,6 +10,7 @@
 #include <cctype>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <queue>
 #include <string_view>
 
@@ -168,16 +170,22 @@ TimelineLayout::TimelineLayout(const Trace& trace, const std::set<int>& collapse
     std::vector<int> trackLanes(trackCount, 1);
     m_trackLaneOffset.assign(trackCount, -1);
     const bool indexed = trace.finalized();
-    for (size_t t = 0; t < trackCount && indexed; ++t) {
+    // The tracks on all cores, each alone (at 100 M spans the layout took 6.6 s on one core, docs/PERFORMANCE.md).
+    std::vector<std::vector<uint16_t>> lanesOf(indexed ? trackCount : 0);
+    parallelFor(lanesOf.size(), [&](size_t t) {
         const uint32_t b = trace.trackBegin(uint32_t(t)), e = trace.trackEnd(uint32_t(t));
         int count = 1;
         auto lanes = assignLanes(trace.spans.start.begin() + b, trace.spans.end.begin() + b, e - b, count);
         trackLanes[t] = std::max(count, 1);
-        if (count > 1) {
+        if (count > 1)
+            lanesOf[t] = std::move(lanes);
+    });
+    for (size_t t = 0; t < lanesOf.size(); ++t)
+        if (!lanesOf[t].empty()) {
             m_trackLaneOffset[t] = int64_t(m_spanLane.size());
-            m_spanLane.insert(m_spanLane.end(), lanes.begin(), lanes.end());
+            m_spanLane.insert(m_spanLane.end(), lanesOf[t].begin(), lanesOf[t].end());
+            lanesOf[t] = {};
         }
-    }
 
     // Rows: host threads (in track order, as the run created them), then per device its streams.
     auto streamRank = [](StreamKind k) {
@@ -362,7 +370,14 @@ TimelineLayout::TimelineLayout(const Trace& trace, const std::set<int>& collapse
 void TimelineLayout::buildSummaries()
 {
     const Trace& trace = *m_trace;
-    for (size_t g = 0; g < m_lanes.size(); ++g) {
+    // The lanes on all cores, the longest first (taken as threads come free, the longest last could keep one
+    // core busy alone).
+    std::vector<uint32_t> order(m_lanes.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(), order.end(),
+                     [this](uint32_t a, uint32_t b) { return m_lanes[a].count > m_lanes[b].count; });
+    parallelFor(order.size(), [&](size_t k) {
+        const size_t g = order[k];
         const TimelineLane& lane = m_lanes[g];
         LaneSpans spans;
         spans.start = trace.spans.start.view();
@@ -372,7 +387,7 @@ void TimelineLayout::buildSummaries()
         spans.base = lane.base;
         spans.count = lane.count;
         m_summaries[g] = LaneSummary(spans, m_origin);
-    }
+    });
 }
 
 int TimelineLayout::laneOfSpan(uint32_t span) const
