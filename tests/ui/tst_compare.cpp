@@ -180,6 +180,54 @@ private Q_SLOTS:
         QCOMPARE(plot.histogramDevice(), -1);
     }
 
+    // A big trace's strip is drawn before its steps are counted (setTrace with dataToCome): it says so and shows no
+    // steps or bars, ignores data counted for another trace, and then shows exactly what it would have built itself,
+    // the histograms with them where they were asked for.
+    void stripCountsAfterTheTraceIsDrawn()
+    {
+        const auto trace = simulateLesson(QStringLiteral("07"));
+        const auto other = simulateLesson(QStringLiteral("08"));
+        QVERIFY(trace && other);
+        ConcurrencyPlot reference;
+        reference.resize(900, 200);
+        reference.show();
+        reference.setTrace(trace);
+        reference.setVisibleTimeRange(double(trace->timeRange().first), double(trace->timeRange().second));
+        QVERIFY(reference.graph0()->dataCount() > 0);
+
+        ConcurrencyPlot plot;
+        plot.resize(900, 200);
+        plot.show();
+        plot.setTrace(trace, nullptr, true);
+        plot.setVisibleTimeRange(double(trace->timeRange().first), double(trace->timeRange().second));
+        QVERIFY(plot.isCounting());
+        QCOMPARE(plot.graph0()->dataCount(), 0);
+        QCOMPARE(plot.runningAt(1000), -1);
+        plot.setMode(ConcurrencyPlot::Mode::Histogram); // nothing computed on the GUI thread meanwhile
+        QCOMPARE(plot.histogramBars()->dataCount(), 0);
+        QVERIFY(plot.histogramDevices().empty());
+        plot.setMode(ConcurrencyPlot::Mode::OverTime);
+
+        plot.setData(other, makeConcurrencyPlotData(*other)); // counted for a trace no longer shown: dropped
+        QVERIFY(plot.isCounting());
+        plot.setData(trace, makeConcurrencyPlotData(*trace, true));
+        QVERIFY(!plot.isCounting());
+        QCOMPARE(plot.maxConcurrency(), reference.maxConcurrency());
+        QCOMPARE(plot.graph0()->dataCount(), reference.graph0()->dataCount());
+        for (int i = 0; i < plot.graph0()->dataCount(); ++i) {
+            QCOMPARE(plot.graph0()->data()->at(i)->key, reference.graph0()->data()->at(i)->key);
+            QCOMPARE(plot.graph0()->data()->at(i)->value, reference.graph0()->data()->at(i)->value);
+        }
+        const double mid = (plot.graph0()->data()->at(0)->key + plot.graph0()->data()->at(1)->key) / 2;
+        QCOMPARE(plot.runningAt(mid), reference.runningAt(mid));
+        // The histograms came with the steps: the same as computed when first shown.
+        QCOMPARE(plot.histogramDevices(), reference.histogramDevices());
+        plot.setMode(ConcurrencyPlot::Mode::Histogram);
+        reference.setMode(ConcurrencyPlot::Mode::Histogram);
+        QCOMPARE(plot.histogram().timeAtNs, reference.histogram().timeAtNs);
+        QCOMPARE(plot.histogramBarLabels(), reference.histogramBarLabels());
+    }
+
     void histogramToggleUnderTheTimeline()
     {
         auto w = makeWindow();

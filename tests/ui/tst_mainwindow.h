@@ -35,6 +35,7 @@
 #include <QImage>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QMenu>
 #include <QProcess>
 #include <QProgressBar>
@@ -139,6 +140,7 @@ private Q_SLOTS:
     void unsavedEditsPrompt();
     void opensTracesByContent();
     void aBigTraceIsDrawnBeforeItsAnalysis();
+    void spanTableTurnsPages();
     void openingABigTraceCanBeCancelled();
     void anImportedTraceIsATrace();
     void aTraceShowsTheScenarioItEmbedsReadOnly();

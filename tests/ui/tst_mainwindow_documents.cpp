@@ -187,7 +187,7 @@ QString writeBigTrace(const QTemporaryDir& dir, int64_t spans)
 } // namespace
 
 // A trace file of kAnalyzeLaterBytes and more is on the timeline as soon as it is read; the Analysis panel says its
-// analysis is coming, and then shows it.
+// analysis is coming, and then shows it. The concurrency strip's steps come after the first frame too.
 void TestMainWindow::aBigTraceIsDrawnBeforeItsAnalysis()
 {
     QTemporaryDir dir;
@@ -197,21 +197,88 @@ void TestMainWindow::aBigTraceIsDrawnBeforeItsAnalysis()
     auto w = makeWindow();
     bool analysedAtFirstFrame = true;
     QString panelAtFirstFrame;
+    bool countingAtFirstFrame = false;
     connect(w.get(), &MainWindow::traceShown, w.get(), [&] {
         analysedAtFirstFrame = w->isAnalysisShown();
         panelAtFirstFrame = w->analysisPanel()->html();
+        countingAtFirstFrame = w->concurrencyPlot()->isCounting();
     });
     QSignalSpy shown(w.get(), &MainWindow::traceShown);
     QSignalSpy analysed(w.get(), &MainWindow::analysisShown);
+    QSignalSpy counted(w.get(), &MainWindow::concurrencyShown);
     QVERIFY(w->openPath(path));
     QVERIFY(shown.wait(60000));
     QVERIFY(!analysedAtFirstFrame);
+    QVERIFY(countingAtFirstFrame);
+    QVERIFY(counted.count() > 0 || counted.wait(60000));
+    QVERIFY(!w->concurrencyPlot()->isCounting());
+    QCOMPARE(w->concurrencyPlot()->maxConcurrency(), 1); // one kernel at a time
+    QVERIFY(w->concurrencyPlot()->graph0()->dataCount() > 0);
     QVERIFY2(panelAtFirstFrame.contains(QStringLiteral("Analysing the trace")), qPrintable(panelAtFirstFrame));
     QCOMPARE(w->timeline()->trace()->spanCount(), size_t(400'000));
     QVERIFY(analysed.count() > 0 || analysed.wait(60000));
     QVERIFY(w->isAnalysisShown());
     QCOMPARE(w->currentTrace()->report.metrics.gpuSpanCount, int64_t(200'000));
     QVERIFY(!w->analysisPanel()->html().contains(QStringLiteral("Analysing the trace")));
+}
+
+// More spans than a page of the span table: the pager says which rows are shown and turns the pages; a span
+// selected on the timeline brings its page into the table, its row selected.
+void TestMainWindow::spanTableTurnsPages()
+{
+    auto w = makeWindow();
+    QVERIFY(openAndRun(*w, QStringLiteral("08")));
+    SpanTableProxy* proxy = w->spanProxy();
+    auto* label = w->findChild<QLabel*>(QStringLiteral("span-page"));
+    QVERIFY(label);
+    QVERIFY(label->isHidden()); // one page: no pager
+    const int total = w->spanModel()->rowCount();
+    QVERIFY(total > 12);
+    proxy->setPageRows(5);
+    QCOMPARE(proxy->pageCount(), (total + 4) / 5);
+    QCOMPARE(proxy->rowCount(), 5);
+    QVERIFY(!label->isHidden());
+    QCOMPARE(label->text(), QStringLiteral("Rows 1 – 5 of %1").arg(QLocale().toString(total)));
+    // Every span on exactly one page, in the model's order.
+    std::vector<int> seen;
+    for (int p = 0; p < proxy->pageCount(); ++p) {
+        proxy->setPage(p);
+        QCOMPARE(proxy->page(), p);
+        for (int r = 0; r < proxy->rowCount(); ++r) {
+            const int span = proxy->spanAtRow(r);
+            QCOMPARE(proxy->rowOfSpan(span), r);
+            QCOMPARE(proxy->pageOfSpan(span), p);
+            seen.push_back(span);
+        }
+    }
+    QCOMPARE(int(seen.size()), total);
+    for (int i = 0; i < total; ++i)
+        QCOMPARE(seen[size_t(i)], i);
+    proxy->setPage(proxy->pageCount() + 3); // clamped
+    QCOMPARE(proxy->page(), proxy->pageCount() - 1);
+    // A span on another page, selected on the timeline: its page, its row.
+    proxy->setPage(0);
+    const int span = total - 2;
+    w->timeline()->selectSpan(span);
+    QCOMPARE(proxy->page(), span / 5);
+    QVERIFY(w->spanTable()->currentIndex().isValid());
+    QCOMPARE(proxy->spanAtRow(w->spanTable()->currentIndex().row()), span);
+    QVERIFY(label->text().startsWith(QStringLiteral("Rows %1 – ").arg(QLocale().toString(span / 5 * 5 + 1))));
+    // Sorted: pages of the sorted order, from the first; a row picked in the table selects its span.
+    proxy->sort(SpanTableModel::DurationColumn, Qt::DescendingOrder);
+    QCOMPARE(proxy->page(), 0);
+    int64_t last = std::numeric_limits<int64_t>::max();
+    const Trace& t = *w->currentTrace()->trace;
+    for (int p = 0; p < proxy->pageCount(); ++p) {
+        proxy->setPage(p);
+        for (int r = 0; r < proxy->rowCount(); ++r) {
+            const int64_t d = t.duration(uint32_t(proxy->spanAtRow(r)));
+            QVERIFY(d <= last);
+            last = d;
+        }
+    }
+    w->spanTable()->setCurrentIndex(proxy->index(2, 0));
+    QCOMPARE(w->timeline()->selectedSpan(), proxy->spanAtRow(2));
 }
 
 // While a big file is read the status bar shows how far it is; Cancel stops it, and the window keeps what it showed.

@@ -93,9 +93,13 @@ private:
 // stream/thread or launching op) over a SpanTableModel. Unsorted and unfiltered it is the model's rows as they are and
 // holds nothing (QSortFilterProxyModel maps every row both ways: 0.7 s on the GUI thread at 10 M spans); sorted or
 // filtered it holds the rows' spans in order, and the reverse map once asked for.
+// More rows than a page (kPageRows) are shown a page at a time: a view keeps per-row state for every row it is given
+// (QHeaderView 8 bytes a row, set up on the GUI thread: 3 s and 0.8 GB at 100 M spans), so it is given one page.
+// Rows below are the page's; rowOfSpan is -1 for a span on another page (pageOfSpan says which).
 class SpanTableProxy : public QAbstractProxyModel {
     Q_OBJECT
 public:
+    static constexpr int kPageRows = 1'000'000;
     explicit SpanTableProxy(QObject* parent = nullptr);
     // A SpanTableModel (another model shows no rows).
     void setSourceModel(QAbstractItemModel* model) override;
@@ -107,9 +111,19 @@ public:
     void sort(int column, Qt::SortOrder order = Qt::AscendingOrder) override;
     int sortColumn() const { return m_sortColumn; }
     Qt::SortOrder sortOrder() const { return m_sortOrder; }
-    // The proxy row of a span, or -1 when it is filtered out.
+    // The proxy row of a span (on the page shown), or -1 when it is filtered out or on another page.
     int rowOfSpan(int span) const;
     int spanAtRow(int row) const;
+
+    // Pages: the sorted and filtered rows kPageRows (or setPageRows') at a time. A new filter, sort or trace shows
+    // the first page.
+    qsizetype totalRows() const; // on every page
+    int pageCount() const;
+    int page() const { return m_page; }
+    qsizetype firstRowOfPage() const { return qsizetype(m_page) * m_pageRows; }
+    void setPage(int page);         // clamped; a model reset when it changes
+    int pageOfSpan(int span) const; // -1: filtered out
+    void setPageRows(int rows);     // for tests: pages of fewer rows
 
     QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
     QModelIndex parent(const QModelIndex& child) const override;
@@ -121,8 +135,10 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
 private:
-    void rebuild();    // m_rows from the filter and the sort
-    void changeRows(); // rebuild() as a layout change that keeps the views' selection on its spans
+    void rebuild();                       // m_rows from the filter and the sort
+    void changeRows();                    // rebuild() as a layout change that keeps the views' selection on its spans
+    int logicalRowOfSpan(int span) const; // over every page
+    int spanAtLogicalRow(qsizetype row) const;
     const SpanTableModel* m_spans = nullptr;
     QString m_filterText;
     int m_sortColumn = -1;
@@ -131,6 +147,11 @@ private:
     std::vector<uint32_t> m_rows;         // otherwise: the span of each row
     mutable std::vector<int32_t> m_rowOf; // the row of each span (-1: filtered out), built when first asked for
     std::vector<QMetaObject::Connection> m_connections;
+    int m_page = 0;
+    int m_pageRows = kPageRows;
+
+Q_SIGNALS:
+    void pageChanged(); // the page, or how many there are
 };
 
 } // namespace streamscope

@@ -2,6 +2,8 @@
 // SpanTableProxy (span_table_model.h): the span table's rows sorted and filtered by SpanTableModel's typed helpers.
 #include "span_table_model.h"
 
+#include <algorithm>
+
 namespace streamscope {
 
 SpanTableProxy::SpanTableProxy(QObject* parent) : QAbstractProxyModel(parent) {}
@@ -21,10 +23,12 @@ void SpanTableProxy::setSourceModel(QAbstractItemModel* model)
         m_connections.push_back(connect(m_spans, &QAbstractItemModel::modelReset, this, [this] {
             rebuild();
             endResetModel();
+            Q_EMIT pageChanged();
         }));
     }
     rebuild();
     endResetModel();
+    Q_EMIT pageChanged();
 }
 
 void SpanTableProxy::setFilterText(const QString& text)
@@ -46,6 +50,7 @@ void SpanTableProxy::sort(int column, Qt::SortOrder order)
 
 void SpanTableProxy::rebuild()
 {
+    m_page = 0;
     m_rows.clear();
     m_rowOf.clear();
     m_identity = !m_spans || (m_filterText.isEmpty() && m_sortColumn < 0);
@@ -80,9 +85,54 @@ void SpanTableProxy::changeRows()
     }
     changePersistentIndexList(from, to);
     Q_EMIT layoutChanged({}, QAbstractItemModel::VerticalSortHint);
+    Q_EMIT pageChanged();
+}
+
+qsizetype SpanTableProxy::totalRows() const
+{
+    if (!m_spans)
+        return 0;
+    return m_identity ? qsizetype(m_spans->rowCount()) : qsizetype(m_rows.size());
+}
+
+int SpanTableProxy::pageCount() const
+{
+    return int(std::max<qsizetype>(1, (totalRows() + m_pageRows - 1) / m_pageRows));
+}
+
+void SpanTableProxy::setPage(int page)
+{
+    page = std::clamp(page, 0, pageCount() - 1);
+    if (page == m_page)
+        return;
+    beginResetModel();
+    m_page = page;
+    endResetModel();
+    Q_EMIT pageChanged();
+}
+
+void SpanTableProxy::setPageRows(int rows)
+{
+    beginResetModel();
+    m_pageRows = std::max(1, rows);
+    m_page = 0;
+    endResetModel();
+    Q_EMIT pageChanged();
+}
+
+int SpanTableProxy::pageOfSpan(int span) const
+{
+    const int row = logicalRowOfSpan(span);
+    return row < 0 ? -1 : row / m_pageRows;
 }
 
 int SpanTableProxy::rowOfSpan(int span) const
+{
+    const qsizetype row = logicalRowOfSpan(span), first = firstRowOfPage();
+    return row >= first && row < first + rowCount() ? int(row - first) : -1;
+}
+
+int SpanTableProxy::logicalRowOfSpan(int span) const
 {
     if (!m_spans || span < 0 || span >= m_spans->rowCount())
         return -1;
@@ -100,7 +150,14 @@ int SpanTableProxy::spanAtRow(int row) const
 {
     if (row < 0 || row >= rowCount())
         return -1;
-    return m_identity ? row : int(m_rows[size_t(row)]);
+    return spanAtLogicalRow(firstRowOfPage() + row);
+}
+
+int SpanTableProxy::spanAtLogicalRow(qsizetype row) const
+{
+    if (row < 0 || row >= totalRows())
+        return -1;
+    return m_identity ? int(row) : int(m_rows[size_t(row)]);
 }
 
 QModelIndex SpanTableProxy::index(int row, int column, const QModelIndex& parent) const
@@ -124,7 +181,7 @@ int SpanTableProxy::rowCount(const QModelIndex& parent) const
 {
     if (parent.isValid() || !m_spans)
         return 0;
-    return m_identity ? m_spans->rowCount() : int(m_rows.size());
+    return int(std::clamp<qsizetype>(totalRows() - firstRowOfPage(), 0, m_pageRows));
 }
 
 int SpanTableProxy::columnCount(const QModelIndex& parent) const

@@ -48,20 +48,24 @@ TraceReport reportOnTrace(const Trace& trace)
     return a;
 }
 
-std::shared_ptr<const AnalyzedTrace> withViewParts(std::shared_ptr<AnalyzedTrace> trace)
+std::shared_ptr<const AnalyzedTrace> withViewParts(std::shared_ptr<AnalyzedTrace> trace, ViewSteps steps)
 {
     if (!trace->trace || !trace->trace->finalized())
         return trace;
     const Trace& t = *trace->trace;
     // The concurrency plot's steps on one thread, the layout and then the launching ops on this one: at 100 M spans
-    // 12.4 s for the steps, 6.4 + 1.0 s for the rest (docs/PERFORMANCE.md, bench_window --stages). Two threads, as
-    // the machines measured have two cores.
-    auto steps = std::async(std::launch::async, [&trace, &t] { trace->concurrency = makeConcurrencyPlotData(t); });
+    // 12.4 s for the steps, 6.4 + 1.0 s for the rest alone (docs/PERFORMANCE.md, bench_window --stages), but the
+    // rest took 14 s with the steps beside it on the two cores measured. A big trace leaves the steps for later.
+    std::future<void> counted;
+    if (steps == ViewSteps::Now)
+        counted = std::async(std::launch::async, [&trace, &t] { trace->concurrency = makeConcurrencyPlotData(t); });
+    trace->concurrencyToCome = steps == ViewSteps::Later;
     trace->layout = std::make_shared<const TimelineLayout>(t, initiallyCollapsedRanks(t));
     auto ops = std::make_shared<const std::vector<uint32_t>>(launchingOps(t));
     trace->opGpuTimes = std::make_shared<const std::vector<OpGpuTime>>(gpuTimeByLaunchingOp(t, *ops));
     trace->launchingOps = std::move(ops);
-    steps.get(); // (its future's destructor waits too, should this thread throw)
+    if (counted.valid())
+        counted.get(); // (its future's destructor waits too, should this thread throw)
     return trace;
 }
 
@@ -151,7 +155,7 @@ Result<LoadedDocument> loadDocument(const QString& pathOrLesson, const QString& 
         auto shown = std::make_shared<AnalyzedTrace>();
         shown->trace = std::make_shared<const Trace>(std::move(trace).value());
         shown->analysed = false;
-        doc.trace = withViewParts(std::move(shown));
+        doc.trace = withViewParts(std::move(shown), ViewSteps::Later);
     }
     return doc;
 }

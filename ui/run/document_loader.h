@@ -56,10 +56,16 @@ struct AnalyzedTrace {
     mutable std::shared_ptr<const ConcurrencyPlotData> concurrency;
     mutable std::shared_ptr<const std::vector<uint32_t>> launchingOps;
     mutable std::shared_ptr<const std::vector<OpGpuTime>> opGpuTimes;
+    // The concurrency plot's steps were left out (withViewParts, ViewSteps::Later): the window counts them after it
+    // has drawn the trace.
+    bool concurrencyToCome = false;
 };
 
-// The same trace and report with the views' parts of it built now (see AnalyzedTrace::layout), on two threads.
-std::shared_ptr<const AnalyzedTrace> withViewParts(std::shared_ptr<AnalyzedTrace> trace);
+// The same trace and report with the views' parts of it built now (see AnalyzedTrace::layout); the concurrency
+// plot's steps on a second thread beside them, or left for later (the window draws a big trace before them).
+enum class ViewSteps { Now, Later };
+std::shared_ptr<const AnalyzedTrace> withViewParts(std::shared_ptr<AnalyzedTrace> trace,
+                                                   ViewSteps steps = ViewSteps::Now);
 
 std::shared_ptr<const AnalyzedTrace> makeAnalyzedTrace(Trace trace);
 // The same trace with its report, computed now (the second step of opening a file with `analyze` false).

@@ -135,7 +135,7 @@ Result<LoadedDocument> loadJob(const QStringList& paths, const ImportProgress* p
         auto shown = std::make_shared<AnalyzedTrace>();
         shown->trace = std::make_shared<const Trace>(std::move(merged->trace));
         shown->analysed = false;
-        doc.trace = withViewParts(std::move(shown));
+        doc.trace = withViewParts(std::move(shown), ViewSteps::Later);
     }
     return doc;
 }

@@ -199,9 +199,11 @@ ConcurrencyPlot::ConcurrencyPlot(QWidget* parent) : QCustomPlot(parent)
 
 ConcurrencyPlot::~ConcurrencyPlot() = default;
 
-std::shared_ptr<const ConcurrencyPlotData> makeConcurrencyPlotData(const Trace& trace)
+std::shared_ptr<const ConcurrencyPlotData> makeConcurrencyPlotData(const Trace& trace, bool withHistograms)
 {
     auto data = std::make_shared<ConcurrencyPlotData>();
+    if (withHistograms)
+        data->histograms = concurrencyHistograms(trace);
     if (trace.spanCount() == 0)
         return data;
     std::tie(data->origin, data->end) = trace.timeRange();
@@ -215,14 +217,48 @@ std::shared_ptr<const ConcurrencyPlotData> makeConcurrencyPlotData(const Trace& 
     return data;
 }
 
-void ConcurrencyPlot::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const ConcurrencyPlotData> data)
+void ConcurrencyPlot::setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const ConcurrencyPlotData> data,
+                               bool dataToCome)
 {
     m_trace = std::move(trace);
     m_histograms.reset();
-    m_data = m_trace ? (data ? std::move(data) : makeConcurrencyPlotData(*m_trace)) : nullptr;
+    m_counting = m_trace && !data && dataToCome;
+    m_data = !m_trace || m_counting ? nullptr : data ? std::move(data) : makeConcurrencyPlotData(*m_trace);
+    // The data's origin is the trace's first span: the same before the data come.
+    m_origin = m_data ? double(m_data->origin) : m_trace ? double(m_trace->timeRange().first) : 0;
+    showData();
+}
+
+void ConcurrencyPlot::setData(const std::shared_ptr<const Trace>& trace,
+                              std::shared_ptr<const ConcurrencyPlotData> data)
+{
+    if (!m_counting || trace != m_trace || !data)
+        return;
+    m_counting = false;
+    m_data = std::move(data);
+    if (m_data->histograms)
+        setHistograms(*m_data->histograms);
+    showData();
+}
+
+void ConcurrencyPlot::showData()
+{
     m_stepTimes = m_data ? m_data->series.times.view() : TimeColumn::View{};
     m_max = m_data ? m_data->series.maxCount : 0;
-    m_origin = m_data ? double(m_data->origin) : 0;
+    // While a big trace's steps are counted (setTrace with dataToCome): a note in the middle of the plot area.
+    if (m_counting && !m_countingNote) {
+        m_countingNote = new QCPItemText(this);
+        m_countingNote->setClipToAxisRect(true);
+        m_countingNote->position->setType(QCPItemPosition::ptAxisRectRatio);
+        m_countingNote->position->setCoords(0.5, 0.5);
+        m_countingNote->setPositionAlignment(Qt::AlignCenter);
+        m_countingNote->setText(QStringLiteral("Counting the GPU operations running…"));
+        m_countingNote->setFont(m_modeButton->font());
+        m_countingNote->setColor(m_theme->plotFaintText);
+    } else if (!m_counting && m_countingNote) {
+        removeItem(m_countingNote);
+        m_countingNote = nullptr;
+    }
     updateShownSteps();
     applyMode();
 }
@@ -377,9 +413,16 @@ void ConcurrencyPlot::setMode(Mode mode)
 
 void ConcurrencyPlot::ensureHistograms()
 {
-    if (m_histograms)
+    // While the steps are counted off the GUI thread the histograms come with them (not computed here, at the
+    // size that made the steps wait).
+    if (m_histograms || m_counting)
         return;
-    m_histograms = m_trace ? concurrencyHistograms(*m_trace) : std::vector<ConcurrencyHistogram>{};
+    setHistograms(m_trace ? concurrencyHistograms(*m_trace) : std::vector<ConcurrencyHistogram>{});
+}
+
+void ConcurrencyPlot::setHistograms(std::vector<ConcurrencyHistogram> histograms)
+{
+    m_histograms = std::move(histograms);
     const QSignalBlocker block(m_deviceBox);
     m_deviceBox->clear();
     m_deviceBox->addItem(QStringLiteral("All GPUs"), -1);
@@ -395,10 +438,12 @@ void ConcurrencyPlot::ensureHistograms()
 const ConcurrencyHistogram& ConcurrencyPlot::histogram()
 {
     ensureHistograms();
+    static const ConcurrencyHistogram empty;
+    if (!m_histograms)
+        return empty; // still counting
     for (const ConcurrencyHistogram& h : *m_histograms)
         if (h.device == m_histogramDevice)
             return h;
-    static const ConcurrencyHistogram empty;
     return m_histograms->empty() ? empty : m_histograms->front();
 }
 
@@ -406,7 +451,7 @@ std::vector<int> ConcurrencyPlot::histogramDevices()
 {
     ensureHistograms();
     std::vector<int> devices;
-    for (const ConcurrencyHistogram& h : *m_histograms)
+    for (const ConcurrencyHistogram& h : m_histograms ? *m_histograms : std::vector<ConcurrencyHistogram>{})
         devices.push_back(h.device);
     return devices;
 }
@@ -615,6 +660,8 @@ void ConcurrencyPlot::applyTheme()
     m_bars->setBrush(fill);
     for (size_t k = 0; k < m_labels.size() && k < m_shown.timeAtNs.size(); ++k)
         m_labels[k]->setColor(m_shown.timeAtNs[k] > 0 ? t.plotText : t.plotFaintText);
+    if (m_countingNote)
+        m_countingNote->setColor(t.plotFaintText);
 }
 
 void ConcurrencyPlot::changeEvent(QEvent* event)

@@ -61,8 +61,11 @@ struct ConcurrencyPlotData {
     std::vector<uint16_t> blockMax;
     int64_t origin = 0; // the trace's first span: the plot's times are relative to it
     int64_t end = 0;    // the trace's last end: the last step closes there
+    // The histograms too, where they were asked for (a strip showing them when its steps were counted off the GUI
+    // thread); otherwise the plot computes them when it first shows them.
+    std::optional<std::vector<ConcurrencyHistogram>> histograms;
 };
-std::shared_ptr<const ConcurrencyPlotData> makeConcurrencyPlotData(const Trace& trace);
+std::shared_ptr<const ConcurrencyPlotData> makeConcurrencyPlotData(const Trace& trace, bool withHistograms = false);
 
 class ConcurrencyPlot : public QCustomPlot {
     Q_OBJECT
@@ -72,8 +75,14 @@ public:
     explicit ConcurrencyPlot(QWidget* parent = nullptr);
     ~ConcurrencyPlot() override;
 
-    // `data`: the trace's plot data built beforehand (makeConcurrencyPlotData); null: built now.
-    void setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const ConcurrencyPlotData> data = nullptr);
+    // `data`: the trace's plot data built beforehand (makeConcurrencyPlotData); null: built now, unless
+    // `dataToCome`: then the strip says that it is counting until setData brings them (a big trace is drawn first).
+    void setTrace(std::shared_ptr<const Trace> trace, std::shared_ptr<const ConcurrencyPlotData> data = nullptr,
+                  bool dataToCome = false);
+    // The data counted for `trace` off the GUI thread; dropped where another trace is shown by now.
+    void setData(const std::shared_ptr<const Trace>& trace, std::shared_ptr<const ConcurrencyPlotData> data);
+    // True from setTrace(..., dataToCome) until setData: the strip draws nothing but a note that it is counting.
+    bool isCounting() const { return m_counting; }
     // Follows the timeline: the same visible time range, the plot area aligned under the timeline's.
     void followTimeline(TimelineView* timeline);
     // The step function shown: points (time ns relative to the trace's first span, operations running). Where the
@@ -128,6 +137,8 @@ private:
     void applyTheme();
     void alignWith(const TimelineView* timeline);
     void ensureHistograms();
+    void setHistograms(std::vector<ConcurrencyHistogram> histograms); // and the device chooser's entries
+    void showData();                                                  // m_data's steps, in the current mode
     void updateHistogram();
     void layoutHistogramLabels();
     void applyMode();
@@ -184,6 +195,8 @@ private:
     };
     std::optional<FitKey> m_fitted;
     bool m_buttonInRightCorner = false;
+    bool m_counting = false;               // setTrace(..., dataToCome) until setData
+    QCPItemText* m_countingNote = nullptr; // "Counting the GPU operations running…", while m_counting
 };
 
 } // namespace streamscope

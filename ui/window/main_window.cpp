@@ -375,12 +375,32 @@ void MainWindow::createDocks()
     m_spanFilter->setClearButtonEnabled(true);
     m_spanFilter->setObjectName(QStringLiteral("span-filter"));
     connect(m_spanFilter, &QLineEdit::textChanged, m_spanProxy, &SpanTableProxy::setFilterText);
+    // More spans than a page of the table (SpanTableProxy::kPageRows): which rows are shown, and the way to the others.
+    m_spanPage = new QLabel;
+    m_spanPage->setObjectName(QStringLiteral("span-page"));
+    auto pageButton = [this](const QString& text, const QString& tip, int step) {
+        auto* b = new QToolButton;
+        b->setText(text);
+        b->setToolTip(tip);
+        b->setAutoRaise(true);
+        connect(b, &QToolButton::clicked, this, [this, step] { m_spanProxy->setPage(m_spanProxy->page() + step); });
+        return b;
+    };
+    m_spanPrevPage = pageButton(QStringLiteral("‹ Previous"), QStringLiteral("The previous page of rows"), -1);
+    m_spanNextPage = pageButton(QStringLiteral("Next ›"), QStringLiteral("The next page of rows"), +1);
+    connect(m_spanProxy, &SpanTableProxy::pageChanged, this, &MainWindow::updateSpanPager);
     auto* spans = new QWidget;
     auto* spansLayout = new QVBoxLayout(spans);
     spansLayout->setContentsMargins(4, 4, 4, 4);
     spansLayout->setSpacing(4);
-    spansLayout->addWidget(m_spanFilter);
+    auto* filterRow = new QHBoxLayout;
+    filterRow->addWidget(m_spanFilter, 1);
+    filterRow->addWidget(m_spanPrevPage);
+    filterRow->addWidget(m_spanPage);
+    filterRow->addWidget(m_spanNextPage);
+    spansLayout->addLayout(filterRow);
     spansLayout->addWidget(m_spanTable, 1);
+    updateSpanPager();
     // Grouped: GPU time by the op that launched it (PyTorch traces; ranges.h), instead of one row per span.
     m_opModel = new OpGpuTimeModel(this);
     auto* opProxy = new QSortFilterProxyModel(this);

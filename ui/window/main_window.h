@@ -33,6 +33,7 @@ class QProgressBar;
 class QTableView;
 class QTimer;
 class QToolBar;
+class QToolButton;
 
 namespace streamscope {
 
@@ -203,6 +204,8 @@ Q_SIGNALS:
     void traceShown();
     // Its analysis is in the panels (with traceShown, or after it for a big trace file).
     void analysisShown();
+    // The concurrency strip's steps, counted after the trace was drawn (a big trace file), are in the strip.
+    void concurrencyShown();
     void errorShown(const QString& message);
 
 protected:
@@ -260,6 +263,7 @@ private:
     void scheduleLiveRun();
     void liveRun();
     void selectSpanInTable(int span);
+    void updateSpanPager(); // the span table's pager: shown where its rows fill more than a page
     void takeScreenshot();
     void readSettings();
     void writeSettings();
@@ -291,6 +295,9 @@ private:
     class QCheckBox* m_groupByOp = nullptr;
     QTableView* m_spanTable = nullptr;
     QLineEdit* m_spanFilter = nullptr;
+    QLabel* m_spanPage = nullptr; // "Rows 1 – 1,000,000 of 100,000,000", where the table has several pages
+    QToolButton* m_spanPrevPage = nullptr;
+    QToolButton* m_spanNextPage = nullptr;
     AnalysisPanel* m_analysis = nullptr;
     RunInfoPanel* m_runInfo = nullptr;
 
@@ -342,6 +349,7 @@ private:
     std::function<UnsavedChoice()> m_unsavedPrompt;
     quint64 m_openGeneration = 0;
     quint64 m_analysisGeneration = 0;
+    quint64 m_concurrencyGeneration = 0;
     std::shared_ptr<std::atomic<bool>> m_openCancel; // set while a file is being opened
     bool m_syncingSelection = false;
     bool m_previewRun = false;   // the run in progress is a live preview

@@ -55,6 +55,7 @@
 #include <QKeySequence>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -260,7 +261,21 @@ void MainWindow::showTrace(std::shared_ptr<const AnalyzedTrace> trace, const QSt
     m_inspector->setTrace(t);
     m_runInfo->setTrace(t, file, wallMs);
     m_analysis->setTrace(m_trace);
-    m_concurrency->setTrace(t, m_trace ? std::exchange(m_trace->concurrency, nullptr) : nullptr);
+    m_concurrency->setTrace(t, m_trace ? std::exchange(m_trace->concurrency, nullptr) : nullptr,
+                            m_trace && m_trace->concurrencyToCome);
+    ++m_concurrencyGeneration;
+    if (m_concurrency->isCounting()) {
+        // A big trace is drawn before the strip's steps are counted (12 s at 100 M spans, docs/PERFORMANCE.md): they
+        // follow, with the histograms where the strip shows those.
+        const bool histograms = m_concurrency->mode() == ConcurrencyPlot::Mode::Histogram;
+        runOffGuiThread(
+            this, &MainWindow::m_concurrencyGeneration,
+            [t, histograms] { return makeConcurrencyPlotData(*t, histograms); },
+            [t](MainWindow& w, std::shared_ptr<const ConcurrencyPlotData> data) {
+                w.m_concurrency->setData(t, std::move(data));
+                Q_EMIT w.concurrencyShown();
+            });
+    }
     m_concurrency->setVisibleTimeRange(m_timeline->visibleTimeRange().first, m_timeline->visibleTimeRange().second);
     updateCriticalPath();
     updateTimingNotice();
@@ -320,6 +335,8 @@ void MainWindow::selectSpanInTable(int span)
     if (m_syncingSelection)
         return;
     m_syncingSelection = true;
+    if (m_spanProxy->rowOfSpan(span) < 0 && m_spanProxy->pageOfSpan(span) >= 0)
+        m_spanProxy->setPage(m_spanProxy->pageOfSpan(span)); // the span's row is on another page
     const int row = m_spanProxy->rowOfSpan(span);
     if (row < 0) {
         m_spanTable->selectionModel()->clearSelection();
@@ -330,6 +347,22 @@ void MainWindow::selectSpanInTable(int span)
         m_spanTable->scrollTo(index);
     }
     m_syncingSelection = false;
+}
+
+void MainWindow::updateSpanPager()
+{
+    const bool paged = m_spanProxy->pageCount() > 1;
+    for (QWidget* w : std::initializer_list<QWidget*>{m_spanPage, m_spanPrevPage, m_spanNextPage})
+        w->setVisible(paged);
+    if (!paged)
+        return;
+    const QLocale locale;
+    const qsizetype first = m_spanProxy->firstRowOfPage();
+    m_spanPage->setText(QStringLiteral("Rows %1 – %2 of %3")
+                            .arg(locale.toString(first + 1), locale.toString(first + m_spanProxy->rowCount()),
+                                 locale.toString(m_spanProxy->totalRows())));
+    m_spanPrevPage->setEnabled(m_spanProxy->page() > 0);
+    m_spanNextPage->setEnabled(m_spanProxy->page() + 1 < m_spanProxy->pageCount());
 }
 
 void MainWindow::showError(const QString& message)
