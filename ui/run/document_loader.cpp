@@ -53,9 +53,10 @@ std::shared_ptr<const AnalyzedTrace> withViewParts(std::shared_ptr<AnalyzedTrace
     if (!trace->trace || !trace->trace->finalized())
         return trace;
     const Trace& t = *trace->trace;
-    // The concurrency plot's steps on one thread, the layout and then the launching ops on this one: at 100 M spans
-    // 12.4 s for the steps, 6.4 + 1.0 s for the rest alone (docs/PERFORMANCE.md, bench_window --stages), but the
-    // rest took 14 s with the steps beside it on the two cores measured. A big trace leaves the steps for later.
+    // The concurrency plot's steps on a thread of their own, the layout (itself on every core) and then the launching
+    // ops on this one. At 100 M spans the steps take 12.4 s, the layout and launching ops 7.6 s alone and 14 s with
+    // the steps beside them on the two cores measured (docs/PERFORMANCE.md): a big trace leaves the steps for later,
+    // counted once its first frame is drawn.
     std::future<void> counted;
     if (steps == ViewSteps::Now)
         counted = std::async(std::launch::async, [&trace, &t] { trace->concurrency = makeConcurrencyPlotData(t); });
