@@ -593,15 +593,12 @@ void Trace::finalize()
         m_trackOffsets[t + 1] += m_trackOffsets[t];
     m_finalized = true;
     // Reordered spans have the same range; a pass cut short by the first span out of order did not see them all.
-    m_timeRangeOf = {0, 0};
-    m_timeRange = n == 0 ? std::pair<int64_t, int64_t>{0, 0} : order.empty() ? std::pair{lo, hi} : scanTimeRange(spans);
+    m_timeRange = n > 0 && order.empty() ? std::pair{lo, hi} : scanTimeRange(spans);
     m_timeRangeOf = {spans.start.identify(), spans.end.identify()};
 }
 
 std::pair<int64_t, int64_t> Trace::timeRange() const
 {
-    if (spans.size() == 0)
-        return {0, 0};
     if (m_timeRangeOf.first != 0 && m_timeRangeOf == std::pair{spans.start.contentId(), spans.end.contentId()})
         return m_timeRange;
     return scanTimeRange(spans);

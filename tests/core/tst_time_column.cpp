@@ -331,17 +331,9 @@ void TestTimeColumn::timeRangeKeptOnlyWhileTimesAre()
     Trace t;
     const uint32_t a = t.addTrack({});
     const uint32_t b = t.addTrack({});
-    auto add = [&](uint32_t track, int64_t start, int64_t end) {
-        SpanInit s;
-        s.track = track;
-        s.name = "k";
-        s.start = start;
-        s.end = end;
-        t.addSpan(s);
-    };
-    add(b, 40, 90); // out of order: finalize() sorts
-    add(a, 10, 20);
-    add(a, 15, 120);
+    t.addSpan({b, SpanKind::Kernel, "k", 40, 90}); // out of order: finalize() sorts
+    t.addSpan({a, SpanKind::Kernel, "k", 10, 20});
+    t.addSpan({a, SpanKind::Kernel, "k", 15, 120});
     t.finalize();
     QCOMPARE(t.timeRange(), (std::pair<int64_t, int64_t>{10, 120}));
     // Times changed after finalize(): the range follows them, never the one kept.
@@ -360,12 +352,7 @@ void TestTimeColumn::timeRangeKeptOnlyWhileTimesAre()
     // Empty, and a single span (the pass in finalize() covers it too).
     Trace one;
     one.addTrack({});
-    SpanInit s;
-    s.track = 0;
-    s.name = "k";
-    s.start = -7;
-    s.end = 3;
-    one.addSpan(s);
+    one.addSpan({0, SpanKind::Kernel, "k", -7, 3});
     one.finalize();
     QCOMPARE(one.timeRange(), (std::pair<int64_t, int64_t>{-7, 3}));
     Trace none;

@@ -335,8 +335,8 @@ void MainWindow::selectSpanInTable(int span)
     if (m_syncingSelection)
         return;
     m_syncingSelection = true;
-    if (m_spanProxy->rowOfSpan(span) < 0 && m_spanProxy->pageOfSpan(span) >= 0)
-        m_spanProxy->setPage(m_spanProxy->pageOfSpan(span)); // the span's row is on another page
+    if (const int page = m_spanProxy->pageOfSpan(span); page >= 0)
+        m_spanProxy->setPage(page); // the page of the span's row (nothing changes where it is shown)
     const int row = m_spanProxy->rowOfSpan(span);
     if (row < 0) {
         m_spanTable->selectionModel()->clearSelection();
