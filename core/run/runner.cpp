@@ -199,7 +199,7 @@ private:
 
 } // namespace
 
-Trace buildTrace(const RunPlan& plan, const Recording& rec, RunInfo info, int64_t* originOut)
+Trace buildTrace(const RunPlan& plan, Recording&& rec, RunInfo info, int64_t* originOut)
 {
     const auto& scenario = *plan.scenario;
     const int warmup = std::max(0, scenario.run.warmup);
@@ -247,6 +247,13 @@ Trace buildTrace(const RunPlan& plan, const Recording& rec, RunInfo info, int64_
         uint32_t api = kNone, gpu = kNone;
     };
     std::vector<std::vector<SpanPair>> spanOf(rec.records.size());
+    // What held each GPU span (its holder's span is looked up once every span is in).
+    struct Wait {
+        uint32_t span;
+        WaitCause cause;
+        RecordRef holder;
+    };
+    std::vector<Wait> waits;
     for (size_t h = 0; h < rec.records.size(); ++h) {
         spanOf[h].resize(rec.records[h].size());
         for (size_t i = 0; i < rec.records[h].size(); ++i) {
@@ -289,8 +296,12 @@ Trace buildTrace(const RunPlan& plan, const Recording& rec, RunInfo info, int64_
                 spanOf[h][i].gpu = trace.addSpan(s);
                 if (spanOf[h][i].api != kNone)
                     trace.addFlow(spanOf[h][i].api, spanOf[h][i].gpu, FlowKind::Launch);
+                if (r.gpuWait != WaitCause::None)
+                    waits.push_back({spanOf[h][i].gpu, r.gpuWait, r.gpuWaitHolder});
             }
         }
+        // The thread's records are in the trace now: their memory goes to the rest of it (the simulator's peak).
+        std::vector<OpRecord>().swap(rec.records[h]);
     }
     auto lookup = [&](const RecordRef& ref, bool host) -> uint32_t {
         if (ref.hostThread >= spanOf.size() || ref.index >= spanOf[ref.hostThread].size())
@@ -298,20 +309,18 @@ Trace buildTrace(const RunPlan& plan, const Recording& rec, RunInfo info, int64_
         const auto& p = spanOf[ref.hostThread][ref.index];
         return host ? p.api : p.gpu;
     };
-    for (size_t h = 0; h < rec.records.size(); ++h)
-        for (size_t i = 0; i < rec.records[h].size(); ++i) {
-            const auto& r = rec.records[h][i];
-            if (r.gpuWait == WaitCause::None || spanOf[h][i].gpu == kNone)
-                continue;
-            if (const uint32_t holder = lookup(r.gpuWaitHolder, false); holder != kNone)
-                trace.setWait(spanOf[h][i].gpu, r.gpuWait, holder);
-        }
+    for (const Wait& w : waits)
+        if (const uint32_t holder = lookup(w.holder, false); holder != kNone)
+            trace.setWait(w.span, w.cause, holder);
+    std::vector<Wait>().swap(waits);
     for (const auto& d : rec.deps) {
         const uint32_t from = lookup(d.from, d.fromHost);
         const uint32_t to = lookup(d.to, d.toHost);
         if (from != kNone && to != kNone && from != to)
             trace.addFlow(from, to, d.kind);
     }
+    std::vector<DepRecord>().swap(rec.deps);
+    std::vector<std::vector<SpanPair>>().swap(spanOf);
     trace.finalize();
     if (trace.info.source == TraceSource::CudaEvents) {
         const auto c = correctEventTimedSpans(trace, &scenario);
@@ -411,7 +420,7 @@ RunOutcome runScenario(const Scenario& scenario, Backend& backend, const RunOpti
     Status fin = backend.finish(rec);
     if (status && !fin)
         status = fin;
-    out.trace = buildTrace(plan, rec, std::move(info), &out.clockOriginNs);
+    out.trace = buildTrace(plan, std::move(rec), std::move(info), &out.clockOriginNs);
     out.simulatedClock = backend.simulatesHostThreads();
     out.status = std::move(status);
     return out;

@@ -39,7 +39,8 @@ struct RunOutcome {
 RunOutcome runScenario(const Scenario& scenario, Backend& backend, const RunOptions& options = {});
 
 // Builds the trace from a recording (exposed for tests): drops warm-up records, rebases time to the first
-// measured span (its time on the recording clock in *origin), adds launch flows and the recorded dependencies.
-Trace buildTrace(const RunPlan& plan, const Recording& rec, RunInfo info, int64_t* origin = nullptr);
+// measured span (its time on the recording clock in *origin), adds launch flows and the recorded dependencies. It
+// consumes the recording: each host thread's records are freed once its spans are in the trace.
+Trace buildTrace(const RunPlan& plan, Recording&& rec, RunInfo info, int64_t* origin = nullptr);
 
 } // namespace streamscope

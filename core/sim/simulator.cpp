@@ -4,6 +4,7 @@
 #include "simulator_state.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 
 namespace streamscope {
@@ -60,8 +61,12 @@ Status SimulatorBackend::simulate(const RunPlan& plan, Recording& out)
 {
     if (m_profiles.empty())
         return Error{{}, {}, "simulator: prepare() was not called"};
-    Simulation sim(plan, m_profiles, m_options, out);
-    return sim.run();
+    try {
+        Simulation sim(plan, m_profiles, m_options, out);
+        return sim.run();
+    } catch (const std::logic_error& e) {
+        return Error{{}, {}, std::string("simulator: internal error: ") + e.what()};
+    }
 }
 
 Status SimulatorBackend::finish(Recording&)

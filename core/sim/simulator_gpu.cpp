@@ -4,8 +4,14 @@
 #include "simulator_state.h"
 
 #include <bit>
+#include <stdexcept>
 
 namespace streamscope::sim_detail {
+
+void OpTable::releasedOpUsed(uint32_t id)
+{
+    throw std::logic_error("the state of GPU op " + std::to_string(id) + " was asked for after it was released");
+}
 
 // --- GPU ops -------------------------------------------------------------------------------------------
 uint32_t Simulation::newMarker(int stream)
@@ -14,8 +20,7 @@ uint32_t Simulation::newMarker(int stream)
     g.type = GpuOpType::Marker;
     g.device = m_streams[size_t(stream)].device;
     g.stream = stream;
-    m_ops.push_back(g);
-    return uint32_t(m_ops.size() - 1);
+    return m_ops.add(g);
 }
 
 uint32_t Simulation::makeGpuOp(const Op& op, int stream, RecordRef rec, bool graphNode)
@@ -107,8 +112,7 @@ uint32_t Simulation::makeGpuOp(const Op& op, int stream, RecordRef rec, bool gra
         if (g.type != GpuOpType::Collective)
             applyMeasured(g, r, p);
     }
-    m_ops.push_back(g);
-    const auto index = uint32_t(m_ops.size() - 1);
+    const uint32_t index = m_ops.add(g);
     if (g.type == GpuOpType::Collective && !joinCollective(index, op, g.key.thread))
         return kNone;
     return index;
@@ -244,15 +248,14 @@ void Simulation::touchL2(uint32_t g)
 
 void Simulation::addDep(uint32_t src, uint32_t dst, int64_t gap)
 {
-    auto& s = m_ops[src];
     auto& d = m_ops[dst];
-    if (s.state == OpState::Done) {
-        d.readyTime = std::max(d.readyTime, s.end + gap);
+    if (m_ops.state(src) == OpState::Done) {
+        d.readyTime = std::max(d.readyTime, m_ops.end(src) + gap);
         return;
     }
+    auto& s = m_ops[src];
     ++d.pendingDeps;
-    m_links.push_back({dst, s.dependents, gap});
-    s.dependents = uint32_t(m_links.size() - 1);
+    s.dependents = newLink(dst, s.dependents, gap);
 }
 
 int64_t Simulation::gapBefore(const GpuOp& dst, uint32_t src) const
@@ -260,11 +263,11 @@ int64_t Simulation::gapBefore(const GpuOp& dst, uint32_t src) const
     if (dst.type == GpuOpType::Marker)
         return 0;
     const DeviceProfile& p = *m_devices[size_t(dst.device)].profile;
-    if (dst.graphNode && src != kNone && m_ops[src].graphNode)
+    if (dst.graphNode && src != kNone && m_ops.graphNode(src))
         return p.graphNodeOverheadNs;
     // After a host function the stream waits for the driver thread to release it (a host function after one is
     // the thread's own business: host_func_spacing_ns).
-    if (src != kNone && m_ops[src].type == GpuOpType::HostFunc && dst.type != GpuOpType::HostFunc
+    if (src != kNone && m_ops.type(src) == GpuOpType::HostFunc && dst.type != GpuOpType::HostFunc
         && p.hostFuncReleaseNs > 0)
         return p.hostFuncReleaseNs;
     return p.kernelOverheadNs;
@@ -288,14 +291,14 @@ void Simulation::issue(uint32_t g, int stream, int64_t launchTime, RecordRef rec
             addDep(os.lastOp, g, gapBefore(m_ops[g], os.lastOp));
             // An arrow only from work issued since the previous legacy op: older work it already waited for.
             const bool newSinceLegacy = st.lastOp == kNone || os.lastRealOp > st.lastOp;
-            if (real && newSinceLegacy && os.lastRealOp != kNone && m_ops[os.lastRealOp].state != OpState::Done)
+            if (real && newSinceLegacy && os.lastRealOp != kNone && m_ops.state(os.lastRealOp) != OpState::Done)
                 m_out.deps.push_back({os.lastReal, rec, FlowKind::Implicit, false, false});
         }
     } else if (isBlocking(st.kind) && dev.legacyStream != kNone && dev.legacyStream != uint32_t(stream)) {
         const auto& ls = m_streams[dev.legacyStream];
         if (ls.lastOp != kNone) {
             addDep(ls.lastOp, g, gapBefore(m_ops[g], ls.lastOp));
-            if (real && ls.lastRealOp != kNone && m_ops[ls.lastRealOp].state != OpState::Done)
+            if (real && ls.lastRealOp != kNone && m_ops.state(ls.lastRealOp) != OpState::Done)
                 m_out.deps.push_back({ls.lastReal, rec, FlowKind::Implicit, false, false});
         }
     }
@@ -335,16 +338,16 @@ void Simulation::issue(uint32_t g, int stream, int64_t launchTime, RecordRef rec
 uint32_t Simulation::realReleaser(uint32_t g) const
 {
     for (int guard = 0; g != kNone && guard < 1'000'000; ++guard) {
-        if (m_ops[g].type != GpuOpType::Marker)
+        if (m_ops.type(g) != GpuOpType::Marker)
             return g;
-        g = m_ops[g].releasedBy;
+        g = m_ops.releasedBy(g);
     }
     return kNone;
 }
 
 void Simulation::holdBy(GpuOp& op, WaitCause cause, uint32_t holder)
 {
-    if (holder == kNone || m_ops[holder].type == GpuOpType::Marker)
+    if (holder == kNone || m_ops.type(holder) == GpuOpType::Marker)
         return;
     op.wait = cause;
     op.waitHolder = holder;
@@ -696,11 +699,33 @@ void Simulation::record(uint32_t g)
         auto& r = m_out.records[op.rec.hostThread][op.rec.index];
         r.gpuStart = op.start;
         r.gpuEnd = op.end;
-        if (op.wait != WaitCause::None && op.waitHolder != kNone && m_ops[op.waitHolder].hasRecord) {
+        if (op.wait != WaitCause::None && op.waitHolder != kNone && m_ops.hasRecord(op.waitHolder)) {
             r.gpuWait = op.wait;
-            r.gpuWaitHolder = m_ops[op.waitHolder].rec;
+            r.gpuWaitHolder = m_ops.rec(op.waitHolder);
         }
     }
+}
+
+uint32_t Simulation::newLink(uint32_t target, uint32_t next, int64_t gap)
+{
+    if (m_freeLinks.empty()) {
+        m_links.push_back({target, next, gap});
+        return uint32_t(m_links.size() - 1);
+    }
+    const uint32_t l = m_freeLinks.back();
+    m_freeLinks.pop_back();
+    m_links[l] = {target, next, gap};
+    return l;
+}
+
+// An op ended and signalled: its lists of dependents and waiters were walked, and its state goes.
+void Simulation::release(uint32_t g)
+{
+    const GpuOp& op = m_ops[g];
+    for (uint32_t list : {op.dependents, op.waiters})
+        for (uint32_t l = list; l != kNone; l = m_links[l].next)
+            m_freeLinks.push_back(l);
+    m_ops.release(g);
 }
 
 // Releases the ops waiting for g (with sameBatchOnly: only the kernels of g's batch; each link once).
@@ -733,6 +758,7 @@ void Simulation::signal(uint32_t g)
     for (uint32_t l = op.waiters; l != kNone; l = m_links[l].next)
         wake(m_links[l].target);
     --m_outstanding;
+    m_toRelease.push_back(g);
     maybeEndIteration();
 }
 

@@ -58,7 +58,7 @@ Simulation::Simulation(const RunPlan& plan, const std::vector<DeviceProfile>& pr
 
 // Room for every record and GPU op the run will make, counted from the plan: grown by doubling instead, the op
 // table held its old and its new array at once, which set the peak (104 of 138 MB at 300,000 ops, heaptrack;
-// docs/PERFORMANCE.md).
+// docs/PERFORMANCE.md). (The op table reserves what it keeps of every op; the state of ops in flight grows.)
 // Room not used is never touched, so it costs address space only; it is bounded, so that a scenario of absurd
 // counts fails (or not) as it runs, as before, and not here.
 void Simulation::reserveForRun()
@@ -93,6 +93,9 @@ Status Simulation::run()
         case EvType::HostStep: hostStep(int(ev.a)); break;
         case EvType::OpReady: opReady(ev.a); break;
         case EvType::OpDone:
+            // (An op released already ended: this is an event at an end a rate change moved.)
+            if (!m_ops.live(ev.a))
+                break;
             if (m_ops[ev.a].type == GpuOpType::Copy)
                 copyDone(ev.a);
             else if (m_ops[ev.a].type == GpuOpType::Memset && m_ops[ev.a].dramBound)
@@ -106,6 +109,9 @@ Status Simulation::run()
             break;
         case EvType::IterationStart: startIteration(int(ev.a), m_now); break;
         }
+        for (uint32_t g : m_toRelease)
+            release(g);
+        m_toRelease.clear();
         if (!m_error.ok())
             return m_error;
     }
@@ -387,7 +393,7 @@ Simulation::CallEnd Simulation::syncStream(const HostCall& c)
     callRecord(c).apiKind = SpanKind::Sync;
     const auto& st = m_streams[size_t(c.po.stream)];
     syncFlows({c.po.stream}, c.self, FlowKind::Sync);
-    if (st.lastOp != kNone && m_ops[st.lastOp].state != OpState::Done)
+    if (st.lastOp != kNone && m_ops.state(st.lastOp) != OpState::Done)
         return waitFor({st.lastOp}, c.h, c.recIndex, c.prof.eventSyncWakeNs, 0) ? CallEnd::Blocked : CallEnd::Returned;
     endCall(c, c.prof.syncApiNs);
     return CallEnd::Returned;
@@ -398,9 +404,9 @@ Simulation::CallEnd Simulation::syncEvent(const HostCall& c)
 {
     callRecord(c).apiKind = SpanKind::Sync;
     const auto& ev = m_events[size_t(c.op.eventIndex)];
-    if (ev.capturedRealOp != kNone && m_ops[ev.capturedRealOp].state != OpState::Done)
+    if (ev.capturedRealOp != kNone && m_ops.state(ev.capturedRealOp) != OpState::Done)
         m_out.deps.push_back({ev.capturedReal, c.self, FlowKind::Sync, false, true});
-    if (ev.capturedOp != kNone && m_ops[ev.capturedOp].state != OpState::Done)
+    if (ev.capturedOp != kNone && m_ops.state(ev.capturedOp) != OpState::Done)
         return waitFor({ev.capturedOp}, c.h, c.recIndex, c.prof.eventSyncWakeNs, 0) ? CallEnd::Blocked
                                                                                     : CallEnd::Returned;
     endCall(c, c.prof.syncApiNs);
@@ -419,7 +425,7 @@ Simulation::CallEnd Simulation::syncDevice(const HostCall& c)
     std::vector<uint32_t> pending;
     for (uint32_t s : dev.streams) {
         const uint32_t last = m_streams[s].lastOp;
-        if (last != kNone && m_ops[last].state != OpState::Done)
+        if (last != kNone && m_ops.state(last) != OpState::Done)
             pending.push_back(last);
     }
     const int64_t extra = isSync ? 0 : measuredHost(c.key, c.prof.mallocApiNs);
@@ -434,7 +440,7 @@ void Simulation::syncFlows(const std::vector<uint32_t>& streams, RecordRef to, F
 {
     for (uint32_t s : streams) {
         const auto& st = m_streams[s];
-        if (st.lastRealOp != kNone && m_ops[st.lastRealOp].state != OpState::Done)
+        if (st.lastRealOp != kNone && m_ops.state(st.lastRealOp) != OpState::Done)
             m_out.deps.push_back({st.lastReal, to, kind, false, true});
     }
 }
@@ -449,24 +455,28 @@ void Simulation::syncFlows(std::initializer_list<int> streams, RecordRef to, Flo
 
 bool Simulation::waitFor(const std::vector<uint32_t>& ops, int h, uint32_t record, int64_t wakeNs, int64_t extraNs)
 {
-    const auto ws = uint32_t(m_waitSets.size());
+    const auto ws = uint32_t(m_freeWaitSets.empty() ? m_waitSets.size() : m_freeWaitSets.back());
     WaitSet w;
     w.hostThread = h;
     w.record = record;
     w.wakeNs = wakeNs;
     w.extraNs = extraNs;
     for (uint32_t g : ops) {
-        if (m_ops[g].state == OpState::Done)
+        if (m_ops.state(g) == OpState::Done)
             continue;
         ++w.remaining;
-        m_links.push_back({ws, m_ops[g].waiters, 0});
-        m_ops[g].waiters = uint32_t(m_links.size() - 1);
+        m_ops[g].waiters = newLink(ws, m_ops[g].waiters, 0);
     }
     if (w.remaining == 0) {
         m_out.records[size_t(h)][record].apiEnd = m_agents[size_t(h)].now + wakeNs + extraNs;
         return false;
     }
-    m_waitSets.push_back(w);
+    if (ws == m_waitSets.size()) {
+        m_waitSets.push_back(w);
+    } else {
+        m_freeWaitSets.pop_back();
+        m_waitSets[ws] = w;
+    }
     return true;
 }
 
@@ -479,6 +489,7 @@ void Simulation::wake(uint32_t ws)
     r.apiEnd = std::max(m_now + w.wakeNs + w.extraNs, r.apiStart + w.extraNs);
     m_agents[size_t(w.hostThread)].now = r.apiEnd;
     schedule(r.apiEnd, EvType::HostStep, uint32_t(w.hostThread));
+    m_freeWaitSets.push_back(ws); // no op's waiter list leads to it any more: each of its ops woke it once
 }
 
 } // namespace streamscope::sim_detail

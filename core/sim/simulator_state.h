@@ -49,7 +49,7 @@ enum class KernelLoad : uint8_t { None, Compute, Streaming, Tiled };
 enum class OpState : uint8_t { Pending, Ready, Started, Done };
 
 struct GpuOp {
-    // (Fields by size, widest first: no padding between them. A million-op run holds about 700,000 of these.)
+    // (Fields by size, widest first: no padding between them. OpTable holds one for each op not yet released.)
     int64_t readyTime = 0;
     int64_t readyAt = -1;  // when every dependency was met (state Ready)
     int64_t queuedAt = -1; // kernels: when it left its hardware queue for the SMs
@@ -110,6 +110,78 @@ struct GpuOp {
     bool dramBound = false; // memsets and device-to-device copies: they share the device memory's bandwidth
     bool measured = false;  // replay: its duration is the recorded one (the cache state is in it)
     bool signalled = false; // batched_kernel_completion: its completion was signalled
+};
+
+// The run's GPU ops by id. An op's whole state lives in a slot while it may still change or be asked about; once it
+// ended and its end was signalled (release()), its slot goes to a later op and only what later work asks of an ended
+// op is kept: when it ended, its kind, its record and what released it. A million-op run held every op's state
+// (232 bytes) to its end; it now holds 28 bytes of each and the state of the ops in flight.
+class OpTable {
+public:
+    void reserve(size_t ops)
+    {
+        m_slotOf.reserve(ops);
+        m_ended.reserve(ops);
+    }
+    uint32_t add(const GpuOp& op)
+    {
+        uint32_t slot = 0;
+        if (m_freeSlots.empty()) {
+            slot = uint32_t(m_live.size());
+            m_live.push_back(op);
+        } else {
+            slot = m_freeSlots.back();
+            m_freeSlots.pop_back();
+            m_live[slot] = op;
+        }
+        m_slotOf.push_back(slot);
+        m_ended.emplace_back();
+        return uint32_t(m_slotOf.size() - 1);
+    }
+    bool live(uint32_t id) const { return m_slotOf[id] != kNone; }
+    // The state of an op not yet released.
+    GpuOp& operator[](uint32_t id) { return m_live[liveSlot(id)]; }
+    const GpuOp& operator[](uint32_t id) const { return m_live[liveSlot(id)]; }
+    // What stays known of every op, released or not.
+    OpState state(uint32_t id) const { return live(id) ? (*this)[id].state : OpState::Done; }
+    int64_t end(uint32_t id) const { return live(id) ? (*this)[id].end : m_ended[id].end; }
+    GpuOpType type(uint32_t id) const { return live(id) ? (*this)[id].type : m_ended[id].type; }
+    bool graphNode(uint32_t id) const { return live(id) ? (*this)[id].graphNode : m_ended[id].graphNode; }
+    bool hasRecord(uint32_t id) const { return live(id) ? (*this)[id].hasRecord : m_ended[id].hasRecord; }
+    RecordRef rec(uint32_t id) const { return live(id) ? (*this)[id].rec : m_ended[id].rec; }
+    uint32_t releasedBy(uint32_t id) const { return live(id) ? (*this)[id].releasedBy : m_ended[id].releasedBy; }
+    // An op that ended and was signalled gives its slot back (nothing in flight refers to its state any more).
+    void release(uint32_t id)
+    {
+        const uint32_t slot = liveSlot(id);
+        const GpuOp& op = m_live[slot];
+        m_ended[id] = {op.end, op.rec, op.releasedBy, op.type, op.graphNode, op.hasRecord};
+        m_slotOf[id] = kNone;
+        m_freeSlots.push_back(slot);
+    }
+
+private:
+    uint32_t liveSlot(uint32_t id) const
+    {
+        const uint32_t slot = m_slotOf[id];
+        if (slot == kNone) [[unlikely]]
+            releasedOpUsed(id);
+        return slot;
+    }
+    [[noreturn]] static void releasedOpUsed(uint32_t id);
+
+    struct Ended {
+        int64_t end = -1;
+        RecordRef rec;
+        uint32_t releasedBy = kNone;
+        GpuOpType type = GpuOpType::Marker;
+        bool graphNode = false;
+        bool hasRecord = false;
+    };
+    std::vector<GpuOp> m_live;
+    std::vector<uint32_t> m_freeSlots;
+    std::vector<uint32_t> m_slotOf; // by id: its slot in m_live, kNone once released
+    std::vector<Ended> m_ended;     // by id: set when released
 };
 
 // One collective call (or one send/recv pair) of a job: the ranks' ops that take part, matched by their order per
@@ -326,6 +398,8 @@ private:
     void complete(uint32_t g);
     void record(uint32_t g);
     void releaseDependents(uint32_t g, bool sameBatchOnly);
+    uint32_t newLink(uint32_t target, uint32_t next, int64_t gap);
+    void release(uint32_t g);
     void signal(uint32_t g);
 
     // --- collectives (simulator_collectives.cpp) ------------------------------------------------------------------
@@ -349,9 +423,13 @@ private:
     std::vector<KernelBatch> m_batchesOfKernels;
     std::vector<StreamState> m_streams;
     std::vector<EventState> m_events;
-    std::vector<GpuOp> m_ops;
+    OpTable m_ops;
+    std::vector<uint32_t> m_toRelease; // ops signalled during the event being handled: released after it
+    // Dependency and waiter lists, and wait sets: those of released ops and woken host calls are reused.
     std::vector<Link> m_links;
+    std::vector<uint32_t> m_freeLinks;
     std::vector<WaitSet> m_waitSets;
+    std::vector<uint32_t> m_freeWaitSets;
     // Batches of thread blocks and their (SM, blocks) items. A million-op run dispatches tens of millions of items,
     // so slots of finished batches are reused and the items of finished ones dropped (newBatchItems()).
     std::vector<Batch> m_batches;

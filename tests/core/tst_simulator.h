@@ -260,4 +260,6 @@ private slots:
     void iterationsAndWarmup();
     void deterministic();
     void kernelTooLargeForSmIsAnError();
+    void endedOpsGiveTheirSlotsBack();
+    void laterWorkAsksAboutReleasedOps();
 };

@@ -2,6 +2,10 @@
 // launches, implicit and explicit syncs, worker pools, iterations, determinism and what it refuses.
 #include "tst_simulator.h"
 
+#include "simulator_state.h"
+
+#include <stdexcept>
+
 void TestSimulator::hostFunctionsSerialize()
 {
     const auto t = simulate(Builder()
@@ -467,4 +471,86 @@ void TestSimulator::kernelTooLargeForSmIsAnError()
     const auto out = runScenario(s, sim);
     QVERIFY(!out.status.ok());
     QVERIFY(out.status.error().message.find("does not fit") != std::string::npos);
+}
+
+// The op table: an op that ended and was signalled gives its slot to the next op made, and what later work asks of
+// it (state, end, kind, record, releaser) stays known; asking for the rest of its state is an error, not a read of
+// the op now in its slot.
+void TestSimulator::endedOpsGiveTheirSlotsBack()
+{
+    using namespace sim_detail;
+    OpTable ops;
+    GpuOp a;
+    a.type = GpuOpType::Kernel;
+    a.state = OpState::Done;
+    a.end = 1234;
+    a.rec = {2, 7};
+    a.hasRecord = true;
+    a.graphNode = true;
+    a.releasedBy = 5;
+    GpuOp b;
+    b.type = GpuOpType::Copy;
+    const uint32_t ia = ops.add(a), ib = ops.add(b);
+    QCOMPARE(ia, 0u);
+    QCOMPARE(ib, 1u);
+    QVERIFY(ops.live(ia));
+    QCOMPARE(&ops[ia] + 1, &ops[ib]); // two slots
+    ops.release(ia);
+    QVERIFY(!ops.live(ia));
+    QCOMPARE(ops.state(ia), OpState::Done);
+    QCOMPARE(ops.end(ia), int64_t(1234));
+    QCOMPARE(ops.type(ia), GpuOpType::Kernel);
+    QVERIFY(ops.graphNode(ia));
+    QVERIFY(ops.hasRecord(ia));
+    QVERIFY(ops.rec(ia) == (RecordRef{2, 7}));
+    QCOMPARE(ops.releasedBy(ia), 5u);
+    QVERIFY_THROWS_EXCEPTION(std::logic_error, ops[ia]);
+    GpuOp c;
+    c.type = GpuOpType::Marker;
+    c.end = 99;
+    const uint32_t ic = ops.add(c);
+    QCOMPARE(ic, 2u);
+    QCOMPARE(&ops[ic], &ops[ib] - 1); // a's slot
+    QCOMPARE(ops.end(ia), int64_t(1234));
+    QCOMPARE(ops.type(ia), GpuOpType::Kernel);
+    QCOMPARE(ops.end(ic), int64_t(99));
+    QCOMPARE(ops.state(ib), OpState::Pending);
+}
+
+// Ops long ended (their slots given to later ops) still answer the work issued after them: a kernel issued after
+// a stream sync starts kernel_overhead_ns after the previous kernel's end, and syncs on an event recorded long ago
+// and on a stream idle since return at once.
+void TestSimulator::laterWorkAsksAboutReleasedOps()
+{
+    Builder b;
+    b.stream("s1").stream("s2").thread("main");
+    b.spin("a", "s1", 10).simple(OpKind::Record, "s1", "e").simple(OpKind::StreamSync, "s1");
+    b.spin("b", "s1", 10); // issued once "a" is released: its start needs a's end
+    for (int i = 0; i < 20; ++i)
+        b.spin("k", "s2", 5);
+    b.simple(OpKind::StreamSync, "s2");
+    b.simple(OpKind::Wait, "s2", "e").spin("c", "s2", 5);
+    b.simple(OpKind::EventSync, {}, "e").simple(OpKind::StreamSync, "s1").simple(OpKind::StreamSync, "s2");
+    auto p = findDeviceProfile("h200");
+    QVERIFY(bool(p));
+    DeviceProfile profile = *p;
+    profile.kernelOverheadNs = 50'000; // longer than the sync's wake-up and the next launch
+    SimulatorOptions opt;
+    opt.profile = profile;
+    SimulatorBackend sim(opt);
+    const auto out = runScenario(b.build(), sim);
+    QVERIFY2(out.status.ok(), out.status.ok() ? "" : out.status.error().toString().c_str());
+    const Trace& t = out.trace;
+    const int a = span(t, "a"), sb = span(t, "b"), c = span(t, "c"), lastK = span(t, "k", 19);
+    QVERIFY(a >= 0 && sb >= 0 && c >= 0 && lastK >= 0);
+    QCOMPARE(startOf(t, sb), endOf(t, a) + 50'000);
+    QVERIFY(startOf(t, c) >= endOf(t, lastK));
+    // The event sync and the sync of s1 after it found their work done: each took the call's cost alone.
+    std::vector<int64_t> syncs;
+    for (uint32_t i = 0; i < t.spanCount(); ++i)
+        if (t.spans.kind[i] == SpanKind::Sync)
+            syncs.push_back(t.duration(i));
+    QCOMPARE(syncs.size(), size_t(5));
+    QCOMPARE(syncs[2], profile.syncApiNs);
+    QCOMPARE(syncs[3], profile.syncApiNs);
 }
