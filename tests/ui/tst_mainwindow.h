@@ -141,6 +141,7 @@ private Q_SLOTS:
     void opensTracesByContent();
     void aBigTraceIsDrawnBeforeItsAnalysis();
     void spanTableTurnsPages();
+    void bigSpanTablesSortOnAWorker();
     void openingABigTraceCanBeCancelled();
     void anImportedTraceIsATrace();
     void aTraceShowsTheScenarioItEmbedsReadOnly();

@@ -281,6 +281,67 @@ void TestMainWindow::spanTableTurnsPages()
     QCOMPARE(w->timeline()->selectedSpan(), proxy->spanAtRow(2));
 }
 
+// A big trace's span table is sorted and filtered on a worker: the rows shown stay, the pager says what is being
+// done, and the rows that come are those a sort on the GUI thread gives, with the selection on its span; the newest
+// request wins.
+void TestMainWindow::bigSpanTablesSortOnAWorker()
+{
+    auto w = makeWindow();
+    QVERIFY(openAndRun(*w, QStringLiteral("08")));
+    SpanTableProxy* proxy = w->spanProxy();
+    auto* label = w->findChild<QLabel*>(QStringLiteral("span-page"));
+    QVERIFY(label);
+    const int total = w->spanModel()->rowCount();
+    // The order a sort on the GUI thread gives.
+    proxy->sort(SpanTableModel::DurationColumn, Qt::DescendingOrder);
+    QVERIFY(!proxy->isUpdating());
+    std::vector<int> expected;
+    for (int r = 0; r < proxy->rowCount(); ++r)
+        expected.push_back(proxy->spanAtRow(r));
+    proxy->sort(-1);
+    QCOMPARE(proxy->spanAtRow(1), 1);
+
+    proxy->setAsyncRows(1); // every trace is big
+    const int span = total / 2;
+    w->spanTable()->setCurrentIndex(proxy->index(proxy->rowOfSpan(span), 0));
+    QSignalSpy ready(proxy, &SpanTableProxy::rowsReady);
+    proxy->sort(SpanTableModel::DurationColumn, Qt::DescendingOrder);
+    QVERIFY(proxy->isUpdating());
+    QCOMPARE(proxy->spanAtRow(1), 1); // the rows shown until the new ones come
+    QVERIFY(!label->isHidden());
+    QCOMPARE(label->text(), QStringLiteral("Sorting %1 spans…").arg(QLocale().toString(total)));
+    QTRY_COMPARE(ready.count(), 1);
+    QVERIFY(!proxy->isUpdating());
+    QVERIFY(label->isHidden()); // one page
+    std::vector<int> sorted;
+    for (int r = 0; r < proxy->rowCount(); ++r)
+        sorted.push_back(proxy->spanAtRow(r));
+    QCOMPARE(sorted, expected);
+    QCOMPARE(proxy->spanAtRow(w->spanTable()->currentIndex().row()), span);
+
+    // Two filters typed one after the other: the second's rows, once.
+    proxy->setFilterText(QStringLiteral("kernel"));
+    proxy->setFilterText(QStringLiteral("memcpy"));
+    QCOMPARE(label->text(), QStringLiteral("Filtering and sorting %1 spans…").arg(QLocale().toString(total)));
+    QTRY_COMPARE(ready.count(), 2);
+    QTest::qWait(50);
+    QCOMPARE(ready.count(), 2);
+    const Trace& t = *w->currentTrace()->trace;
+    QVERIFY(proxy->rowCount() > 0);
+    for (int r = 0; r < proxy->rowCount(); ++r) {
+        const auto i = uint32_t(proxy->spanAtRow(r));
+        QVERIFY(t.spanName(i).find("emcpy") != std::string::npos || t.spans.kind[i] != SpanKind::Kernel);
+        if (r > 0)
+            QVERIFY(t.duration(i) <= t.duration(uint32_t(proxy->spanAtRow(r - 1))));
+    }
+    // Back to the model's order: at once.
+    proxy->setFilterText({});
+    proxy->sort(-1);
+    QVERIFY(!proxy->isUpdating());
+    QCOMPARE(proxy->rowCount(), total);
+    QCOMPARE(proxy->spanAtRow(total - 1), total - 1);
+}
+
 // While a big file is read the status bar shows how far it is; Cancel stops it, and the window keeps what it showed.
 void TestMainWindow::openingABigTraceCanBeCancelled()
 {

@@ -21,6 +21,11 @@ QString trackName(const Trace& t, uint32_t track)
     return qs(tr.name) + QStringLiteral(" (GPU ") + QString::number(tr.device) + QLatin1Char(')');
 }
 
+uint32_t launchingOpOf(const std::shared_ptr<const std::vector<uint32_t>>& ops, uint32_t span)
+{
+    return ops && span < ops->size() ? (*ops)[span] : kNoOrigin;
+}
+
 } // namespace
 
 SpanTableModel::SpanTableModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -155,15 +160,17 @@ QVariant SpanTableModel::data(const QModelIndex& index, int role) const
 
 uint32_t SpanTableModel::launchingOp(uint32_t span) const
 {
-    return m_launchOp && span < m_launchOp->size() ? (*m_launchOp)[span] : kNoOrigin;
+    return launchingOpOf(m_launchOp, span);
 }
 
-std::vector<uint32_t> SpanTableModel::spansMatching(const QString& text) const
+std::vector<uint32_t> SpanTableModel::spansMatching(const Source& source, const QString& text)
 {
     std::vector<uint32_t> out;
-    if (!m_trace)
+    if (!source.trace)
         return out;
-    const Trace& t = *m_trace;
+    const Trace& t = *source.trace;
+    const SpanDisplayNames names(&t);
+    const auto launchingOp = [&source](uint32_t span) { return launchingOpOf(source.launchOp, span); };
     const SpanColumns& s = t.spans;
     // Each name, kind and track is tested once: -1 not yet, 0 no, 1 yes.
     std::vector<int8_t> name(t.strings.size(), -1), opName(t.strings.size(), -1), track(t.tracks.size(), -1);
@@ -178,10 +185,9 @@ std::vector<uint32_t> SpanTableModel::spansMatching(const QString& text) const
         const uint32_t n = s.name[i], op = launchingOp(i);
         // The full demangled name too (the Name column's tooltip): "MulFunctor" finds
         // "vectorized_elementwise_kernel<…>".
-        if (test(name[n],
-                 [&]() -> QString {
-                     return m_names.shortNameOfString(n) + QLatin1Char('\n') + m_names.fullNameOfString(n);
-                 })
+        if (test(
+                name[n],
+                [&]() -> QString { return names.shortNameOfString(n) + QLatin1Char('\n') + names.fullNameOfString(n); })
             || test(kind[int(s.kind[i])], [&] { return spanKindLabel(s.kind[i]); })
             || test(track[s.track[i]], [&] { return trackName(t, s.track[i]); })
             || (op != kNoOrigin && test(opName[s.name[op]], [&] { return qs(t.spanName(op)); })))
@@ -190,11 +196,13 @@ std::vector<uint32_t> SpanTableModel::spansMatching(const QString& text) const
     return out;
 }
 
-void SpanTableModel::sortSpans(std::vector<uint32_t>& spans, int column, Qt::SortOrder order) const
+void SpanTableModel::sortSpans(const Source& source, std::vector<uint32_t>& spans, int column, Qt::SortOrder order)
 {
-    if (!m_trace || column < 0 || column >= ColumnCount)
+    if (!source.trace || column < 0 || column >= ColumnCount)
         return;
-    const Trace& t = *m_trace;
+    const Trace& t = *source.trace;
+    const SpanDisplayNames names(&t);
+    const auto launchingOp = [&source](uint32_t span) { return launchingOpOf(source.launchOp, span); };
     const SpanColumns& s = t.spans;
     // Names sort as text: each distinct one ranked once, the spans by their rank.
     auto ranksOf = [&t](auto&& textOf) {
@@ -211,7 +219,7 @@ void SpanTableModel::sortSpans(std::vector<uint32_t>& spans, int column, Qt::Sor
     };
     std::vector<int64_t> rank;
     if (column == NameColumn)
-        rank = ranksOf([this](uint32_t id) { return m_names.shortNameOfString(id); });
+        rank = ranksOf([&names](uint32_t id) { return names.shortNameOfString(id); });
     else if (column == LaunchedByColumn)
         rank = ranksOf([&t](uint32_t id) { return qs(t.strings[id]); });
     const TimeColumn::View start = s.start.view(), end = s.end.view();

@@ -50,12 +50,21 @@ public:
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
+    // What the rows are made of, shared with a worker thread: the trace and each span's launching op, neither
+    // changed once set (a new trace replaces them).
+    struct Source {
+        std::shared_ptr<const Trace> trace;
+        std::shared_ptr<const std::vector<uint32_t>> launchOp;
+    };
+    Source source() const { return {m_trace, m_launchOp}; }
+
     // For SpanTableProxy, without a QVariant per row (bench_window, 10 M spans: sorted in 0.9 s of CPU, filtered
     // in 0.3 s): the spans whose name (short or full), kind, stream/thread or launching op contains `text`
     // (case-insensitive), in span order; and `spans` ordered by `column` as SortRole orders them (numbers as
-    // numbers, names as text), ties kept in the order given.
-    std::vector<uint32_t> spansMatching(const QString& text) const;
-    void sortSpans(std::vector<uint32_t>& spans, int column, Qt::SortOrder order) const;
+    // numbers, names as text), ties kept in the order given. Safe on any thread: each call names the spans with a
+    // SpanDisplayNames of its own.
+    static std::vector<uint32_t> spansMatching(const Source& source, const QString& text);
+    static void sortSpans(const Source& source, std::vector<uint32_t>& spans, int column, Qt::SortOrder order);
 
 private:
     uint32_t launchingOp(uint32_t span) const;
@@ -96,10 +105,13 @@ private:
 // More rows than a page (kPageRows) are shown a page at a time: a view keeps per-row state for every row it is given
 // (QHeaderView 8 bytes a row, set up on the GUI thread: 3 s and 0.8 GB at 100 M spans), so it is given one page.
 // Rows below are the page's; rowOfSpan is -1 for a span on another page (pageOfSpan says which).
+// A trace of kAsyncRows spans or more is sorted and filtered on a worker thread (a sort took 9 s at 100 M spans):
+// until its rows are ready (isUpdating()), the table shows the rows it showed, and the newest request wins.
 class SpanTableProxy : public QAbstractProxyModel {
     Q_OBJECT
 public:
     static constexpr int kPageRows = 1'000'000;
+    static constexpr qsizetype kAsyncRows = 2'000'000;
     explicit SpanTableProxy(QObject* parent = nullptr);
     // A SpanTableModel (another model shows no rows).
     void setSourceModel(QAbstractItemModel* model) override;
@@ -121,9 +133,11 @@ public:
     int pageCount() const;
     int page() const { return m_page; }
     qsizetype firstRowOfPage() const { return qsizetype(m_page) * m_pageRows; }
-    void setPage(int page);         // clamped; a model reset when it changes
-    int pageOfSpan(int span) const; // -1: filtered out
-    void setPageRows(int rows);     // for tests: pages of fewer rows
+    void setPage(int page);                        // clamped; a model reset when it changes
+    int pageOfSpan(int span) const;                // -1: filtered out
+    void setPageRows(int rows);                    // for tests: pages of fewer rows
+    bool isUpdating() const { return m_updating; } // a worker sorts or filters the rows
+    void setAsyncRows(qsizetype rows);             // for tests: a worker from this many spans on
 
     QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
     QModelIndex parent(const QModelIndex& child) const override;
@@ -135,8 +149,13 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
 private:
-    void rebuild();                       // m_rows from the filter and the sort
-    void changeRows();                    // rebuild() as a layout change that keeps the views' selection on its spans
+    bool identityAsked() const { return !m_spans || (m_filterText.isEmpty() && m_sortColumn < 0); }
+    // The rows for the filter and sort now: set at once, or (a big trace) asked of a worker and set when they come,
+    // as a layout change. Inside a model reset (`inReset`) rows set at once need no layout change.
+    void requestRows(bool inReset);
+    void setRows(bool identity, std::vector<uint32_t> rows); // the first page shown
+    // setRows() as a layout change that keeps the views' selection on its spans.
+    void changeRows(bool identity, std::vector<uint32_t> rows);
     int logicalRowOfSpan(int span) const; // over every page
     int spanAtLogicalRow(qsizetype row) const;
     const SpanTableModel* m_spans = nullptr;
@@ -149,9 +168,13 @@ private:
     std::vector<QMetaObject::Connection> m_connections;
     int m_page = 0;
     int m_pageRows = kPageRows;
+    qsizetype m_asyncRows = kAsyncRows;
+    bool m_updating = false;
+    quint64 m_generation = 0; // of the latest request for rows (a worker's older rows are dropped)
 
 Q_SIGNALS:
-    void pageChanged(); // the page, or how many there are
+    void pageChanged(); // the page, or how many there are, or isUpdating()
+    void rowsReady();   // the rows of the latest filter and sort are shown
 };
 
 } // namespace streamscope

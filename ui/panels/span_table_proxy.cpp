@@ -2,9 +2,33 @@
 // SpanTableProxy (span_table_model.h): the span table's rows sorted and filtered by SpanTableModel's typed helpers.
 #include "span_table_model.h"
 
+#include "trace.h"
+#include "worker.h"
+
 #include <algorithm>
+#include <numeric>
 
 namespace streamscope {
+
+namespace {
+
+// The spans matching `filter` (all when empty), sorted by `column` (-1: in span order).
+std::vector<uint32_t> rowsFor(const SpanTableModel::Source& source, const QString& filter, int column,
+                              Qt::SortOrder order)
+{
+    std::vector<uint32_t> rows;
+    if (filter.isEmpty()) {
+        rows.resize(source.trace ? size_t(source.trace->spanCount()) : 0);
+        std::iota(rows.begin(), rows.end(), 0u);
+    } else {
+        rows = SpanTableModel::spansMatching(source, filter);
+    }
+    if (column >= 0)
+        SpanTableModel::sortSpans(source, rows, column, order);
+    return rows;
+}
+
+} // namespace
 
 SpanTableProxy::SpanTableProxy(QObject* parent) : QAbstractProxyModel(parent) {}
 
@@ -21,12 +45,12 @@ void SpanTableProxy::setSourceModel(QAbstractItemModel* model)
         m_connections.push_back(
             connect(m_spans, &QAbstractItemModel::modelAboutToBeReset, this, [this] { beginResetModel(); }));
         m_connections.push_back(connect(m_spans, &QAbstractItemModel::modelReset, this, [this] {
-            rebuild();
+            requestRows(true);
             endResetModel();
             Q_EMIT pageChanged();
         }));
     }
-    rebuild();
+    requestRows(true);
     endResetModel();
     Q_EMIT pageChanged();
 }
@@ -36,7 +60,7 @@ void SpanTableProxy::setFilterText(const QString& text)
     if (text == m_filterText)
         return;
     m_filterText = text;
-    changeRows();
+    requestRows(false);
 }
 
 void SpanTableProxy::sort(int column, Qt::SortOrder order)
@@ -45,29 +69,56 @@ void SpanTableProxy::sort(int column, Qt::SortOrder order)
         return;
     m_sortColumn = column;
     m_sortOrder = order;
-    changeRows();
+    requestRows(false);
 }
 
-void SpanTableProxy::rebuild()
+void SpanTableProxy::setAsyncRows(qsizetype rows)
+{
+    m_asyncRows = rows;
+}
+
+void SpanTableProxy::requestRows(bool inReset)
+{
+    ++m_generation;
+    const bool identity = identityAsked();
+    const bool wasUpdating = m_updating;
+    m_updating = false;
+    if (identity || m_spans->rowCount() < m_asyncRows) {
+        std::vector<uint32_t> rows =
+            identity ? std::vector<uint32_t>{} : rowsFor(m_spans->source(), m_filterText, m_sortColumn, m_sortOrder);
+        if (inReset)
+            setRows(identity, std::move(rows));
+        else
+            changeRows(identity, std::move(rows));
+        Q_EMIT rowsReady();
+        return;
+    }
+    if (inReset)
+        setRows(false, {}); // a new trace: no rows until its own come
+    m_updating = true;
+    if (!wasUpdating && !inReset)
+        Q_EMIT pageChanged();
+    runOffGuiThread(
+        this, &SpanTableProxy::m_generation,
+        [source = m_spans->source(), filter = m_filterText, column = m_sortColumn, order = m_sortOrder] {
+            return rowsFor(source, filter, column, order);
+        },
+        [](SpanTableProxy& proxy, std::vector<uint32_t> rows) {
+            proxy.m_updating = false;
+            proxy.changeRows(false, std::move(rows));
+            Q_EMIT proxy.rowsReady();
+        });
+}
+
+void SpanTableProxy::setRows(bool identity, std::vector<uint32_t> rows)
 {
     m_page = 0;
-    m_rows.clear();
+    m_identity = identity;
+    m_rows = std::move(rows);
     m_rowOf.clear();
-    m_identity = !m_spans || (m_filterText.isEmpty() && m_sortColumn < 0);
-    if (m_identity)
-        return;
-    if (m_filterText.isEmpty()) {
-        m_rows.resize(size_t(m_spans->rowCount()));
-        for (size_t i = 0; i < m_rows.size(); ++i)
-            m_rows[i] = uint32_t(i);
-    } else {
-        m_rows = m_spans->spansMatching(m_filterText);
-    }
-    if (m_sortColumn >= 0)
-        m_spans->sortSpans(m_rows, m_sortColumn, m_sortOrder);
 }
 
-void SpanTableProxy::changeRows()
+void SpanTableProxy::changeRows(bool identity, std::vector<uint32_t> rows)
 {
     Q_EMIT layoutAboutToBeChanged({}, QAbstractItemModel::VerticalSortHint);
     // The views' selection and current row follow their spans; a span filtered out loses them.
@@ -76,7 +127,7 @@ void SpanTableProxy::changeRows()
     spans.reserve(size_t(from.size()));
     for (const QModelIndex& p : from)
         spans.push_back(spanAtRow(p.row()));
-    rebuild();
+    setRows(identity, std::move(rows));
     QModelIndexList to;
     to.reserve(from.size());
     for (qsizetype k = 0; k < from.size(); ++k) {

@@ -351,12 +351,25 @@ void MainWindow::selectSpanInTable(int span)
 
 void MainWindow::updateSpanPager()
 {
+    const bool updating = m_spanProxy->isUpdating();
     const bool paged = m_spanProxy->pageCount() > 1;
-    for (QWidget* w : std::initializer_list<QWidget*>{m_spanPage, m_spanPrevPage, m_spanNextPage})
+    m_spanPage->setVisible(paged || updating);
+    for (QWidget* w : std::initializer_list<QWidget*>{m_spanPrevPage, m_spanNextPage})
         w->setVisible(paged);
+    const QLocale locale;
+    if (updating) {
+        // A big trace's rows are sorted or filtered on a worker: the rows shown stay until the new ones come.
+        const bool filtering = !m_spanProxy->filterText().isEmpty(), sorting = m_spanProxy->sortColumn() >= 0;
+        m_spanPage->setText((filtering && sorting ? QStringLiteral("Filtering and sorting %1 spans…")
+                                 : filtering      ? QStringLiteral("Filtering %1 spans…")
+                                                  : QStringLiteral("Sorting %1 spans…"))
+                                .arg(locale.toString(m_spanModel->rowCount())));
+        m_spanPrevPage->setEnabled(false);
+        m_spanNextPage->setEnabled(false);
+        return;
+    }
     if (!paged)
         return;
-    const QLocale locale;
     const qsizetype first = m_spanProxy->firstRowOfPage();
     m_spanPage->setText(QStringLiteral("Rows %1 – %2 of %3")
                             .arg(locale.toString(first + 1), locale.toString(first + m_spanProxy->rowCount()),
