@@ -309,7 +309,9 @@ void TestMainWindow::bigSpanTablesSortOnAWorker()
     QVERIFY(proxy->isUpdating());
     QCOMPARE(proxy->spanAtRow(1), 1); // the rows shown until the new ones come
     QVERIFY(!label->isHidden());
-    QCOMPARE(label->text(), QStringLiteral("Sorting %1 spans…").arg(QLocale().toString(total)));
+    QCOMPARE(label->text(), QStringLiteral("Sorting…"));
+    QVERIFY(label->toolTip().startsWith(
+        QStringLiteral("Sorting %1 spans in the background").arg(QLocale().toString(total))));
     QTRY_COMPARE(ready.count(), 1);
     QVERIFY(!proxy->isUpdating());
     QVERIFY(label->isHidden()); // one page
@@ -322,7 +324,7 @@ void TestMainWindow::bigSpanTablesSortOnAWorker()
     // Two filters typed one after the other: the second's rows, once.
     proxy->setFilterText(QStringLiteral("kernel"));
     proxy->setFilterText(QStringLiteral("memcpy"));
-    QCOMPARE(label->text(), QStringLiteral("Filtering and sorting %1 spans…").arg(QLocale().toString(total)));
+    QCOMPARE(label->text(), QStringLiteral("Filtering and sorting…"));
     QTRY_COMPARE(ready.count(), 2);
     QTest::qWait(50);
     QCOMPARE(ready.count(), 2);

@@ -359,11 +359,15 @@ void MainWindow::updateSpanPager()
     const QLocale locale;
     if (updating) {
         // A big trace's rows are sorted or filtered on a worker: the rows shown stay until the new ones come.
+        // (Short beside the filter box; the tooltip says more.)
         const bool filtering = !m_spanProxy->filterText().isEmpty(), sorting = m_spanProxy->sortColumn() >= 0;
-        m_spanPage->setText((filtering && sorting ? QStringLiteral("Filtering and sorting %1 spans…")
-                                 : filtering      ? QStringLiteral("Filtering %1 spans…")
-                                                  : QStringLiteral("Sorting %1 spans…"))
-                                .arg(locale.toString(m_spanModel->rowCount())));
+        const QString doing = filtering && sorting ? QStringLiteral("Filtering and sorting")
+            : filtering                            ? QStringLiteral("Filtering")
+                                                   : QStringLiteral("Sorting");
+        m_spanPage->setText(doing + QStringLiteral("…"));
+        m_spanPage->setToolTip(QStringLiteral("%1 %2 spans in the background: the rows shown stay until the new ones "
+                                              "are ready")
+                                   .arg(doing, locale.toString(m_spanModel->rowCount())));
         m_spanPrevPage->setEnabled(false);
         m_spanNextPage->setEnabled(false);
         return;
@@ -371,6 +375,7 @@ void MainWindow::updateSpanPager()
     if (!paged)
         return;
     const qsizetype first = m_spanProxy->firstRowOfPage();
+    m_spanPage->setToolTip({});
     m_spanPage->setText(QStringLiteral("Rows %1 – %2 of %3")
                             .arg(locale.toString(first + 1), locale.toString(first + m_spanProxy->rowCount()),
                                  locale.toString(m_spanProxy->totalRows())));
