@@ -132,15 +132,19 @@ private slots:
             // Through the JSON reader first, as a file on disk is.
             auto fromJson = parseTrace(json, name);
             QVERIFY2(fromJson.ok(), fromJson.error().toString().c_str());
-            for (const bool compress : {false, true}) {
-                const std::string bytes = traceToBinary(*fromJson, BinaryTraceOptions{compress});
+            // Raw, compressed as version 2, compressed with shuffled columns (version 3).
+            for (const BinaryTraceOptions options :
+                 {BinaryTraceOptions{false, false}, BinaryTraceOptions{true, false}, BinaryTraceOptions{true, true}}) {
+                const std::string bytes = traceToBinary(*fromJson, options);
                 QVERIFY(looksLikeBinaryTrace(bytes));
+                QCOMPARE(headerOf(bytes).version,
+                         options.compress && options.shuffle && binaryTraceCompressionSupported() ? 3u : 2u);
                 QCOMPARE(n(detectTraceFormatFromContent(bytes)), n(TraceFormat::StreamscopeBinary));
                 auto back = parseBinaryTrace(bytes, name);
                 QVERIFY2(back.ok(), (name + ": " + back.error().toString()).c_str());
                 QVERIFY2(traceToJson(*back) == json, name.c_str());
                 // Written again, the same bytes.
-                QVERIFY2(traceToBinary(*back, BinaryTraceOptions{compress}) == bytes, name.c_str());
+                QVERIFY2(traceToBinary(*back, options) == bytes, name.c_str());
                 // The columns as they were, optional ones included.
                 const Trace& want = *fromJson;
                 QCOMPARE(back->spans.timing.size(), want.spans.timing.size());
@@ -174,7 +178,7 @@ private slots:
             QVERIFY(v1->spanCount() > 0);
             const bool raw = name.find("-raw") != std::string::npos;
             const std::string v2 = traceToBinary(*v1, BinaryTraceOptions{!raw});
-            QCOMPARE(headerOf(v2).version, uint32_t(2));
+            QCOMPARE(headerOf(v2).version, raw || !binaryTraceCompressionSupported() ? 2u : kBinaryTraceVersion);
             auto back = parseBinaryTrace(v2, name);
             QVERIFY2(back.ok(), (name + ": " + back.error().toString()).c_str());
             QVERIFY2(traceToJson(*back) == traceToJson(*v1), name.c_str());
@@ -257,7 +261,7 @@ private slots:
         QTest::addColumn<int>("edit");
         QTest::newRow("wrong magic") << QStringLiteral("wrong magic number") << 0;
         QTest::newRow("header truncated") << QStringLiteral("less than the 48-byte header") << 1;
-        QTest::newRow("version") << QStringLiteral("unsupported version 99 (this StreamScope reads versions 1 to 2)")
+        QTest::newRow("version") << QStringLiteral("unsupported version 99 (this StreamScope reads versions 1 to 3)")
                                  << 2;
         QTest::newRow("huge span count") << QStringLiteral("span count 4294967295 is more than a trace can hold") << 3;
         QTest::newRow("span count off") << QStringLiteral("entries of 4 bytes are") << 4;
@@ -402,16 +406,24 @@ private slots:
             QVERIFY2(error.contains(QStringLiteral("corrupt zstd data")), qPrintable(error));
     }
 
+    void corruptCompressedBlocks_data()
+    {
+        QTest::addColumn<bool>("shuffle");
+        QTest::newRow("zstd") << false;
+        QTest::newRow("zstd shuffled") << true;
+    }
+
     void corruptCompressedBlocks()
     {
         if (!binaryTraceCompressionSupported())
             QSKIP("built without zstd: tested by badInput's \"zstd block\"");
+        QFETCH(bool, shuffle);
         const Trace t = simulated("08-copy-compute-pipeline");
-        const std::string good = traceToBinary(t);
+        const std::string good = traceToBinary(t, BinaryTraceOptions{true, shuffle});
         const int start = entryIndex(good, tb::SpanTrack);
         QVERIFY(start >= 0);
         const tb::BlockEntry e = entryAt(good, start);
-        QCOMPARE(e.codec, uint32_t(tb::Codec::Zstd));
+        QCOMPARE(e.codec, uint32_t(shuffle ? tb::Codec::ZstdShuffled : tb::Codec::Zstd));
         // Bytes of the frame changed, its end cut, its unpacked size misstated: errors, each naming the block.
         std::string flipped = good;
         for (uint64_t i = e.offset + 4; i < e.offset + e.storedSize; i += 7)
@@ -422,6 +434,34 @@ private slots:
         cut.storedSize /= 2;
         setEntry(shorter, start, cut);
         QVERIFY2(errorOf(shorter).contains(QStringLiteral("corrupt zstd data")), qPrintable(errorOf(shorter)));
+        // Shuffled blocks belong in version 3 on.
+        if (shuffle) {
+            std::string older = good;
+            tb::Header h = headerOf(older);
+            h.version = 2;
+            setHeader(older, h);
+            QVERIFY2(errorOf(older).contains(QStringLiteral("codec 2 (zstd shuffled) in a file of version 2")),
+                     qPrintable(errorOf(older)));
+        }
+    }
+
+    // A column of multi-byte entries packs smaller shuffled: the span names' and times' high bytes repeat.
+    void shuffledColumnsPackSmaller()
+    {
+        if (!binaryTraceCompressionSupported())
+            QSKIP("built without zstd");
+        const Trace t = simulated("10-many-small-kernels");
+        const std::string plain = traceToBinary(t, BinaryTraceOptions{true, false});
+        const std::string shuffled = traceToBinary(t, BinaryTraceOptions{true, true});
+        for (const uint32_t id : {uint32_t(tb::SpanName), uint32_t(tb::SpanStartOffsets), uint32_t(tb::FlowFrom)}) {
+            const tb::BlockEntry a = entryAt(plain, entryIndex(plain, id)),
+                                 b = entryAt(shuffled, entryIndex(shuffled, id));
+            QCOMPARE(b.codec, uint32_t(tb::Codec::ZstdShuffled));
+            QVERIFY2(b.storedSize < a.storedSize,
+                     qPrintable(
+                         QStringLiteral("block %1: %2 shuffled, %3 not").arg(id).arg(b.storedSize).arg(a.storedSize)));
+        }
+        QVERIFY(shuffled.size() < plain.size());
     }
 
     void everyTruncationAndByteFlipIsAnError()

@@ -17,9 +17,10 @@ namespace streamscope {
 
 // The first 8 bytes of every binary trace: a non-ASCII byte first, so that no text format is mistaken for it.
 inline constexpr std::string_view kBinaryTraceMagic{"\x89SSTRACE", 8};
-// The version written; versions 1 (times whole, every span's details) and 2 (the columns as TimeColumn and
-// SpanColumns hold them) are read.
-inline constexpr uint32_t kBinaryTraceVersion = 2;
+// The version written; versions 1 (times whole, every span's details), 2 (the columns as TimeColumn and SpanColumns
+// hold them) and 3 (version 2 whose columns of multi-byte entries may be stored shuffled: Codec::ZstdShuffled) are
+// read.
+inline constexpr uint32_t kBinaryTraceVersion = 3;
 inline constexpr uint32_t kBinaryTraceOldestVersion = 1;
 // The file name ending that selects the binary format where a trace is saved without a format named.
 inline constexpr std::string_view kBinaryTraceExtension = ".sstrace";
@@ -31,6 +32,9 @@ inline constexpr size_t kBinaryTraceSuggestedSpans = 1'000'000;
 struct BinaryTraceOptions {
     // Compress each column with zstd (level 1: about as fast as the disk); ignored where zstd is not built in.
     bool compress = true;
+    // Compressed columns of multi-byte entries stored shuffled (version 3); false: as version 2, which StreamScope
+    // builds before version 3 read.
+    bool shuffle = true;
 };
 
 // Whether this build reads and writes zstd-compressed blocks (libzstd was found). Without it, files are written

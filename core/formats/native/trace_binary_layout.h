@@ -22,7 +22,26 @@ struct Header {
 };
 static_assert(sizeof(Header) == 48);
 
-enum class Codec : uint32_t { Raw = 0, Zstd = 1 };
+// ZstdShuffled (version 3): the block's entries in groups of kShuffleGroup (the last one shorter), each group's bytes
+// by their place in the entry — byte 0 of every entry, then byte 1, … — compressed with zstd as one frame. The high
+// bytes of offsets, indices and counts repeat from entry to entry; grouped, zstd packs them far better (a 10 M-span
+// trace: 84 MB as version 2, 53 MB shuffled).
+enum class Codec : uint32_t { Raw = 0, Zstd = 1, ZstdShuffled = 2 };
+inline constexpr size_t kShuffleGroup = 65536;
+
+// One group of `count` entries of `size` bytes: to planes (shuffle) and back (unshuffle).
+inline void shuffleBytes(const char* in, char* out, size_t count, size_t size)
+{
+    for (size_t i = 0; i < count; ++i)
+        for (size_t b = 0; b < size; ++b)
+            out[b * count + i] = in[i * size + b];
+}
+inline void unshuffleBytes(const char* in, char* out, size_t count, size_t size)
+{
+    for (size_t b = 0; b < size; ++b)
+        for (size_t i = 0; i < count; ++i)
+            out[i * size + b] = in[b * count + i];
+}
 
 struct BlockEntry {
     uint32_t id;

@@ -132,8 +132,13 @@ private:
             if (!allowedIn(e.id, m_header.version))
                 fail(where,
                      blockWhere(e.id) + " does not belong in a file of version " + std::to_string(m_header.version));
-            if (e.codec != uint32_t(Codec::Raw) && e.codec != uint32_t(Codec::Zstd))
-                fail(where, "unknown codec " + std::to_string(e.codec) + " (0: raw, 1: zstd)");
+            if (e.codec != uint32_t(Codec::Raw) && e.codec != uint32_t(Codec::Zstd)
+                && e.codec != uint32_t(Codec::ZstdShuffled))
+                fail(where, "unknown codec " + std::to_string(e.codec) + " (0: raw, 1: zstd, 2: zstd shuffled)");
+            if (e.codec == uint32_t(Codec::ZstdShuffled) && m_header.version < 3)
+                fail(where,
+                     "codec 2 (zstd shuffled) in a file of version " + std::to_string(m_header.version)
+                         + " (from version 3 on)");
             if (e.offset < dirEnd || e.offset % 8 != 0)
                 fail(where, "offset " + std::to_string(e.offset) + " is inside the header or not a multiple of 8");
             if (e.offset > m_bytes.size() || e.storedSize > m_bytes.size() - e.offset)
@@ -154,7 +159,7 @@ private:
                      blockWhere(e.id) + " holds " + std::to_string(e.rawSize) + " bytes, not a whole number of "
                          + std::to_string(shape.elementSize) + "-byte entries");
             }
-            if (e.codec == uint32_t(Codec::Zstd)) {
+            if (e.codec != uint32_t(Codec::Raw)) {
                 // Each block alone, then the sum saturating: two blocks of 2^63 bytes must not add up to nothing.
                 if (e.rawSize > kSmallTraceBytes && e.rawSize / kMaxExpansion > m_bytes.size())
                     fail(where,
@@ -217,26 +222,44 @@ private:
         if (!ctx)
             throw std::bad_alloc();
         ZSTD_inBuffer in{src, e.storedSize, 0};
-        ZSTD_outBuffer outBuf{dst, 0, 0};
-        char probe = 0;
-        bool overflow = false;
+        uint64_t unpacked = 0;
         size_t ret = 1;
-        while (ret != 0) {
-            const size_t before = outBuf.pos, consumed = in.pos;
-            if (outBuf.pos < e.rawSize) {
-                outBuf.size = std::min<size_t>(e.rawSize, outBuf.pos + kChunk);
+        // The next `n` bytes of the frame into `where`; false where the frame ends early or is corrupt.
+        const auto fill = [&](char* where, size_t n) {
+            ZSTD_outBuffer outBuf{where, 0, 0};
+            while (outBuf.pos < n) {
+                const size_t before = outBuf.pos, consumed = in.pos;
+                outBuf.size = std::min(n, outBuf.pos + kChunk);
                 ret = ZSTD_decompressStream(ctx, &outBuf, &in);
-            } else {
-                // The directory's size is reached: the frame must end here, with no byte more.
-                ZSTD_outBuffer extra{&probe, 1, 0};
-                ret = ZSTD_decompressStream(ctx, &extra, &in);
-                overflow = !ZSTD_isError(ret) && extra.pos > 0;
+                if (ZSTD_isError(ret))
+                    return false;
+                unpacked += outBuf.pos - before;
+                progress(outBuf.pos - before);
+                if (outBuf.pos < n && (ret == 0 || (outBuf.pos == before && in.pos == consumed)))
+                    return false; // the frame or the input ends short of the directory's size
             }
-            if (ZSTD_isError(ret) || overflow)
-                break;
-            progress(outBuf.pos - before);
-            if (ret != 0 && outBuf.pos == before && in.pos == consumed)
-                break; // the input ends inside the frame
+            return true;
+        };
+        bool whole = true;
+        if (e.codec == uint32_t(Codec::ZstdShuffled)) {
+            const size_t entry = shapeOf(id).elementSize, count = e.rawSize / entry;
+            std::vector<char> group(std::min(count, kShuffleGroup) * entry);
+            for (size_t first = 0; first < count && whole; first += kShuffleGroup) {
+                const size_t k = std::min(kShuffleGroup, count - first);
+                whole = fill(group.data(), k * entry);
+                if (whole)
+                    unshuffleBytes(group.data(), dst + first * entry, k, entry);
+            }
+        } else {
+            whole = fill(dst, e.rawSize);
+        }
+        bool overflow = false;
+        if (whole && ret != 0) {
+            // The directory's size is reached: the frame must end here, with no byte more.
+            char probe = 0;
+            ZSTD_outBuffer extra{&probe, 1, 0};
+            ret = ZSTD_decompressStream(ctx, &extra, &in);
+            overflow = !ZSTD_isError(ret) && extra.pos > 0;
         }
         if (overflow)
             fail(blockWhere(id),
@@ -244,9 +267,9 @@ private:
                      + " bytes the directory gives");
         if (ZSTD_isError(ret))
             fail(blockWhere(id), std::string("corrupt zstd data: ") + ZSTD_getErrorName(ret));
-        if (ret != 0 || outBuf.pos != e.rawSize)
+        if (ret != 0 || unpacked != e.rawSize)
             fail(blockWhere(id),
-                 "corrupt zstd data: unpacks to " + std::to_string(outBuf.pos) + " bytes, the directory gives "
+                 "corrupt zstd data: unpacks to " + std::to_string(unpacked) + " bytes, the directory gives "
                      + std::to_string(e.rawSize));
         if (in.pos != in.size)
             fail(blockWhere(id), "corrupt zstd data: bytes after the end of the compressed block");

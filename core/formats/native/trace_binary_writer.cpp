@@ -41,6 +41,32 @@ void add(std::vector<PendingBlock>& blocks, uint32_t id, const std::vector<T>& v
     blocks.push_back({id, v.data(), v.size() * sizeof(T)});
 }
 
+#ifdef STREAMSCOPE_HAVE_ZSTD
+// One zstd frame of the block's entries shuffled group by group (Codec::ZstdShuffled): its size, or a zstd error
+// code. `capacity` is at least ZSTD_compressBound(size).
+size_t compressShuffled(ZSTD_CCtx* cctx, char* dst, size_t capacity, const void* data, size_t size, size_t entry)
+{
+    const auto* src = static_cast<const char*>(data);
+    const size_t count = size / entry;
+    std::vector<char> group(std::min(count, kShuffleGroup) * entry);
+    ZSTD_CCtx_reset(cctx, ZSTD_reset_session_only); // a new frame, whatever the last call left
+    ZSTD_outBuffer out{dst, capacity, 0};
+    for (size_t first = 0; first < count; first += kShuffleGroup) {
+        const size_t n = std::min(kShuffleGroup, count - first);
+        shuffleBytes(src + first * entry, group.data(), n, entry);
+        ZSTD_inBuffer in{group.data(), n * entry, 0};
+        const bool last = first + n == count;
+        size_t left = 0;
+        do {
+            left = ZSTD_compressStream2(cctx, &out, &in, last ? ZSTD_e_end : ZSTD_e_continue);
+            if (ZSTD_isError(left))
+                return left;
+        } while (last ? left != 0 : in.pos < in.size);
+    }
+    return out.pos;
+}
+#endif
+
 } // namespace
 
 bool binaryTraceCompressionSupported()
@@ -154,7 +180,8 @@ std::string traceToBinary(const Trace& input, const BinaryTraceOptions& options)
 
     Header h{};
     std::memcpy(h.magic, kBinaryTraceMagic.data(), sizeof h.magic);
-    h.version = kBinaryTraceVersion;
+    const bool shuffle = options.shuffle && options.compress && binaryTraceCompressionSupported();
+    h.version = shuffle ? kBinaryTraceVersion : 2;
     h.blockCount = uint32_t(blocks.size());
     h.spanCount = n;
     h.flowCount = t.flows.size();
@@ -190,9 +217,12 @@ std::string traceToBinary(const Trace& input, const BinaryTraceOptions& options)
         if (cctx && b.size >= 64) {
             const size_t bound = ZSTD_compressBound(b.size);
             out.resize(e.offset + bound);
-            const size_t packed = ZSTD_compress2(cctx.get(), out.data() + e.offset, bound, b.data, b.size);
+            const size_t entry = shapeOf(b.id).elementSize;
+            const size_t packed = shuffle && entry > 1
+                ? compressShuffled(cctx.get(), out.data() + e.offset, bound, b.data, b.size, entry)
+                : ZSTD_compress2(cctx.get(), out.data() + e.offset, bound, b.data, b.size);
             if (!ZSTD_isError(packed) && packed < b.size) {
-                e.codec = uint32_t(Codec::Zstd);
+                e.codec = uint32_t(shuffle && entry > 1 ? Codec::ZstdShuffled : Codec::Zstd);
                 e.storedSize = packed;
                 out.resize(e.offset + packed);
                 continue;
