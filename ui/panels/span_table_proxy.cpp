@@ -81,7 +81,6 @@ void SpanTableProxy::requestRows(bool inReset)
 {
     ++m_generation;
     const bool identity = identityAsked();
-    const bool wasUpdating = m_updating;
     m_updating = false;
     if (identity || m_spans->rowCount() < m_asyncRows) {
         std::vector<uint32_t> rows =
@@ -96,8 +95,8 @@ void SpanTableProxy::requestRows(bool inReset)
     if (inReset)
         setRows(false, {}); // a new trace: no rows until its own come
     m_updating = true;
-    if (!wasUpdating && !inReset)
-        Q_EMIT pageChanged();
+    if (!inReset)
+        Q_EMIT pageChanged(); // the pager says what is being done (a reset's end says it anyway)
     runOffGuiThread(
         this, &SpanTableProxy::m_generation,
         [source = m_spans->source(), filter = m_filterText, column = m_sortColumn, order = m_sortOrder] {
