@@ -190,6 +190,31 @@ private slots:
         QVERIFY(seen >= 4);
     }
 
+    // The fuzzer's seeds of each version (v1 NAME, v2-NAME, v3-NAME: the same trace converted) read as one trace.
+    void seedsOfEveryVersionReadAlike()
+    {
+        if (!binaryTraceCompressionSupported())
+            QSKIP("built without zstd: the compressed seeds are refused");
+        const fs::path dir = kSource / "tests" / "fuzz" / "seeds" / "binary";
+        int seen = 0;
+        for (const char* name : {"01", "03", "10", "15", "h200-03"}) {
+            std::string json;
+            for (const std::string prefix : {"", "v2-", "v3-"}) {
+                const std::string file = prefix + name + ".sstrace";
+                const std::string bytes = readFile((dir / file).string());
+                QCOMPARE(headerOf(bytes).version, prefix.empty() ? 1u : prefix == "v2-" ? 2u : 3u);
+                auto t = parseBinaryTrace(bytes, file);
+                QVERIFY2(t.ok(), (file + ": " + t.error().toString()).c_str());
+                if (json.empty())
+                    json = traceToJson(*t);
+                else
+                    QVERIFY2(traceToJson(*t) == json, file.c_str());
+                ++seen;
+            }
+        }
+        QCOMPARE(seen, 15);
+    }
+
     void compressionIsUsedWhereBuiltIn()
     {
         const Trace t = simulated("10-many-small-kernels");
