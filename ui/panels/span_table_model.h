@@ -105,13 +105,14 @@ private:
 // More rows than a page (kPageRows) are shown a page at a time: a view keeps per-row state for every row it is given
 // (QHeaderView 8 bytes a row, set up on the GUI thread: 3 s and 0.8 GB at 100 M spans), so it is given one page.
 // Rows below are the page's; rowOfSpan is -1 for a span on another page (pageOfSpan says which).
-// A trace of kAsyncRows spans or more is sorted and filtered on a worker thread (a sort took 9 s at 100 M spans):
-// until its rows are ready (isUpdating()), the table shows the rows it showed, and the newest request wins.
+// A trace of kAsyncRows spans or more is sorted and filtered on a worker thread (a sort takes about 0.1 s at 1 M spans
+// and took 9 s at 100 M: from about 200 thousand on it would hold the GUI thread longer than a frame or two): until
+// its rows are ready (isUpdating()), the table shows the rows it showed, and the newest request wins.
 class SpanTableProxy : public QAbstractProxyModel {
     Q_OBJECT
 public:
     static constexpr int kPageRows = 1'000'000;
-    static constexpr qsizetype kAsyncRows = 2'000'000;
+    static constexpr qsizetype kAsyncRows = 200'000;
     explicit SpanTableProxy(QObject* parent = nullptr);
     // A SpanTableModel (another model shows no rows).
     void setSourceModel(QAbstractItemModel* model) override;
