@@ -143,13 +143,13 @@ public:
     GpuOp& operator[](uint32_t id) { return m_live[liveSlot(id)]; }
     const GpuOp& operator[](uint32_t id) const { return m_live[liveSlot(id)]; }
     // What stays known of every op, released or not.
-    OpState state(uint32_t id) const { return live(id) ? (*this)[id].state : OpState::Done; }
-    int64_t end(uint32_t id) const { return live(id) ? (*this)[id].end : m_ended[id].end; }
-    GpuOpType type(uint32_t id) const { return live(id) ? (*this)[id].type : m_ended[id].type; }
-    bool graphNode(uint32_t id) const { return live(id) ? (*this)[id].graphNode : m_ended[id].graphNode; }
-    bool hasRecord(uint32_t id) const { return live(id) ? (*this)[id].hasRecord : m_ended[id].hasRecord; }
-    RecordRef rec(uint32_t id) const { return live(id) ? (*this)[id].rec : m_ended[id].rec; }
-    uint32_t releasedBy(uint32_t id) const { return live(id) ? (*this)[id].releasedBy : m_ended[id].releasedBy; }
+    OpState state(uint32_t id) const { return known(id, &GpuOp::state, OpState::Done); }
+    int64_t end(uint32_t id) const { return known(id, &GpuOp::end, m_ended[id].end); }
+    GpuOpType type(uint32_t id) const { return known(id, &GpuOp::type, m_ended[id].type); }
+    bool graphNode(uint32_t id) const { return known(id, &GpuOp::graphNode, m_ended[id].graphNode); }
+    bool hasRecord(uint32_t id) const { return known(id, &GpuOp::hasRecord, m_ended[id].hasRecord); }
+    RecordRef rec(uint32_t id) const { return known(id, &GpuOp::rec, m_ended[id].rec); }
+    uint32_t releasedBy(uint32_t id) const { return known(id, &GpuOp::releasedBy, m_ended[id].releasedBy); }
     // An op that ended and was signalled gives its slot back (nothing in flight refers to its state any more).
     void release(uint32_t id)
     {
@@ -161,6 +161,13 @@ public:
     }
 
 private:
+    // A field of op `id` from its slot while it has one (one lookup), else what was kept when it was released.
+    template <class T>
+    T known(uint32_t id, T GpuOp::*field, T ended) const
+    {
+        const uint32_t slot = m_slotOf[id];
+        return slot != kNone ? m_live[slot].*field : ended;
+    }
     uint32_t liveSlot(uint32_t id) const
     {
         const uint32_t slot = m_slotOf[id];
