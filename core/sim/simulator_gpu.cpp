@@ -3,7 +3,9 @@
 // copies on the copy engines sharing the link, completion, events and the release of waiting work.
 #include "simulator_state.h"
 
+#include <algorithm>
 #include <bit>
+#include <limits>
 #include <stdexcept>
 
 namespace streamscope::sim_detail {
@@ -479,33 +481,51 @@ void Simulation::dispatch(int device)
         uint32_t blocks = 0;
         // Breadth first, as the hardware spreads blocks over SMs: at most an even share per SM first.
         const uint32_t share = (k.blocksLeft + uint32_t(sms) - 1) / uint32_t(sms);
-        // Only SMs with room can take a block: visited in SM order, as a scan of all would place them.
-        for (int pass = 0; pass < 2 && k.blocksLeft > 0; ++pass) {
-            for (size_t word = 0; word < dev.smsWithRoom.size() && k.blocksLeft > 0; ++word) {
-                for (uint64_t room = dev.smsWithRoom[word]; room != 0 && k.blocksLeft > 0; room &= room - 1) {
-                    const size_t s = word * 64 + size_t(std::countr_zero(room));
-                    const int sm = int(s);
-                    uint32_t fit = uint32_t(
-                        std::max(0, std::min(dev.freeBlocks[s], dev.freeThreads[s] / int32_t(k.threadsPerBlock))));
-                    if (k.sharedPerBlock > 0)
-                        fit = std::min<uint32_t>(fit, uint32_t(dev.freeShared[s] / k.sharedPerBlock));
-                    uint32_t n = std::min(fit, k.blocksLeft);
-                    if (pass == 0)
-                        n = std::min(n, share);
+        // Only SMs with room can take a block: visited in SM order, as a scan of all would place them. (The loop
+        // runs once for every SM a kernel's blocks go to, tens of millions of times in a big run: the counts are
+        // kept in locals, a division is made only where an SM's threads or shared memory limit the blocks, and an
+        // SM's room bit is cleared once per word of SMs.)
+        const auto perBlock = int32_t(k.threadsPerBlock);
+        const int64_t sharedPerBlock = k.sharedPerBlock;
+        int32_t* const freeBlocks = dev.freeBlocks.data();
+        int32_t* const freeThreads = dev.freeThreads.data();
+        int64_t* const freeShared = dev.freeShared.data();
+        uint32_t left = k.blocksLeft;
+        // The SMs it goes to, at most two visits (the two passes) of each SM: appended to m_batchItems at the end.
+        m_placed.resize(std::max(m_placed.size(), 2 * size_t(sms)));
+        BatchItem* const placed = m_placed.data();
+        uint32_t count = 0;
+        for (int pass = 0; pass < 2 && left > 0; ++pass) {
+            const uint32_t most = pass == 0 ? share : std::numeric_limits<uint32_t>::max();
+            for (size_t word = 0; word < dev.smsWithRoom.size() && left > 0; ++word) {
+                uint64_t full = 0; // SMs of this word left without room
+                for (uint64_t room = dev.smsWithRoom[word]; room != 0 && left > 0; room &= room - 1) {
+                    const int bit = std::countr_zero(room);
+                    const size_t s = word * 64 + size_t(bit);
+                    // n = min(blocks left, the pass's share, free block slots, free threads / threads per block,
+                    // free shared memory / shared memory per block).
+                    uint32_t n = std::min(std::min(left, most), uint32_t(std::max(0, freeBlocks[s])));
+                    if (int64_t(n) * perBlock > freeThreads[s])
+                        n = uint32_t(std::max(0, freeThreads[s] / perBlock));
+                    if (sharedPerBlock > 0 && int64_t(n) * sharedPerBlock > freeShared[s])
+                        n = std::min(n, uint32_t(freeShared[s] / sharedPerBlock));
                     if (n == 0)
                         continue;
-                    dev.freeBlocks[s] -= int32_t(n);
-                    dev.freeThreads[s] -= int32_t(n * k.threadsPerBlock);
-                    dev.freeShared[s] -= int64_t(n) * k.sharedPerBlock;
-                    dev.sumFreeThreads -= int64_t(n) * k.threadsPerBlock;
-                    dev.updateRoom(s);
-                    k.blocksLeft -= n;
+                    freeBlocks[s] -= int32_t(n);
+                    freeThreads[s] -= int32_t(n) * perBlock;
+                    freeShared[s] -= int64_t(n) * sharedPerBlock;
+                    if (freeBlocks[s] <= 0 || freeThreads[s] <= 0)
+                        full |= uint64_t(1) << bit;
+                    left -= n;
                     blocks += n;
-                    m_batchItems.push_back({uint16_t(sm), n});
+                    placed[count++] = {uint16_t(s), n};
                 }
+                dev.smsWithRoom[word] &= ~full;
             }
         }
-        const auto count = uint32_t(m_batchItems.size()) - first;
+        k.blocksLeft = left;
+        dev.sumFreeThreads -= int64_t(blocks) * k.threadsPerBlock;
+        m_batchItems.insert(m_batchItems.end(), placed, placed + count);
         if (count > 0) {
             if (k.start < 0) {
                 k.start = m_now;
@@ -553,15 +573,23 @@ void Simulation::blocksDone(uint32_t b)
     k.resident -= batch.blocks;
     if (k.resident == 0)
         std::erase(dev.runningKernels, batch.kernel);
+    int32_t* const freeBlocks = dev.freeBlocks.data();
+    int32_t* const freeThreads = dev.freeThreads.data();
+    int64_t* const freeShared = dev.freeShared.data();
+    uint64_t* const room = dev.smsWithRoom.data();
+    const auto perBlock = int32_t(k.threadsPerBlock);
+    const int64_t sharedPerBlock = k.sharedPerBlock;
+    const BatchItem* const items = m_batchItems.data() + batch.first;
     for (uint32_t i = 0; i < batch.count; ++i) {
-        const auto [sm, n] = m_batchItems[batch.first + i];
-        dev.freeBlocks[sm] += int32_t(n);
-        dev.freeThreads[sm] += int32_t(n * k.threadsPerBlock);
-        dev.freeShared[sm] += int64_t(n) * k.sharedPerBlock;
-        dev.sumFreeThreads += int64_t(n) * k.threadsPerBlock;
-        dev.updateRoom(sm);
-        k.blocksDone += n;
+        const auto [sm, n] = items[i];
+        const int32_t blocksFree = freeBlocks[sm] += int32_t(n);
+        const int32_t threadsFree = freeThreads[sm] += int32_t(n) * perBlock;
+        freeShared[sm] += int64_t(n) * sharedPerBlock;
+        const uint64_t bit = uint64_t(1) << (sm % 64); // DeviceState::updateRoom
+        room[sm / 64] = blocksFree > 0 && threadsFree > 0 ? room[sm / 64] | bit : room[sm / 64] & ~bit;
     }
+    dev.sumFreeThreads += int64_t(batch.blocks) * k.threadsPerBlock;
+    k.blocksDone += batch.blocks;
     if (k.blocksDone == k.blocksTotal)
         complete(batch.kernel);
     m_freedBy = batch.kernel;
@@ -579,20 +607,25 @@ void Simulation::batchEventPopped(uint32_t b)
         m_freeBatches.push_back(b);
 }
 
-// Drops the items of finished batches: the running batches' items move to the front, in a vector of their own.
+// Drops the items of finished batches: the running batches' items move to the front, in the order they were
+// dispatched, within the same vector (a vector of their own each time grew and faulted fresh pages in again).
 void Simulation::compactBatchItems()
 {
-    std::vector<std::pair<uint16_t, uint32_t>> live;
-    live.reserve(2 * m_liveBatchItems + 1024);
+    std::vector<uint32_t> running;
     for (const auto& dev : m_devices)
-        for (uint32_t b : dev.runningBatches) {
-            auto& batch = m_batches[b];
-            const auto first = uint32_t(live.size());
-            live.insert(live.end(), m_batchItems.begin() + batch.first,
-                        m_batchItems.begin() + batch.first + batch.count);
-            batch.first = first;
-        }
-    m_batchItems = std::move(live);
+        running.insert(running.end(), dev.runningBatches.begin(), dev.runningBatches.end());
+    std::sort(running.begin(), running.end(),
+              [this](uint32_t a, uint32_t b) { return m_batches[a].first < m_batches[b].first; });
+    uint32_t to = 0;
+    for (uint32_t b : running) {
+        auto& batch = m_batches[b];
+        // to <= batch.first: each batch moves towards the front, over items of finished ones or its own.
+        std::copy(m_batchItems.begin() + batch.first, m_batchItems.begin() + batch.first + batch.count,
+                  m_batchItems.begin() + to);
+        batch.first = to;
+        to += batch.count;
+    }
+    m_batchItems.resize(to);
 }
 
 // A peer copy's destination device (its incoming engine is engine 0), or null.

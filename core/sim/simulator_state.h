@@ -244,6 +244,12 @@ struct WaitSet {
     int64_t extraNs = 0; // cost of the call after the wait (malloc/free)
 };
 
+// An SM's share of a batch: its thread blocks on that SM.
+struct BatchItem {
+    uint16_t sm;
+    uint32_t blocks;
+};
+
 // Thread blocks of one kernel dispatched together: they end together, when their work (in nanoseconds at their
 // share of the device's rate) is done at the speed their kernel gets while they run.
 struct Batch {
@@ -438,10 +444,11 @@ private:
     std::vector<WaitSet> m_waitSets;
     std::vector<uint32_t> m_freeWaitSets;
     // Batches of thread blocks and their (SM, blocks) items. A million-op run dispatches tens of millions of items,
-    // so slots of finished batches are reused and the items of finished ones dropped (newBatchItems()).
+    // so slots of finished batches are reused and the items of finished ones dropped (compactBatchItems()).
     std::vector<Batch> m_batches;
     std::vector<uint32_t> m_freeBatches;
-    std::vector<std::pair<uint16_t, uint32_t>> m_batchItems;
+    std::vector<BatchItem> m_batchItems;
+    std::vector<BatchItem> m_placed; // dispatch's scratch: one kernel's items of one call
     size_t m_liveBatchItems = 0;
     std::vector<CollectiveCall> m_collectives;
     std::map<std::tuple<int, int, int, int64_t>, uint32_t> m_collectiveOf;  // (thread, src, dst, seq) -> call
