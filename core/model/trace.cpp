@@ -217,10 +217,13 @@ uint32_t SpanColumns::internDetail(const SpanDetail& d)
         for (uint32_t i = 0; i < details.size(); ++i)
             m_detailIndex.emplace(details[i], i);
     }
-    const auto [it, fresh] = m_detailIndex.emplace(d, uint32_t(details.size()));
-    if (fresh)
-        details.push_back(d);
-    return it->second;
+    // (find before emplace: emplace makes a node, and frees it, for every detail seen before.)
+    if (const auto it = m_detailIndex.find(d); it != m_detailIndex.end())
+        return it->second;
+    const auto index = uint32_t(details.size());
+    m_detailIndex.emplace(d, index);
+    details.push_back(d);
+    return index;
 }
 
 void SpanColumns::setDetail(size_t i, const SpanDetail& d)
@@ -235,6 +238,10 @@ void SpanColumns::setDetail(size_t i, const SpanDetail& d)
             index = detail[i - 1];
         else
             index = internDetail(d);
+    }
+    if (detail.size() == i && i + 1 == size()) {
+        detail.push_back(index); // the span just added (a resize by one entry is not inlined)
+        return;
     }
     if (detail.size() <= i)
         detail.resize(size(), 0);
@@ -350,7 +357,7 @@ size_t SpanColumns::memoryBytes() const
 
 uint32_t Trace::intern(std::string_view s)
 {
-    auto it = m_stringIndex.find(std::string(s));
+    auto it = m_stringIndex.find(s);
     if (it != m_stringIndex.end())
         return it->second;
     // Strings may have been filled directly (by a reader): index them lazily.
@@ -358,7 +365,7 @@ uint32_t Trace::intern(std::string_view s)
         m_stringIndex.clear();
         for (uint32_t i = 0; i < strings.size(); ++i)
             m_stringIndex.emplace(strings[i], i);
-        it = m_stringIndex.find(std::string(s));
+        it = m_stringIndex.find(s);
         if (it != m_stringIndex.end())
             return it->second;
     }
@@ -490,18 +497,55 @@ void Trace::copyWaitsFrom(const Trace& src, const std::vector<uint32_t>& spanMap
     }
 }
 
+namespace {
+
+// The spans in the trace's order: by track, then start, then end, ties kept in span order (a stable sort). Counted
+// into their tracks first (stable), then each track's spans sorted by (start, end, index) with their times read
+// once: a stable sort of an index comparing the time columns read two spans' times per comparison (a simulated
+// trace of 1.5 M spans: 6 % of its run's instructions).
+std::vector<uint32_t> spanOrder(const SpanColumns& spans)
+{
+    const size_t n = spans.size();
+    uint32_t tracks = 0;
+    for (size_t i = 0; i < n; ++i)
+        tracks = std::max(tracks, spans.track[i] + 1);
+    std::vector<uint32_t> first(size_t(tracks) + 1, 0);
+    for (size_t i = 0; i < n; ++i)
+        ++first[spans.track[i] + 1];
+    std::partial_sum(first.begin(), first.end(), first.begin());
+    std::vector<uint32_t> order(n);
+    {
+        std::vector<uint32_t> next(first.begin(), first.end() - 1);
+        for (size_t i = 0; i < n; ++i)
+            order[next[spans.track[i]]++] = uint32_t(i);
+    }
+    struct Key {
+        int64_t start, end;
+        uint32_t span;
+        bool operator<(const Key& o) const { return std::tie(start, end, span) < std::tie(o.start, o.end, o.span); }
+    };
+    std::vector<Key> keys;
+    for (uint32_t t = 0; t < tracks; ++t) {
+        const size_t b = first[t], e = first[t + 1];
+        keys.resize(e - b);
+        for (size_t i = b; i < e; ++i)
+            keys[i - b] = {spans.start[order[i]], spans.end[order[i]], order[i]};
+        if (std::is_sorted(keys.begin(), keys.end()))
+            continue;
+        std::sort(keys.begin(), keys.end());
+        for (size_t i = b; i < e; ++i)
+            order[i] = keys[i - b].span;
+    }
+    return order;
+}
+
+} // namespace
+
 void Trace::finalize()
 {
     const size_t n = spans.size();
     // Readers that fill the columns directly leave the optional ones short, or full of the default.
     spans.compact();
-    const auto before = [this](size_t a, size_t b) {
-        if (spans.track[a] != spans.track[b])
-            return spans.track[a] < spans.track[b];
-        if (spans.start[a] != spans.start[b])
-            return spans.start[a] < spans.start[b];
-        return spans.end[a] < spans.end[b];
-    };
     // Traces read from a file are in order already: one pass instead of sorting an index of every span, the times
     // unpacked a chunk at a time (through operator[] it was 13 % of opening a binary trace of 100 M spans).
     // The same pass finds the time range (timeRange() keeps it).
@@ -530,9 +574,7 @@ void Trace::finalize()
     }
     std::vector<uint32_t> order;
     if (!identity) {
-        order.resize(n);
-        std::iota(order.begin(), order.end(), 0u);
-        std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return before(a, b); });
+        order = spanOrder(spans);
         identity = true;
         for (size_t i = 0; i < n && identity; ++i)
             identity = order[i] == i;

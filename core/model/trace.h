@@ -6,6 +6,7 @@
 #include "time_column.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -240,6 +241,10 @@ private:
         if (col.size() <= i) {
             if (v == def)
                 return;
+            if (col.size() == i && i + 1 == size()) {
+                col.push_back(v); // the span just added (a resize by one entry is not inlined)
+                return;
+            }
             col.resize(size(), def);
         }
         col[i] = v;
@@ -300,7 +305,12 @@ public:
     size_t memoryBytes() const;
 
 private:
-    std::unordered_map<std::string, uint32_t> m_stringIndex;
+    // Looked up by a string_view, without making a std::string of it (intern() runs for every span a trace gets).
+    struct StringHash {
+        using is_transparent = void;
+        size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    };
+    std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> m_stringIndex;
     std::vector<uint32_t> m_trackOffsets{0};
     bool m_finalized = false;
     // timeRange() as finalize() found it, for the start and end columns of these content ids (0: none kept).

@@ -19,6 +19,7 @@
 #include <limits>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -290,6 +291,44 @@ private slots:
         const auto before = traceToJson(t);
         t.finalize();
         QCOMPARE(q(traceToJson(t)), q(before));
+    }
+
+    // Many spans of equal track, start and end, added out of order: finalize orders them as a stable sort by
+    // (track, start, end) would, ties in the order they were added (the order is the trace's; a file written from
+    // it must not change with the sort used).
+    void finalizeKeepsTiesInSpanOrder()
+    {
+        Trace t;
+        for (int k = 0; k < 7; ++k)
+            t.addTrack({TrackKind::Stream, "s" + std::to_string(k)});
+        struct Added {
+            uint32_t track;
+            int64_t start, end;
+            uint32_t index;
+        };
+        std::vector<Added> added;
+        uint64_t x = 12345;
+        auto next = [&x](uint64_t n) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            return (x >> 33) % n;
+        };
+        for (uint32_t i = 0; i < 5000; ++i) {
+            const auto track = uint32_t(next(7));
+            const auto start = int64_t(next(40)) * 10; // few distinct times: many ties
+            const int64_t end = start + int64_t(next(3)) * 5;
+            t.addSpan({track, SpanKind::Kernel, std::to_string(i), start, end});
+            added.push_back({track, start, end, i});
+        }
+        std::stable_sort(added.begin(), added.end(), [](const Added& a, const Added& b) {
+            return std::tie(a.track, a.start, a.end) < std::tie(b.track, b.start, b.end);
+        });
+        t.finalize();
+        QCOMPARE(t.spanCount(), uint32_t(added.size()));
+        for (uint32_t i = 0; i < t.spanCount(); ++i) {
+            QCOMPARE(std::string(t.spanName(i)), std::to_string(added[i].index));
+            QCOMPARE(t.spans.track[i], added[i].track);
+            QCOMPARE(t.spans.start[i], added[i].start);
+        }
     }
 
     void finalizeRemapsFlows()
