@@ -87,6 +87,8 @@ const DiagnosticRule* findDiagnosticRule(std::string_view id)
 std::vector<Diagnostic> diagnose(const Trace& input, const DiagnosticOptions& options)
 {
     using namespace diag;
+    if (options.cancel && options.cancel->load(std::memory_order_relaxed))
+        return {};
     Trace storage;
     const Trace* tp = &input;
     if (!input.finalized()) {
@@ -121,9 +123,12 @@ std::vector<Diagnostic> diagnose(const Trace& input, const DiagnosticOptions& op
         {"graph-launch", graphLaunch},
     };
     std::vector<Diagnostic> out;
-    for (const auto& [id, fn] : rules)
+    for (const auto& [id, fn] : rules) {
+        if (options.cancel && options.cancel->load(std::memory_order_relaxed))
+            break;
         if (wanted(id))
             fn(c, out);
+    }
     return out;
 }
 

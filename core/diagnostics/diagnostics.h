@@ -5,6 +5,7 @@
 
 #include "trace.h"
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -100,6 +101,9 @@ struct DiagnosticOptions {
     std::vector<std::string> rules; // run only these rule ids; empty: all
     size_t maxNamedSpans = 3;       // spans named in a message; the rest are counted
     size_t maxSpans = 10'000;       // span indices listed per diagnostic
+    // Set (from another thread): the rules not run yet are skipped, and what was found so far is returned. The
+    // window stops the analysis of a trace it no longer shows, so that its memory goes back at once.
+    const std::atomic<bool>* cancel = nullptr;
 };
 
 // Runs the rules on a finalized trace (an unfinalized one is analysed on a finalized copy). Results are in rule

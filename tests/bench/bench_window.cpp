@@ -10,10 +10,12 @@
 //   - the span table: sorted by a click on the Duration header, filtered by "memcpy", and both undone.
 // A frame is within budget at 16 ms.
 //
-//   bench_window [--json] [--spans N] [--reps R] [--file TRACE] [--binary] [--synthetic] [--stages]
+//   bench_window [--json] [--spans N] [--reps R] [--file TRACE] [--binary] [--synthetic] [--stages] [--switch]
 //                                                          (offscreen unless QT_QPA_PLATFORM says otherwise)
 // --stages times each stage of an open alone (import, the timeline's layout, the view parts built beside it, the
 // report: stage_*_ms and stage_*_cpu_ms) and exits without opening the window.
+// --switch opens the trace and, at its first frame, lesson 01: trace_released_ms is how long until nothing holds the
+// trace any more (its analysis on a worker stopped), rss_shown_mb and rss_after_mb the resident set before and then.
 // --binary saves the generated trace in the binary native format (*.sstrace) instead of JSON. --synthetic writes
 // synthetic_trace.h's trace (bench_timeline's) of N spans instead of simulating the workload, for sizes the simulator
 // would need too much memory for (100 M spans); it implies --binary. With --file, the synthetic trace is written to
@@ -56,6 +58,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -71,7 +74,8 @@ struct Config {
     QString file;
     bool binary = false;
     bool synthetic = false;
-    bool stages = false; // each stage of an open alone, then exit
+    bool stages = false;     // each stage of an open alone, then exit
+    bool switchAway = false; // open the trace, then a lesson at its first frame: when is its memory given back?
 };
 
 // Counts the paint events of one widget: a measured step must have repainted the timeline.
@@ -139,6 +143,57 @@ Sample timed(Step step)
     return {double(timer.nsecsElapsed()) / 1e6, (cpuSeconds() - cpu0) * 1e3};
 }
 
+// The resident set now (/proc/self/statm), in MB.
+double residentMb()
+{
+    long pages = 0, resident = 0;
+    if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+        if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2)
+            resident = 0;
+        std::fclose(f);
+    }
+    return double(resident) * double(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
+}
+
+// --switch: the trace opened (`open` started at openPath), and at its first frame lesson 01 opened instead, as a
+// user who opened the wrong file would; how long until the window and its workers let go of the trace (its
+// analysis, which runs for minutes at 100 M spans, included), and the resident set then.
+int switchAway(MainWindow& window, const QString& file, QElapsedTimer& open, nlohmann::ordered_json& out, bool json)
+{
+    bool shown = false;
+    const auto connection = QObject::connect(&window, &MainWindow::traceShown, &window, [&] { shown = true; });
+    while (!shown && open.elapsed() < 600'000)
+        QCoreApplication::processEvents(QEventLoop::AllEvents | QEventLoop::WaitForMoreEvents, 20);
+    if (!shown || !window.currentTrace() || !window.currentTrace()->trace) {
+        std::fprintf(stderr, "bench_window: %s did not open\n", qPrintable(file));
+        return 1;
+    }
+    out["spans"] = window.currentTrace()->trace->spanCount();
+    out["open_shown_ms"] = double(open.nsecsElapsed()) / 1e6;
+    out["rss_shown_mb"] = residentMb();
+    std::weak_ptr<const Trace> big = window.currentTrace()->trace;
+    shown = false;
+    QElapsedTimer away;
+    away.start();
+    window.openPath(QStringLiteral("01"));
+    double lessonMs = -1, releasedMs = -1;
+    while ((lessonMs < 0 || releasedMs < 0) && away.elapsed() < 600'000) {
+        QCoreApplication::processEvents(QEventLoop::AllEvents | QEventLoop::WaitForMoreEvents, 10);
+        if (shown && lessonMs < 0)
+            lessonMs = double(away.nsecsElapsed()) / 1e6;
+        if (big.expired() && releasedMs < 0)
+            releasedMs = double(away.nsecsElapsed()) / 1e6;
+    }
+    QObject::disconnect(connection);
+    drain();
+    out["lesson_shown_ms"] = lessonMs;
+    out["trace_released_ms"] = releasedMs;
+    out["rss_after_mb"] = residentMb();
+    out["peak_rss_mb"] = peakRssMb();
+    std::printf("%s\n", out.dump(json ? -1 : 2).c_str());
+    return releasedMs >= 0 ? 0 : 1;
+}
+
 bool parseArgs(int argc, char** argv, Config& cfg)
 {
     for (int i = 1; i < argc; ++i) {
@@ -152,6 +207,8 @@ bool parseArgs(int argc, char** argv, Config& cfg)
             cfg.synthetic = cfg.binary = true;
         } else if (arg == "--stages") {
             cfg.stages = true;
+        } else if (arg == "--switch") {
+            cfg.switchAway = true;
         } else if (arg == "--spans" || arg == "--reps" || arg == "--file") {
             const char* v = next();
             if (!v)
@@ -212,7 +269,7 @@ int main(int argc, char** argv)
     if (!parseArgs(argc, argv, cfg)) {
         std::fprintf(stderr,
                      "usage: bench_window [--json] [--spans N] [--reps R] [--file TRACE] [--binary] "
-                     "[--synthetic] [--stages]\n");
+                     "[--synthetic] [--stages] [--switch]\n");
         return 2;
     }
     QStandardPaths::setTestModeEnabled(true); // the user's settings and recent files are left alone
@@ -238,7 +295,7 @@ int main(int argc, char** argv)
     out["file_mb"] = double(QFileInfo(file).size()) / (1024.0 * 1024.0);
 
     // The stages of an open, each alone on this thread: reading the file, the analysis.
-    {
+    if (!cfg.switchAway) {
         QElapsedTimer t;
         t.start();
         auto trace = importTraceFile(file.toStdString());
@@ -298,6 +355,8 @@ int main(int argc, char** argv)
     QElapsedTimer open;
     open.start();
     window.openPath(file);
+    if (cfg.switchAway)
+        return switchAway(window, file, open, out, cfg.json);
     const int paintsBefore = counter.paints;
     double firstFrameMs = -1, analysisMs = -1;
     while (!failed && open.elapsed() < 600'000) {

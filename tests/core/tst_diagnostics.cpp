@@ -15,6 +15,7 @@
 
 #include <QTest>
 
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -418,6 +419,20 @@ private slots:
         ds = diagnose(pageable, named);
         QCOMPARE(ds.size(), size_t(1));
         QVERIFY2(q(ds[0].message).contains(QStringLiteral("and 13 more")), ds[0].message.c_str());
+    }
+
+    // DiagnosticOptions::cancel: set before the rules run, none runs; clear, the same findings as without it.
+    void cancel()
+    {
+        const Trace t = lessonTrace("14-cuda-graph", "stream-launches");
+        const auto all = diagnose(t);
+        QVERIFY(!all.empty());
+        std::atomic<bool> stop{false};
+        DiagnosticOptions o;
+        o.cancel = &stop;
+        QCOMPARE(diagnose(t, o).size(), all.size());
+        stop = true;
+        QVERIFY(diagnose(t, o).empty());
     }
 
     // maxSpans cuts each diagnostic's list of spans short: a smaller limit lists a prefix of the longer list (long

@@ -161,6 +161,7 @@ private Q_SLOTS:
 
     // ---- panels' content --------------------------------------------------------------------------------------
     void analysisSaysPassFailWhyAndDiagnoses();
+    void cancelledAnalysisSkipsItsStages();
     void analysisListsTheCriticalPath();
     void analysisNamesWhatHeldTheCriticalPath();
     void inspectorListsDependencies();

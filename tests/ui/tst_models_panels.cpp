@@ -6,6 +6,9 @@
 
 #include <QItemSelectionModel>
 
+#include <atomic>
+#include <memory>
+
 // ---- span table -------------------------------------------------------------------------------------------
 
 void TestModels::spanTable()
@@ -234,6 +237,27 @@ void TestModels::analysisNamesSpansShortly()
 }
 
 // ---- panels' content --------------------------------------------------------------------------------------
+
+// The window stops the analysis of a trace it no longer shows: with the flag set, no stage runs (no checks, no
+// diagnostics, no metrics); clear, the report is whole.
+void TestModels::cancelledAnalysisSkipsItsStages()
+{
+    auto run = RunController::simulate(loadLesson(QStringLiteral("09"), QStringLiteral("pageable")), {},
+                                       QStringLiteral("pageable"));
+    QVERIFY(run);
+    const auto trace = std::make_shared<const Trace>(std::move(run).value());
+    std::atomic<bool> stop{false};
+    const auto whole = makeAnalyzedTrace(trace, &stop);
+    QVERIFY(!whole->report.checks.empty());
+    QVERIFY(!whole->report.diagnostics.empty());
+    QVERIFY(whole->report.metrics.makespanNs > 0);
+    stop = true;
+    const auto stopped = makeAnalyzedTrace(trace, &stop);
+    QVERIFY(stopped->report.checks.empty());
+    QVERIFY(stopped->report.diagnostics.empty());
+    QCOMPARE(stopped->report.metrics.makespanNs, int64_t(0));
+    QCOMPARE(stopped->trace, trace);
+}
 
 void TestModels::analysisSaysPassFailWhyAndDiagnoses()
 {

@@ -17,6 +17,7 @@
 
 #include <QString>
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -37,7 +38,9 @@ struct TraceReport {
     std::vector<CollectiveCallView> collectives;
 };
 
-TraceReport reportOnTrace(const Trace& trace);
+// `cancel` set (from another thread): the stages not begun are skipped (the report is then incomplete; the window
+// drops it, as it no longer shows the trace).
+TraceReport reportOnTrace(const Trace& trace, const std::atomic<bool>* cancel = nullptr);
 
 // A trace with its analysis, shared between the panels.
 class TimelineLayout;
@@ -69,7 +72,8 @@ std::shared_ptr<const AnalyzedTrace> withViewParts(std::shared_ptr<AnalyzedTrace
 
 std::shared_ptr<const AnalyzedTrace> makeAnalyzedTrace(Trace trace);
 // The same trace with its report, computed now (the second step of opening a file with `analyze` false).
-std::shared_ptr<const AnalyzedTrace> makeAnalyzedTrace(std::shared_ptr<const Trace> trace);
+std::shared_ptr<const AnalyzedTrace> makeAnalyzedTrace(std::shared_ptr<const Trace> trace,
+                                                       const std::atomic<bool>* cancel = nullptr);
 
 enum class DocumentKind { Scenario, Trace };
 

@@ -239,6 +239,7 @@ private:
     void updateCriticalPath();
     // A big trace's second step: its analysis on a worker, then in the panels.
     void analyzeShownTrace();
+    void stopAnalysis(); // the analysis on a worker, if any, skips its stages not begun
     // Starts opening a document or job: the opening before is cancelled, `status` shown, Cancel enabled; the
     // progress the worker reports to (its cancel flag is the window's m_openCancel).
     std::shared_ptr<ImportProgress> startOpening(const QString& status);
@@ -351,6 +352,10 @@ private:
     quint64 m_analysisGeneration = 0;
     quint64 m_concurrencyGeneration = 0;
     std::shared_ptr<std::atomic<bool>> m_openCancel; // set while a file is being opened
+    // The analysis running on a worker (analyzeShownTrace) and its trace: stopped once another trace is shown, so that
+    // the worker lets go of the one it reads (at 100 M spans 12 GB, analysed for a minute and more).
+    std::shared_ptr<std::atomic<bool>> m_analysisCancel;
+    const Trace* m_analysisOf = nullptr;
     bool m_syncingSelection = false;
     bool m_previewRun = false;   // the run in progress is a live preview
     bool m_partialShown = false; // a failed GPU run's partial trace was just shown (its error follows)

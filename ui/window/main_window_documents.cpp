@@ -417,15 +417,21 @@ void MainWindow::endOpening()
 void MainWindow::analyzeShownTrace()
 {
     ++m_analysisGeneration;
+    stopAnalysis();
     if (!m_trace || m_trace->analysed)
         return;
     const std::shared_ptr<const Trace> trace = m_trace->trace;
+    auto cancel = std::make_shared<std::atomic<bool>>(false);
+    m_analysisCancel = cancel;
+    m_analysisOf = trace.get();
     m_statusText->setText(m_statusText->text() + QStringLiteral(" Analysing…"));
     runOffGuiThread(
-        this, &MainWindow::m_analysisGeneration, [trace] { return makeAnalyzedTrace(trace); },
+        this, &MainWindow::m_analysisGeneration, [trace, cancel] { return makeAnalyzedTrace(trace, cancel.get()); },
         [](MainWindow& w, std::shared_ptr<const AnalyzedTrace> analyzed) {
             if (!w.m_trace || w.m_trace->trace != analyzed->trace)
                 return; // another trace is shown by now
+            w.m_analysisCancel.reset();
+            w.m_analysisOf = nullptr;
             w.m_trace = std::move(analyzed);
             w.m_analysis->setTrace(w.m_trace);
             w.updateCriticalPath();
@@ -436,6 +442,14 @@ void MainWindow::analyzeShownTrace()
             w.m_statusText->setText(status);
             Q_EMIT w.analysisShown();
         });
+}
+
+void MainWindow::stopAnalysis()
+{
+    if (m_analysisCancel)
+        *m_analysisCancel = true;
+    m_analysisCancel.reset();
+    m_analysisOf = nullptr;
 }
 
 void MainWindow::applyDocument(LoadedDocument doc)

@@ -251,6 +251,8 @@ void MainWindow::showTrace(std::shared_ptr<const AnalyzedTrace> trace, const QSt
     m_trace = std::move(trace);
     m_traceWallMs = wallMs;
     std::shared_ptr<const Trace> t = m_trace ? m_trace->trace : nullptr;
+    if (m_analysisOf && m_analysisOf != t.get())
+        stopAnalysis(); // the trace it analyses is no longer shown
     m_syncingSelection = true;
     // The views' parts built off the GUI thread with the trace (AnalyzedTrace::layout), handed over.
     std::shared_ptr<const TimelineLayout> layout = m_trace ? std::exchange(m_trace->layout, nullptr) : nullptr;
