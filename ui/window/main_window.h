@@ -353,7 +353,7 @@ private:
     quint64 m_concurrencyGeneration = 0;
     std::shared_ptr<std::atomic<bool>> m_openCancel; // set while a file is being opened
     // The analysis running on a worker (analyzeShownTrace) and its trace: stopped once another trace is shown, so that
-    // the worker lets go of the one it reads (at 100 M spans 12 GB, analysed for a minute and more).
+    // the worker lets go of the one it reads (at 100 M spans 2 GB, analysed for a minute and more).
     std::shared_ptr<std::atomic<bool>> m_analysisCancel;
     const Trace* m_analysisOf = nullptr;
     bool m_syncingSelection = false;
