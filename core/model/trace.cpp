@@ -239,13 +239,7 @@ void SpanColumns::setDetail(size_t i, const SpanDetail& d)
         else
             index = internDetail(d);
     }
-    if (detail.size() == i && i + 1 == size()) {
-        detail.push_back(index); // the span just added (a resize by one entry is not inlined)
-        return;
-    }
-    if (detail.size() <= i)
-        detail.resize(size(), 0);
-    detail[i] = index;
+    setOptional(detail, i, index, 0u);
 }
 
 void SpanColumns::setBytes(size_t i, int64_t b)

@@ -143,13 +143,17 @@ public:
     GpuOp& operator[](uint32_t id) { return m_live[liveSlot(id)]; }
     const GpuOp& operator[](uint32_t id) const { return m_live[liveSlot(id)]; }
     // What stays known of every op, released or not.
-    OpState state(uint32_t id) const { return known(id, &GpuOp::state, OpState::Done); }
-    int64_t end(uint32_t id) const { return known(id, &GpuOp::end, m_ended[id].end); }
-    GpuOpType type(uint32_t id) const { return known(id, &GpuOp::type, m_ended[id].type); }
-    bool graphNode(uint32_t id) const { return known(id, &GpuOp::graphNode, m_ended[id].graphNode); }
-    bool hasRecord(uint32_t id) const { return known(id, &GpuOp::hasRecord, m_ended[id].hasRecord); }
-    RecordRef rec(uint32_t id) const { return known(id, &GpuOp::rec, m_ended[id].rec); }
-    uint32_t releasedBy(uint32_t id) const { return known(id, &GpuOp::releasedBy, m_ended[id].releasedBy); }
+    OpState state(uint32_t id) const
+    {
+        const uint32_t slot = m_slotOf[id];
+        return slot != kNone ? m_live[slot].state : OpState::Done;
+    }
+    int64_t end(uint32_t id) const { return known(id, &GpuOp::end, &Ended::end); }
+    GpuOpType type(uint32_t id) const { return known(id, &GpuOp::type, &Ended::type); }
+    bool graphNode(uint32_t id) const { return known(id, &GpuOp::graphNode, &Ended::graphNode); }
+    bool hasRecord(uint32_t id) const { return known(id, &GpuOp::hasRecord, &Ended::hasRecord); }
+    RecordRef rec(uint32_t id) const { return known(id, &GpuOp::rec, &Ended::rec); }
+    uint32_t releasedBy(uint32_t id) const { return known(id, &GpuOp::releasedBy, &Ended::releasedBy); }
     // An op that ended and was signalled gives its slot back (nothing in flight refers to its state any more).
     void release(uint32_t id)
     {
@@ -161,12 +165,21 @@ public:
     }
 
 private:
-    // A field of op `id` from its slot while it has one (one lookup), else what was kept when it was released.
+    struct Ended {
+        int64_t end = -1;
+        RecordRef rec;
+        uint32_t releasedBy = kNone;
+        GpuOpType type = GpuOpType::Marker;
+        bool graphNode = false;
+        bool hasRecord = false;
+    };
+    // A field of op `id` from its slot while it has one (one lookup), else what was kept when it was released (read
+    // only then: these are asked on every issue and sync check).
     template <class T>
-    T known(uint32_t id, T GpuOp::*field, T ended) const
+    T known(uint32_t id, T GpuOp::*field, T Ended::*kept) const
     {
         const uint32_t slot = m_slotOf[id];
-        return slot != kNone ? m_live[slot].*field : ended;
+        return slot != kNone ? m_live[slot].*field : m_ended[id].*kept;
     }
     uint32_t liveSlot(uint32_t id) const
     {
@@ -177,14 +190,6 @@ private:
     }
     [[noreturn]] static void releasedOpUsed(uint32_t id);
 
-    struct Ended {
-        int64_t end = -1;
-        RecordRef rec;
-        uint32_t releasedBy = kNone;
-        GpuOpType type = GpuOpType::Marker;
-        bool graphNode = false;
-        bool hasRecord = false;
-    };
     std::vector<GpuOp> m_live;
     std::vector<uint32_t> m_freeSlots;
     std::vector<uint32_t> m_slotOf; // by id: its slot in m_live, kNone once released

@@ -31,14 +31,6 @@ using namespace streamscope::bench;
 
 namespace {
 
-double residentMb()
-{
-    std::ifstream statm("/proc/self/statm");
-    long pages = 0, resident = 0;
-    statm >> pages >> resident;
-    return double(resident) * double(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
-}
-
 struct Stage {
     std::string name;
     double wallMs = 0, cpuMs = 0, rssMb = 0, peakMb = 0;

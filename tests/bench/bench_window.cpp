@@ -143,18 +143,6 @@ Sample timed(Step step)
     return {double(timer.nsecsElapsed()) / 1e6, (cpuSeconds() - cpu0) * 1e3};
 }
 
-// The resident set now (/proc/self/statm), in MB.
-double residentMb()
-{
-    long pages = 0, resident = 0;
-    if (FILE* f = std::fopen("/proc/self/statm", "r")) {
-        if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2)
-            resident = 0;
-        std::fclose(f);
-    }
-    return double(resident) * double(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
-}
-
 // --switch: the trace opened (`open` started at openPath), and at its first frame lesson 01 opened instead, as a
 // user who opened the wrong file would; how long until the window and its workers let go of the trace (its
 // analysis, which runs for minutes at 100 M spans, included), and the resident set then.
