@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
 #include <limits>
 #include <stdexcept>
 
@@ -482,14 +483,12 @@ void Simulation::dispatch(int device)
         // Breadth first, as the hardware spreads blocks over SMs: at most an even share per SM first.
         const uint32_t share = (k.blocksLeft + uint32_t(sms) - 1) / uint32_t(sms);
         // Only SMs with room can take a block: visited in SM order, as a scan of all would place them. (The loop
-        // runs once for every SM a kernel's blocks go to, tens of millions of times in a big run: the counts are
-        // kept in locals, a division is made only where an SM's threads or shared memory limit the blocks, and an
-        // SM's room bit is cleared once per word of SMs.)
+        // runs for every SM a kernel's blocks go to, tens of millions of times in a big run: the counts are kept
+        // in locals, a division is made only where an SM's threads or shared memory limit the blocks, and the SMs
+        // that follow in the same state get the same blocks at once, as one item.)
         const auto perBlock = int32_t(k.threadsPerBlock);
         const int64_t sharedPerBlock = k.sharedPerBlock;
-        int32_t* const freeBlocks = dev.freeBlocks.data();
-        int32_t* const freeThreads = dev.freeThreads.data();
-        int64_t* const freeShared = dev.freeShared.data();
+        DeviceState::SmFree* const free = dev.smFree.data();
         uint32_t left = k.blocksLeft;
         // The SMs it goes to, at most two visits (the two passes) of each SM: appended to m_batchItems at the end.
         m_placed.resize(std::max(m_placed.size(), 2 * size_t(sms)));
@@ -499,26 +498,44 @@ void Simulation::dispatch(int device)
             const uint32_t most = pass == 0 ? share : std::numeric_limits<uint32_t>::max();
             for (size_t word = 0; word < dev.smsWithRoom.size() && left > 0; ++word) {
                 uint64_t full = 0; // SMs of this word left without room
-                for (uint64_t room = dev.smsWithRoom[word]; room != 0 && left > 0; room &= room - 1) {
+                uint64_t room = dev.smsWithRoom[word];
+                while (room != 0 && left > 0) {
                     const int bit = std::countr_zero(room);
                     const size_t s = word * 64 + size_t(bit);
+                    const DeviceState::SmFree before = free[s];
                     // n = min(blocks left, the pass's share, free block slots, free threads / threads per block,
                     // free shared memory / shared memory per block).
-                    uint32_t n = std::min(std::min(left, most), uint32_t(std::max(0, freeBlocks[s])));
-                    if (int64_t(n) * perBlock > freeThreads[s])
-                        n = uint32_t(std::max(0, freeThreads[s] / perBlock));
-                    if (sharedPerBlock > 0 && int64_t(n) * sharedPerBlock > freeShared[s])
-                        n = std::min(n, uint32_t(freeShared[s] / sharedPerBlock));
-                    if (n == 0)
+                    uint32_t n = std::min(std::min(left, most), uint32_t(before.blocks));
+                    if (int64_t(n) * perBlock > before.threads)
+                        n = uint32_t(before.threads / perBlock);
+                    if (sharedPerBlock > 0 && int64_t(n) * sharedPerBlock > before.shared)
+                        n = std::min(n, uint32_t(before.shared / sharedPerBlock));
+                    if (n == 0) {
+                        room &= room - 1;
                         continue;
-                    freeBlocks[s] -= int32_t(n);
-                    freeThreads[s] -= int32_t(n) * perBlock;
-                    freeShared[s] -= int64_t(n) * sharedPerBlock;
-                    if (freeBlocks[s] <= 0 || freeThreads[s] <= 0)
-                        full |= uint64_t(1) << bit;
-                    left -= n;
-                    blocks += n;
-                    placed[count++] = {uint16_t(s), n};
+                    }
+                    // The next SMs with room in the same state get n each while n blocks are left for them (n is
+                    // min(blocks left, what the state allows), so the j-th gets n exactly while left - j n >= n).
+                    const auto run = uint32_t(std::countr_one(room >> bit));
+                    const uint32_t most_sms = std::min(run, left / n);
+                    uint32_t m = 1;
+                    while (m < most_sms && free[s + m] == before)
+                        ++m;
+                    const DeviceState::SmFree after{before.blocks - int32_t(n), before.threads - int32_t(n) * perBlock,
+                                                    before.shared - int64_t(n) * sharedPerBlock};
+                    assert(after.blocks >= 0 && after.threads >= 0 && after.shared >= 0);
+                    std::fill_n(free + s, m, after);
+                    const uint64_t mask = (m == 64 ? ~uint64_t(0) : (uint64_t(1) << m) - 1) << bit;
+                    if (after.blocks <= 0 || after.threads <= 0)
+                        full |= mask;
+                    room &= ~mask;
+                    left -= m * n;
+                    blocks += m * n;
+                    BatchItem* const last = count > 0 ? &placed[count - 1] : nullptr;
+                    if (last && last->blocks == n && size_t(last->sm) + last->sms == s && last->sms + m <= 0xffff)
+                        last->sms = uint16_t(last->sms + m);
+                    else
+                        placed[count++] = {uint16_t(s), uint16_t(m), n};
                 }
                 dev.smsWithRoom[word] &= ~full;
             }
@@ -573,20 +590,23 @@ void Simulation::blocksDone(uint32_t b)
     k.resident -= batch.blocks;
     if (k.resident == 0)
         std::erase(dev.runningKernels, batch.kernel);
-    int32_t* const freeBlocks = dev.freeBlocks.data();
-    int32_t* const freeThreads = dev.freeThreads.data();
-    int64_t* const freeShared = dev.freeShared.data();
-    uint64_t* const room = dev.smsWithRoom.data();
+    DeviceState::SmFree* const free = dev.smFree.data();
     const auto perBlock = int32_t(k.threadsPerBlock);
     const int64_t sharedPerBlock = k.sharedPerBlock;
     const BatchItem* const items = m_batchItems.data() + batch.first;
     for (uint32_t i = 0; i < batch.count; ++i) {
-        const auto [sm, n] = items[i];
-        const int32_t blocksFree = freeBlocks[sm] += int32_t(n);
-        const int32_t threadsFree = freeThreads[sm] += int32_t(n) * perBlock;
-        freeShared[sm] += int64_t(n) * sharedPerBlock;
-        const uint64_t bit = uint64_t(1) << (sm % 64); // DeviceState::updateRoom
-        room[sm / 64] = blocksFree > 0 && threadsFree > 0 ? room[sm / 64] | bit : room[sm / 64] & ~bit;
+        const auto [first, sms, n] = items[i];
+        const auto blocks = int32_t(n);
+        const int32_t threads = int32_t(n) * perBlock;
+        const int64_t shared = int64_t(n) * sharedPerBlock;
+        for (DeviceState::SmFree* f = free + first; f != free + first + sms; ++f) {
+            f->blocks += blocks;
+            f->threads += threads;
+            f->shared += shared;
+        }
+        // Each of these SMs now has n >= 1 block slots and n * threadsPerBlock >= 1 threads free (free counts are
+        // never negative): room, as DeviceState::updateRoom would set.
+        dev.setRoom(first, sms);
     }
     dev.sumFreeThreads += int64_t(batch.blocks) * k.threadsPerBlock;
     k.blocksDone += batch.blocks;

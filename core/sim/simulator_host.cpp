@@ -3,6 +3,8 @@
 // API call's cost, blocking calls, waits on the GPU). The GPU side is simulator_gpu.cpp.
 #include "simulator_state.h"
 
+#include "populate_pages.h"
+
 namespace streamscope::sim_detail {
 
 Simulation::Simulation(const RunPlan& plan, const std::vector<DeviceProfile>& profiles, const SimulatorOptions& options,
@@ -14,9 +16,7 @@ Simulation::Simulation(const RunPlan& plan, const std::vector<DeviceProfile>& pr
         auto& dev = m_devices[d];
         const auto& p = profiles[d];
         dev.profile = &p;
-        dev.freeThreads.assign(size_t(p.smCount), p.maxThreadsPerSm);
-        dev.freeBlocks.assign(size_t(p.smCount), p.maxBlocksPerSm);
-        dev.freeShared.assign(size_t(p.smCount), p.sharedBytesPerSm);
+        dev.smFree.assign(size_t(p.smCount), {p.maxBlocksPerSm, p.maxThreadsPerSm, p.sharedBytesPerSm});
         dev.sumFreeThreads = int64_t(p.smCount) * p.maxThreadsPerSm;
         dev.smsWithRoom.assign((size_t(p.smCount) + 63) / 64, 0);
         for (size_t sm = 0; sm < size_t(p.smCount); ++sm)
@@ -256,6 +256,8 @@ Simulation::HostCall Simulation::beginCall(int h, const Op& op, int opIndex)
     const PlannedOp po = m_plan.plannedOp(h, opIndex, a.iteration, a.task);
     auto& records = m_out.records[size_t(h)];
     const auto recIndex = uint32_t(records.size());
+    // The reserved records' pages faulted in 8192 records (700 KB) at a time, not trapped one page at a time.
+    populateAhead(records, a.recordsPopulated, 8192);
     records.push_back({});
     OpRecord& r = records.back();
     r.thread = ph.thread;

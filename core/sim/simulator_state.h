@@ -249,9 +249,11 @@ struct WaitSet {
     int64_t extraNs = 0; // cost of the call after the wait (malloc/free)
 };
 
-// An SM's share of a batch: its thread blocks on that SM.
+// A run of SMs' share of a batch: `blocks` thread blocks on each of the SMs sm .. sm + sms - 1. (SMs in the same
+// state get the same blocks of a kernel: a kernel spread over an idle H200 is one item, not 132.)
 struct BatchItem {
     uint16_t sm;
+    uint16_t sms;
     uint32_t blocks;
 };
 
@@ -272,18 +274,33 @@ struct Batch {
 
 struct DeviceState {
     const DeviceProfile* profile = nullptr;
-    std::vector<int32_t> freeThreads;
-    std::vector<int32_t> freeBlocks;
-    std::vector<int64_t> freeShared;
+    // What each SM has free. Never negative: dispatch places no more than is free.
+    struct SmFree {
+        int32_t blocks;
+        int32_t threads;
+        int64_t shared;
+        bool operator==(const SmFree&) const = default;
+    };
+    std::vector<SmFree> smFree;
     // Bit s: SM s has a block slot and a thread free (else no block fits it): dispatch visits only these.
     std::vector<uint64_t> smsWithRoom;
     void updateRoom(size_t sm)
     {
         const uint64_t bit = uint64_t(1) << (sm % 64);
-        if (freeBlocks[sm] > 0 && freeThreads[sm] > 0)
+        if (smFree[sm].blocks > 0 && smFree[sm].threads > 0)
             smsWithRoom[sm / 64] |= bit;
         else
             smsWithRoom[sm / 64] &= ~bit;
+    }
+    // Sets the room bits of SMs first .. first + count - 1.
+    void setRoom(size_t first, size_t count)
+    {
+        for (size_t sm = first, end = first + count; sm < end;) {
+            const size_t bit = sm % 64;
+            const size_t n = std::min(end - sm, 64 - bit);
+            smsWithRoom[sm / 64] |= (n == 64 ? ~uint64_t(0) : (uint64_t(1) << n) - 1) << bit;
+            sm += n;
+        }
     }
     int64_t sumFreeThreads = 0;
     std::vector<uint32_t> dispatchList;            // kernels with blocks left, by (priority, ready order)
@@ -306,6 +323,7 @@ struct DeviceState {
 
 struct HostAgent {
     int64_t now = 0;
+    size_t recordsPopulated = 0; // its records' pages are faulted in up to this many (populateAhead)
     int iteration = 0;
     int task = 0;
     int tasksTaken = 0;

@@ -34,6 +34,22 @@ inline double residentMb()
     return double(resident) * double(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
 }
 
+// Minor page faults of this process so far (each a fresh page the kernel zeroed or mapped).
+inline long minorFaults()
+{
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_minflt;
+}
+
+// System (kernel) CPU time of this process so far.
+inline double systemSeconds()
+{
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return double(usage.ru_stime.tv_sec) + double(usage.ru_stime.tv_usec) / 1e6;
+}
+
 inline double peakRssMb()
 {
     rusage usage{};

@@ -63,10 +63,14 @@ int runOne(const Config& cfg)
     const ss::Scenario& scenario = validated->scenario;
     ss::SimulatorBackend backend;
     const double cpu0 = cpuSeconds();
+    const double sys0 = systemSeconds();
+    const long faults0 = minorFaults();
     const auto t0 = std::chrono::steady_clock::now();
     ss::RunOutcome outcome = ss::runScenario(scenario, backend);
     const auto t1 = std::chrono::steady_clock::now();
     const double cpu = cpuSeconds() - cpu0;
+    const double sys = systemSeconds() - sys0;
+    const long faults = minorFaults() - faults0;
     if (!outcome.status) {
         std::cerr << "bench_sim: simulation failed: " << outcome.status.error().toString() << '\n';
         return 1;
@@ -77,6 +81,8 @@ int runOne(const Config& cfg)
     j["ops"] = ops;
     j["seconds"] = seconds;
     j["cpu_seconds"] = cpu;
+    j["system_seconds"] = sys;  // of cpu_seconds: the kernel's share (page faults, mostly)
+    j["minor_faults"] = faults; // fresh pages the simulation touched
     j["ops_per_second"] = seconds > 0 ? double(ops) / seconds : 0.0;
     j["peak_rss_mb"] = peakRssMb();
     j["spans"] = outcome.trace.spanCount();

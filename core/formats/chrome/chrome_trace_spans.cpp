@@ -3,12 +3,11 @@
 #include "chrome_trace_reader.h"
 
 #include "import_limits.h"
+#include "populate_pages.h"
 
 #include <algorithm>
 #include <cstring>
 #include <limits>
-
-#include <sys/mman.h>
 
 namespace streamscope::chrome::detail {
 
@@ -111,30 +110,6 @@ uint32_t EventReader::intern(std::string_view s)
     return it->second;
 }
 
-namespace {
-
-// The pages of v's room for entries [from, to) faulted in by one call (MADV_POPULATE_WRITE, Linux 5.14; elsewhere
-// nothing happens and the pages fault in one by one as they are written).
-template <typename T>
-void populate(std::vector<T>& v, size_t from, size_t to)
-{
-#ifdef MADV_POPULATE_WRITE
-    to = std::min(to, v.capacity());
-    if (to <= from)
-        return;
-    constexpr uintptr_t kPage = 4096;
-    const auto base = reinterpret_cast<uintptr_t>(v.data());
-    const uintptr_t begin = (base + from * sizeof(T) + kPage - 1) & ~(kPage - 1);
-    const uintptr_t end = (base + to * sizeof(T)) & ~(kPage - 1);
-    if (end > begin)
-        ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
-#else
-    (void)v, (void)from, (void)to;
-#endif
-}
-
-} // namespace
-
 void EventReader::populateSpans()
 {
     // The columns' next pages faulted in ahead, 16384 spans (1.1 MB) at a time: taken one page at a time as the
@@ -143,9 +118,9 @@ void EventReader::populateSpans()
     constexpr size_t kAhead = 16384;
     auto& s = m_raw.trace.spans;
     const size_t from = s.size(), to = from + kAhead;
-    populate(s.track, from, to);
-    populate(s.kind, from, to);
-    populate(s.name, from, to);
+    populatePages(s.track, from, to);
+    populatePages(s.kind, from, to);
+    populatePages(s.name, from, to);
     m_populatedSpans = to;
 }
 
