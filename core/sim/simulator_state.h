@@ -466,7 +466,7 @@ private:
     std::vector<uint32_t> m_freeLinks;
     std::vector<WaitSet> m_waitSets;
     std::vector<uint32_t> m_freeWaitSets;
-    // Batches of thread blocks and their (SM, blocks) items. A million-op run dispatches tens of millions of items,
+    // Batches of thread blocks and their (SMs, blocks) items. A million-op run dispatches millions of items,
     // so slots of finished batches are reused and the items of finished ones dropped (compactBatchItems()).
     std::vector<Batch> m_batches;
     std::vector<uint32_t> m_freeBatches;
