@@ -140,7 +140,8 @@ struct ConcurrencySeries {
     size_t size() const { return counts.size(); }
     size_t memoryBytes() const;
 };
-ConcurrencySeries concurrencySeries(const Trace& trace, int device = -1);
+// `cancel`, where given and set while it runs (another trace shown), ends it early with an empty series.
+ConcurrencySeries concurrencySeries(const Trace& trace, int device = -1, const std::atomic<bool>* cancel = nullptr);
 
 // ---- critical path ----------------------------------------------------------------------------------------------
 

@@ -136,13 +136,16 @@ size_t ConcurrencySeries::memoryBytes() const
     return times.memoryBytes() + counts.capacity() * sizeof(uint16_t);
 }
 
-ConcurrencySeries concurrencySeries(const Trace& input, int device)
+ConcurrencySeries concurrencySeries(const Trace& input, int device, const std::atomic<bool>* cancel)
 {
+    auto cancelled = [cancel] { return cancel && cancel->load(std::memory_order_relaxed); };
     Trace storage;
     const Trace& trace = finalizedView(input, storage);
     const SpanColumns& s = trace.spans;
     std::vector<Run> startRuns, endRuns;
     for (uint32_t t = 0; t < trace.tracks.size(); ++t) {
+        if (cancelled())
+            return {};
         if (device >= 0 && trace.tracks[t].device != device)
             continue;
         const uint32_t first = trace.trackBegin(t), last = trace.trackEnd(t);
@@ -163,15 +166,27 @@ ConcurrencySeries concurrencySeries(const Trace& input, int device)
     }
     ConcurrencySeries series;
     Merged starts(std::move(startRuns)), ends(std::move(endRuns));
-    // A step only where the count changes.
-    analysis_detail::sweepSortedConcurrency(starts, ends, [&series](int64_t next, int, int running) {
-        series.maxCount = std::max(series.maxCount, running);
-        const auto count = uint16_t(std::min(running, int(std::numeric_limits<uint16_t>::max())));
-        if (series.counts.empty() || series.counts.back() != count) {
-            series.times.push_back(next);
-            series.counts.push_back(count);
-        }
-    });
+    // A step only where the count changes. The flag is read every 65,536 instants: the sweep takes tens of seconds
+    // at 100 M spans, a check costs nothing beside it.
+    struct Cancelled {};
+    uint32_t sinceCheck = 0;
+    try {
+        analysis_detail::sweepSortedConcurrency(starts, ends, [&](int64_t next, int, int running) {
+            if (++sinceCheck == 65536) {
+                sinceCheck = 0;
+                if (cancelled())
+                    throw Cancelled{};
+            }
+            series.maxCount = std::max(series.maxCount, running);
+            const auto count = uint16_t(std::min(running, int(std::numeric_limits<uint16_t>::max())));
+            if (series.counts.empty() || series.counts.back() != count) {
+                series.times.push_back(next);
+                series.counts.push_back(count);
+            }
+        });
+    } catch (const Cancelled&) {
+        return {};
+    }
     series.times.shrink_to_fit();
     series.counts.shrink_to_fit();
     return series;

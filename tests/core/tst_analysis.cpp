@@ -135,6 +135,25 @@ void TestAnalysis::concurrencySeriesAgreesWithTheProfile()
     QCOMPARE(stepsText(concurrencySteps(unfinalized)), "0=1 50=2 60=1 80=0"_q);
 }
 
+void TestAnalysis::concurrencySeriesStopsWhenCancelled()
+{
+    // The window counts a big trace's steps on a worker and sets the flag when another trace is shown: the count
+    // ends early, empty, and lets go of the trace.
+    Trace t;
+    const uint32_t s = t.addTrack({TrackKind::Stream, "s", 0});
+    for (int i = 0; i < 1000; ++i)
+        t.addSpan({s, SpanKind::Kernel, "k", 10 * i, 10 * i + 15});
+    t.finalize();
+    std::atomic<bool> cancel{false};
+    const ConcurrencySeries counted = concurrencySeries(t, -1, &cancel);
+    QCOMPARE(counted.size(), size_t(2000));
+    QCOMPARE(counted.maxCount, 2);
+    cancel = true;
+    const ConcurrencySeries stopped = concurrencySeries(t, -1, &cancel);
+    QCOMPARE(stopped.size(), size_t(0));
+    QCOMPARE(stopped.maxCount, 0);
+}
+
 void TestAnalysis::twoDevices()
 {
     // s1 on device 0: 0-100, copy 100-150; s2 on device 1: kernel 50-150. Device 0: makespan 150, busy 150, no

@@ -148,6 +148,7 @@ private slots:
     void metrics();
     void twoDevices();
     void concurrencySeriesAgreesWithTheProfile();
+    void concurrencySeriesStopsWhenCancelled();
     void launchRate();
     void emptyTrace();
     void unfinalizedTrace();

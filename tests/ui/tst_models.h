@@ -156,6 +156,7 @@ private Q_SLOTS:
     void spanTable();
     void spanTableProxyOrdersFiltersAndKeepsTheSelection();
     void spanTableShowsShortNames();
+    void spanSortOfMillionsIsStableAndStops();
     void inspectorTitlesTheShortNameAndShowsTheFullOne();
     void analysisNamesSpansShortly();
 

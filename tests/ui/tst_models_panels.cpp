@@ -6,8 +6,10 @@
 
 #include <QItemSelectionModel>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
+#include <numeric>
 
 // ---- span table -------------------------------------------------------------------------------------------
 
@@ -136,6 +138,39 @@ void TestModels::spanTableProxyOrdersFiltersAndKeepsTheSelection()
 }
 
 // Kernel signatures are shown by their short name; the full demangled one is the tooltip and is searched too.
+void TestModels::spanSortOfMillionsIsStableAndStops()
+{
+    // Beyond 2^20 rows sortSpans sorts blocks and merges them (so that it can stop between the steps): the rows in
+    // both orders as one stable sort has them (ties in span order), over three blocks; and stopped when asked.
+    Trace t;
+    const uint32_t s = t.addTrack({TrackKind::Stream, "s", 0});
+    const uint32_t n = (1u << 21) + 777;
+    for (uint32_t i = 0; i < n; ++i)
+        t.addSpan({s, SpanKind::Kernel, "k", int64_t(i) * 100, int64_t(i) * 100 + int64_t((i * 7919u) % 50)});
+    t.finalize();
+    const SpanTableModel::Source source{std::make_shared<const Trace>(std::move(t)), nullptr};
+    const Trace& trace = *source.trace;
+    for (const Qt::SortOrder order : {Qt::AscendingOrder, Qt::DescendingOrder}) {
+        std::vector<uint32_t> rows(n);
+        std::iota(rows.begin(), rows.end(), 0u);
+        QVERIFY(SpanTableModel::sortSpans(source, rows, SpanTableModel::DurationColumn, order));
+        std::vector<uint32_t> expected(n);
+        std::iota(expected.begin(), expected.end(), 0u);
+        auto duration = [&trace](uint32_t i) { return trace.spans.end[i] - trace.spans.start[i]; };
+        std::stable_sort(expected.begin(), expected.end(), [&](uint32_t a, uint32_t b) {
+            return order == Qt::AscendingOrder ? duration(a) < duration(b) : duration(a) > duration(b);
+        });
+        QVERIFY(rows == expected);
+    }
+    std::atomic<bool> cancel{true};
+    std::vector<uint32_t> rows(n);
+    std::iota(rows.begin(), rows.end(), 0u);
+    QVERIFY(!SpanTableModel::sortSpans(source, rows, SpanTableModel::DurationColumn, Qt::AscendingOrder, &cancel));
+    QVERIFY(SpanTableModel::spansMatching(source, QStringLiteral("k"), &cancel).empty());
+    cancel = false;
+    QCOMPARE(SpanTableModel::spansMatching(source, QStringLiteral("k"), &cancel).size(), size_t(n));
+}
+
 void TestModels::spanTableShowsShortNames()
 {
     const auto trace = kernelNamesTrace();

@@ -9,6 +9,7 @@
 #include <QAbstractProxyModel>
 #include <QAbstractTableModel>
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -62,9 +63,13 @@ public:
     // in 0.3 s): the spans whose name (short or full), kind, stream/thread or launching op contains `text`
     // (case-insensitive), in span order; and `spans` ordered by `column` as SortRole orders them (numbers as
     // numbers, names as text), ties kept in the order given. Safe on any thread: each call names the spans with a
-    // SpanDisplayNames of its own.
-    static std::vector<uint32_t> spansMatching(const Source& source, const QString& text);
-    static void sortSpans(const Source& source, std::vector<uint32_t>& spans, int column, Qt::SortOrder order);
+    // SpanDisplayNames of its own. `cancel`, where given and set meanwhile (a newer request, another trace), stops
+    // either early: spansMatching then returns what it found so far, sortSpans returns false with `spans` in an
+    // order of no meaning.
+    static std::vector<uint32_t> spansMatching(const Source& source, const QString& text,
+                                               const std::atomic<bool>* cancel = nullptr);
+    static bool sortSpans(const Source& source, std::vector<uint32_t>& spans, int column, Qt::SortOrder order,
+                          const std::atomic<bool>* cancel = nullptr);
 
 private:
     uint32_t launchingOp(uint32_t span) const;
@@ -114,6 +119,7 @@ public:
     static constexpr int kPageRows = 1'000'000;
     static constexpr qsizetype kAsyncRows = 200'000;
     explicit SpanTableProxy(QObject* parent = nullptr);
+    ~SpanTableProxy() override;
     // A SpanTableModel (another model shows no rows).
     void setSourceModel(QAbstractItemModel* model) override;
     // Rows whose name (the short or the full demangled one), kind, stream/thread or launching op contains `text`
@@ -154,6 +160,7 @@ private:
     // The rows for the filter and sort now: set at once, or (a big trace) asked of a worker and set when they come,
     // as a layout change. Inside a model reset (`inReset`) rows set at once need no layout change.
     void requestRows(bool inReset);
+    void stopWorker(); // the rows a worker makes for the latest request are of no use any more
     void setRows(bool identity, std::vector<uint32_t> rows); // the first page shown
     // setRows() as a layout change that keeps the views' selection on its spans.
     void changeRows(bool identity, std::vector<uint32_t> rows);
@@ -172,6 +179,9 @@ private:
     qsizetype m_asyncRows = kAsyncRows;
     bool m_updating = false;
     quint64 m_generation = 0; // of the latest request for rows (a worker's older rows are dropped)
+    // Set to stop the worker making the rows of the latest request, once a newer one (or the proxy's end) makes
+    // them of no use: a sort of 100 M spans holds the trace and 3 GB for 10 s.
+    std::shared_ptr<std::atomic<bool>> m_cancel;
 
 Q_SIGNALS:
     void pageChanged(); // the page, or how many there are, or isUpdating()

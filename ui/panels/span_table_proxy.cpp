@@ -13,24 +13,37 @@ namespace streamscope {
 namespace {
 
 // The spans matching `filter` (all when empty), sorted by `column` (-1: in span order).
+// Stopped by `cancel` (where given), the rows are of no use: the request that set it drops them.
 std::vector<uint32_t> rowsFor(const SpanTableModel::Source& source, const QString& filter, int column,
-                              Qt::SortOrder order)
+                              Qt::SortOrder order, const std::atomic<bool>* cancel = nullptr)
 {
     std::vector<uint32_t> rows;
     if (filter.isEmpty()) {
         rows.resize(source.trace ? size_t(source.trace->spanCount()) : 0);
         std::iota(rows.begin(), rows.end(), 0u);
     } else {
-        rows = SpanTableModel::spansMatching(source, filter);
+        rows = SpanTableModel::spansMatching(source, filter, cancel);
     }
     if (column >= 0)
-        SpanTableModel::sortSpans(source, rows, column, order);
+        SpanTableModel::sortSpans(source, rows, column, order, cancel);
     return rows;
 }
 
 } // namespace
 
 SpanTableProxy::SpanTableProxy(QObject* parent) : QAbstractProxyModel(parent) {}
+
+SpanTableProxy::~SpanTableProxy()
+{
+    stopWorker();
+}
+
+void SpanTableProxy::stopWorker()
+{
+    if (m_cancel)
+        *m_cancel = true;
+    m_cancel.reset();
+}
 
 void SpanTableProxy::setSourceModel(QAbstractItemModel* model)
 {
@@ -80,6 +93,7 @@ void SpanTableProxy::setAsyncRows(qsizetype rows)
 void SpanTableProxy::requestRows(bool inReset)
 {
     ++m_generation;
+    stopWorker();
     const bool identity = identityAsked();
     m_updating = false;
     if (identity || m_spans->rowCount() < m_asyncRows) {
@@ -97,12 +111,13 @@ void SpanTableProxy::requestRows(bool inReset)
     m_updating = true;
     if (!inReset)
         Q_EMIT pageChanged(); // the pager says what is being done (a reset's end says it anyway)
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
     runOffGuiThread(
         this, &SpanTableProxy::m_generation,
-        [source = m_spans->source(), filter = m_filterText, column = m_sortColumn, order = m_sortOrder] {
-            return rowsFor(source, filter, column, order);
-        },
+        [source = m_spans->source(), filter = m_filterText, column = m_sortColumn, order = m_sortOrder,
+         cancel = m_cancel] { return rowsFor(source, filter, column, order, cancel.get()); },
         [](SpanTableProxy& proxy, std::vector<uint32_t> rows) {
+            proxy.m_cancel.reset();
             proxy.m_updating = false;
             proxy.changeRows(false, std::move(rows));
             Q_EMIT proxy.rowsReady();

@@ -199,15 +199,16 @@ ConcurrencyPlot::ConcurrencyPlot(QWidget* parent) : QCustomPlot(parent)
 
 ConcurrencyPlot::~ConcurrencyPlot() = default;
 
-std::shared_ptr<const ConcurrencyPlotData> makeConcurrencyPlotData(const Trace& trace, bool withHistograms)
+std::shared_ptr<const ConcurrencyPlotData> makeConcurrencyPlotData(const Trace& trace, bool withHistograms,
+                                                                   const std::atomic<bool>* cancel)
 {
     auto data = std::make_shared<ConcurrencyPlotData>();
     if (withHistograms)
         data->histograms = concurrencyHistograms(trace);
-    if (trace.spanCount() == 0)
+    if (trace.spanCount() == 0 || (cancel && *cancel))
         return data;
     std::tie(data->origin, data->end) = trace.timeRange();
-    data->series = concurrencySeries(trace);
+    data->series = concurrencySeries(trace, -1, cancel);
     const std::vector<uint16_t>& counts = data->series.counts;
     constexpr size_t kBlock = ConcurrencyPlotData::kStepBlock;
     data->blockMax.reserve(counts.size() / kBlock + 1);

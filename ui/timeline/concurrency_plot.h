@@ -15,6 +15,7 @@
 
 #include <QStringList>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -65,7 +66,10 @@ struct ConcurrencyPlotData {
     // thread); otherwise the plot computes them when it first shows them.
     std::optional<std::vector<ConcurrencyHistogram>> histograms;
 };
-std::shared_ptr<const ConcurrencyPlotData> makeConcurrencyPlotData(const Trace& trace, bool withHistograms = false);
+// `cancel`, where given and set meanwhile (another trace shown), stops the counting early: what it returns then is
+// incomplete, for a trace no longer shown.
+std::shared_ptr<const ConcurrencyPlotData> makeConcurrencyPlotData(const Trace& trace, bool withHistograms = false,
+                                                                   const std::atomic<bool>* cancel = nullptr);
 
 class ConcurrencyPlot : public QCustomPlot {
     Q_OBJECT

@@ -356,6 +356,9 @@ private:
     // the worker lets go of the one it reads (at 100 M spans 2 GB, analysed for a minute and more).
     std::shared_ptr<std::atomic<bool>> m_analysisCancel;
     const Trace* m_analysisOf = nullptr;
+    // The concurrency strip's steps being counted on a worker (a big trace's, after its first frame): stopped when
+    // another trace is shown (the count holds its trace for up to 40 s at 100 M spans).
+    std::shared_ptr<std::atomic<bool>> m_concurrencyCancel;
     bool m_syncingSelection = false;
     bool m_previewRun = false;   // the run in progress is a live preview
     bool m_partialShown = false; // a failed GPU run's partial trace was just shown (its error follows)

@@ -266,14 +266,20 @@ void MainWindow::showTrace(std::shared_ptr<const AnalyzedTrace> trace, const QSt
     m_concurrency->setTrace(t, m_trace ? std::exchange(m_trace->concurrency, nullptr) : nullptr,
                             m_trace && m_trace->concurrencyToCome);
     ++m_concurrencyGeneration;
+    if (m_concurrencyCancel)
+        *m_concurrencyCancel = true; // a count under way is for the trace shown before: its result would be dropped
+    m_concurrencyCancel.reset();
     if (m_concurrency->isCounting()) {
         // A big trace is drawn before the strip's steps are counted (12 s at 100 M spans, docs/PERFORMANCE.md): they
         // follow, with the histograms where the strip shows those.
         const bool histograms = m_concurrency->mode() == ConcurrencyPlot::Mode::Histogram;
+        auto cancel = std::make_shared<std::atomic<bool>>(false);
+        m_concurrencyCancel = cancel;
         runOffGuiThread(
             this, &MainWindow::m_concurrencyGeneration,
-            [t, histograms] { return makeConcurrencyPlotData(*t, histograms); },
+            [t, histograms, cancel] { return makeConcurrencyPlotData(*t, histograms, cancel.get()); },
             [t](MainWindow& w, std::shared_ptr<const ConcurrencyPlotData> data) {
+                w.m_concurrencyCancel.reset();
                 w.m_concurrency->setData(t, std::move(data));
                 Q_EMIT w.concurrencyShown();
             });
