@@ -488,7 +488,7 @@ void Simulation::dispatch(int device)
         // that follow in the same state get the same blocks at once, as one item.)
         const auto perBlock = int32_t(k.threadsPerBlock);
         const int64_t sharedPerBlock = k.sharedPerBlock;
-        DeviceState::SmFree* const free = dev.smFree.data();
+        DeviceState::SmFree* const smFree = dev.smFree.data();
         uint32_t left = k.blocksLeft;
         // The SMs it goes to, at most two visits (the two passes) of each SM: appended to m_batchItems at the end.
         m_placed.resize(std::max(m_placed.size(), 2 * size_t(sms)));
@@ -502,7 +502,7 @@ void Simulation::dispatch(int device)
                 while (room != 0 && left > 0) {
                     const int bit = std::countr_zero(room);
                     const size_t s = word * 64 + size_t(bit);
-                    const DeviceState::SmFree before = free[s];
+                    const DeviceState::SmFree before = smFree[s];
                     // n = min(blocks left, the pass's share, free block slots, free threads / threads per block,
                     // free shared memory / shared memory per block).
                     uint32_t n = std::min(std::min(left, most), uint32_t(before.blocks));
@@ -517,14 +517,14 @@ void Simulation::dispatch(int device)
                     // The next SMs with room in the same state get n each while n blocks are left for them (n is
                     // min(blocks left, what the state allows), so the j-th gets n exactly while left - j n >= n).
                     const auto run = uint32_t(std::countr_one(room >> bit));
-                    const uint32_t most_sms = std::min(run, left / n);
+                    const uint32_t mostSms = std::min(run, left / n);
                     uint32_t m = 1;
-                    while (m < most_sms && free[s + m] == before)
+                    while (m < mostSms && smFree[s + m] == before)
                         ++m;
                     const DeviceState::SmFree after{before.blocks - int32_t(n), before.threads - int32_t(n) * perBlock,
                                                     before.shared - int64_t(n) * sharedPerBlock};
                     assert(after.blocks >= 0 && after.threads >= 0 && after.shared >= 0);
-                    std::fill_n(free + s, m, after);
+                    std::fill_n(smFree + s, m, after);
                     const uint64_t mask = (m == 64 ? ~uint64_t(0) : (uint64_t(1) << m) - 1) << bit;
                     if (after.blocks <= 0 || after.threads <= 0)
                         full |= mask;
@@ -590,7 +590,7 @@ void Simulation::blocksDone(uint32_t b)
     k.resident -= batch.blocks;
     if (k.resident == 0)
         std::erase(dev.runningKernels, batch.kernel);
-    DeviceState::SmFree* const free = dev.smFree.data();
+    DeviceState::SmFree* const smFree = dev.smFree.data();
     const auto perBlock = int32_t(k.threadsPerBlock);
     const int64_t sharedPerBlock = k.sharedPerBlock;
     const BatchItem* const items = m_batchItems.data() + batch.first;
@@ -599,7 +599,7 @@ void Simulation::blocksDone(uint32_t b)
         const auto blocks = int32_t(n);
         const int32_t threads = int32_t(n) * perBlock;
         const int64_t shared = int64_t(n) * sharedPerBlock;
-        for (DeviceState::SmFree* f = free + first; f != free + first + sms; ++f) {
+        for (DeviceState::SmFree* f = smFree + first; f != smFree + first + sms; ++f) {
             f->blocks += blocks;
             f->threads += threads;
             f->shared += shared;
