@@ -142,6 +142,9 @@ struct ConcurrencySeries {
 };
 // `cancel`, where given and set while it runs (another trace shown), ends it early with an empty series.
 ConcurrencySeries concurrencySeries(const Trace& trace, int device = -1, const std::atomic<bool>* cancel = nullptr);
+// Its maxCount alone, the steps not kept: the most GPU spans of positive length running at one instant on
+// `device` (-1: all), ends before starts at one instant (metrics.h's maxConcurrency of all GPU kinds).
+int maxGpuConcurrency(const Trace& trace, int device = -1);
 
 // ---- critical path ----------------------------------------------------------------------------------------------
 

@@ -136,16 +136,18 @@ size_t ConcurrencySeries::memoryBytes() const
     return times.memoryBytes() + counts.capacity() * sizeof(uint16_t);
 }
 
-ConcurrencySeries concurrencySeries(const Trace& input, int device, const std::atomic<bool>* cancel)
+namespace {
+
+// The starts and the ends of the GPU spans of `device`'s tracks (-1: all), a sorted run per track; false when
+// `cancelled` said so first.
+template <typename Cancelled>
+bool gpuRuns(const Trace& trace, int device, Cancelled&& cancelled, std::vector<Run>& startRuns,
+             std::vector<Run>& endRuns)
 {
-    auto cancelled = [cancel] { return cancel && cancel->load(std::memory_order_relaxed); };
-    Trace storage;
-    const Trace& trace = finalizedView(input, storage);
     const SpanColumns& s = trace.spans;
-    std::vector<Run> startRuns, endRuns;
     for (uint32_t t = 0; t < trace.tracks.size(); ++t) {
         if (cancelled())
-            return {};
+            return false;
         if (device >= 0 && trace.tracks[t].device != device)
             continue;
         const uint32_t first = trace.trackBegin(t), last = trace.trackEnd(t);
@@ -164,6 +166,33 @@ ConcurrencySeries concurrencySeries(const Trace& input, int device, const std::a
             ends.takeAllSorted();
         endRuns.push_back(std::move(ends));
     }
+    return true;
+}
+
+} // namespace
+
+int maxGpuConcurrency(const Trace& input, int device)
+{
+    Trace storage;
+    const Trace& trace = finalizedView(input, storage);
+    std::vector<Run> startRuns, endRuns;
+    gpuRuns(
+        trace, device, [] { return false; }, startRuns, endRuns);
+    Merged starts(std::move(startRuns)), ends(std::move(endRuns));
+    int most = 0;
+    analysis_detail::sweepSortedConcurrency(starts, ends,
+                                            [&most](int64_t, int, int running) { most = std::max(most, running); });
+    return most;
+}
+
+ConcurrencySeries concurrencySeries(const Trace& input, int device, const std::atomic<bool>* cancel)
+{
+    auto cancelled = [cancel] { return cancel && cancel->load(std::memory_order_relaxed); };
+    Trace storage;
+    const Trace& trace = finalizedView(input, storage);
+    std::vector<Run> startRuns, endRuns;
+    if (!gpuRuns(trace, device, cancelled, startRuns, endRuns))
+        return {};
     ConcurrencySeries series;
     Merged starts(std::move(startRuns)), ends(std::move(endRuns));
     // A step only where the count changes. The flag is read every 65,536 instants: the sweep takes tens of seconds

@@ -1,5 +1,7 @@
 #include "metrics.h"
 
+#include "analysis.h" // maxGpuConcurrency
+
 #include <algorithm>
 #include <limits>
 
@@ -83,6 +85,8 @@ std::vector<Interval> busyIntervals(const Trace& trace, uint32_t track)
 
 int maxConcurrency(const Trace& trace, int device, const std::vector<SpanKind>& kinds)
 {
+    if (kinds.empty())
+        return maxGpuConcurrency(trace, device); // each track's spans merged as they are swept, none sorted
     bool wanted[kSpanKindCount] = {};
     for (int k = 0; k < kSpanKindCount; ++k)
         wanted[k] =
@@ -125,41 +129,69 @@ std::pair<int64_t, int64_t> workTimeRange(const Trace& trace)
     return first > last ? std::pair<int64_t, int64_t>{0, 0} : std::pair{first, last};
 }
 
-TraceMetrics computeMetrics(const Trace& trace)
+TraceMetrics computeMetrics(const Trace& input)
 {
+    Trace storage;
+    const Trace& trace = finalizedView(input, storage);
     TraceMetrics m;
     const auto& s = trace.spans;
-    const size_t n = s.size();
     int64_t gpuFirst = std::numeric_limits<int64_t>::max();
     int64_t gpuLast = std::numeric_limits<int64_t>::min();
-    std::vector<Interval> copies, kernels;
-    std::vector<std::vector<Interval>> perTrack(trace.tracks.size());
-    for (uint32_t i = 0; i < n; ++i) {
-        const SpanKind k = s.kind[i];
-        if (k == SpanKind::ApiCall)
-            ++m.apiCallCount;
-        if (!isGpuSpan(k))
-            continue;
-        ++m.gpuSpanCount;
-        gpuFirst = std::min(gpuFirst, s.start[i]);
-        gpuLast = std::max(gpuLast, s.end[i]);
-        m.gpuWorkNs += s.end[i] - s.start[i];
-        if (isCopySpan(k))
-            copies.push_back({s.start[i], s.end[i]});
-        else if (k == SpanKind::Kernel)
-            kernels.push_back({s.start[i], s.end[i]});
-        if (s.track[i] < perTrack.size())
-            perTrack[s.track[i]].push_back({s.start[i], s.end[i]});
-    }
-    if (m.gpuSpanCount > 0)
-        m.makespanNs = gpuLast - gpuFirst;
-    m.speedup = m.makespanNs > 0 ? double(m.gpuWorkNs) / double(m.makespanNs) : 0.0;
-    m.maxConcurrency = maxConcurrency(trace);
-    m.copyComputeOverlapNs = intersectionLength(mergeIntervals(std::move(copies)), mergeIntervals(std::move(kernels)));
-    const auto [first, last] = workTimeRange(trace);
-    m.hostMakespanNs = last - first;
-
+    // Track by track, each one's spans in start order (a finalized trace's): its busy time, and its copies and kernels
+    // merged before all tracks' are (at 10 M spans the copies of every span, sorted, and a list per track were
+    // most of the time and memory here).
+    std::vector<Interval> copies, kernels, trackCopies, trackKernels, trackBusy;
+    std::vector<size_t> copyRuns{0}, kernelRuns{0}; // where each track's merged list begins in copies, kernels
+    auto appendMerged = [](std::vector<Interval>& scratch, std::vector<Interval>& all, std::vector<size_t>& runs) {
+        std::vector<Interval> merged = mergeIntervals(std::move(scratch));
+        all.insert(all.end(), merged.begin(), merged.end());
+        runs.push_back(all.size());
+        scratch = std::move(merged); // its room, for the next track
+        scratch.clear();
+    };
+    // The tracks' sorted lists merged pairwise, a pass per level (log2 of the tracks, not of the spans), into one
+    // list sorted by start, for mergeIntervals.
+    auto mergeRuns = [](std::vector<Interval>& v, std::vector<size_t> runs) {
+        while (runs.size() > 2) {
+            std::vector<size_t> next{0};
+            for (size_t r = 0; r + 1 < runs.size(); r += 2) {
+                const size_t mid = runs[r + 1], hi = r + 2 < runs.size() ? runs[r + 2] : runs[r + 1];
+                std::inplace_merge(v.begin() + std::ptrdiff_t(runs[r]), v.begin() + std::ptrdiff_t(mid),
+                                   v.begin() + std::ptrdiff_t(hi), byStart);
+                next.push_back(hi);
+            }
+            runs = std::move(next);
+        }
+    };
+    constexpr uint32_t kChunk = 4096;
+    std::vector<int64_t> start(kChunk), end(kChunk);
     for (uint32_t t = 0; t < trace.tracks.size(); ++t) {
+        trackCopies.clear();
+        trackKernels.clear();
+        trackBusy.clear();
+        for (uint32_t c = trace.trackBegin(t), last = trace.trackEnd(t); c < last; c += kChunk) {
+            const uint32_t n = std::min(kChunk, last - c);
+            s.start.copyTo(c, c + n, start.data());
+            s.end.copyTo(c, c + n, end.data());
+            for (uint32_t j = 0; j < n; ++j) {
+                const SpanKind k = s.kind[c + j];
+                if (k == SpanKind::ApiCall)
+                    ++m.apiCallCount;
+                if (!isGpuSpan(k))
+                    continue;
+                ++m.gpuSpanCount;
+                gpuFirst = std::min(gpuFirst, start[j]);
+                gpuLast = std::max(gpuLast, end[j]);
+                m.gpuWorkNs += end[j] - start[j];
+                if (isCopySpan(k))
+                    trackCopies.push_back({start[j], end[j]});
+                else if (k == SpanKind::Kernel)
+                    trackKernels.push_back({start[j], end[j]});
+                trackBusy.push_back({start[j], end[j]});
+            }
+        }
+        appendMerged(trackCopies, copies, copyRuns);
+        appendMerged(trackKernels, kernels, kernelRuns);
         const Track& track = trace.tracks[t];
         if (track.kind != TrackKind::Stream)
             continue;
@@ -167,10 +199,20 @@ TraceMetrics computeMetrics(const Trace& trace)
         sm.track = t;
         sm.name = track.name;
         sm.device = track.device;
-        sm.spanCount = int64_t(perTrack[t].size());
-        sm.busyNs = totalLength(mergeIntervals(std::move(perTrack[t])));
+        sm.spanCount = int64_t(trackBusy.size());
+        sm.busyNs = totalLength(mergeIntervals(std::move(trackBusy)));
+        trackBusy = {};
         m.streams.push_back(std::move(sm));
     }
+    if (m.gpuSpanCount > 0)
+        m.makespanNs = gpuLast - gpuFirst;
+    m.speedup = m.makespanNs > 0 ? double(m.gpuWorkNs) / double(m.makespanNs) : 0.0;
+    m.maxConcurrency = maxGpuConcurrency(trace);
+    mergeRuns(copies, std::move(copyRuns));
+    mergeRuns(kernels, std::move(kernelRuns));
+    m.copyComputeOverlapNs = intersectionLength(mergeIntervals(std::move(copies)), mergeIntervals(std::move(kernels)));
+    const auto [first, last] = workTimeRange(trace);
+    m.hostMakespanNs = last - first;
     return m;
 }
 

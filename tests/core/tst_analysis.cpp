@@ -154,6 +154,62 @@ void TestAnalysis::concurrencySeriesStopsWhenCancelled()
     QCOMPARE(stopped.maxCount, 0);
 }
 
+void TestAnalysis::metricsAgreeWithACountPerNanosecond()
+{
+    // computeMetrics merges each track's spans and then the tracks' lists; checked against a count at every
+    // nanosecond of a trace of 10 streams on 2 devices whose copies and kernels overlap within and across streams,
+    // touch, and last no time: the most running at once, copy and kernel time together, each stream's busy time.
+    Trace t;
+    std::vector<uint32_t> tracks;
+    for (int k = 0; k < 10; ++k)
+        tracks.push_back(t.addTrack({TrackKind::Stream, "s" + std::to_string(k), k % 2}));
+    const uint32_t host = t.addTrack({TrackKind::HostThread, "main", 0});
+    uint64_t seed = 777;
+    auto next = [&seed](int64_t n) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        return int64_t((seed >> 33) % uint64_t(n));
+    };
+    constexpr int64_t kEnd = 3000;
+    std::vector<int> running(kEnd, 0), copying(kEnd, 0), computing(kEnd, 0);
+    std::vector<std::vector<int>> streamRunning(tracks.size(), std::vector<int>(kEnd, 0));
+    for (int i = 0; i < 3000; ++i) {
+        const size_t k = size_t(next(int64_t(tracks.size())));
+        const int64_t start = next(2900), length = next(6) == 0 ? 0 : next(60);
+        const bool copy = next(3) == 0;
+        t.addSpan({tracks[k], copy ? SpanKind::MemcpyH2D : SpanKind::Kernel, "x", start, start + length});
+        for (int64_t x = start; x < start + length; ++x) {
+            ++running[size_t(x)];
+            ++(copy ? copying : computing)[size_t(x)];
+            ++streamRunning[k][size_t(x)];
+        }
+        if (next(3) == 0)
+            t.addSpan({host, SpanKind::ApiCall, "cudaLaunchKernel", start, start + 3});
+    }
+    t.finalize();
+    const TraceMetrics m = computeMetrics(t);
+    QCOMPARE(m.maxConcurrency, *std::max_element(running.begin(), running.end()));
+    QCOMPARE(maxConcurrency(t), m.maxConcurrency);
+    int64_t both = 0;
+    for (int64_t x = 0; x < kEnd; ++x)
+        both += copying[size_t(x)] > 0 && computing[size_t(x)] > 0;
+    QCOMPARE(m.copyComputeOverlapNs, both);
+    QCOMPARE(m.streams.size(), tracks.size());
+    for (size_t k = 0; k < tracks.size(); ++k) {
+        QCOMPARE(m.streams[k].track, tracks[k]);
+        QCOMPARE(m.streams[k].busyNs,
+                 int64_t(std::count_if(streamRunning[k].begin(), streamRunning[k].end(), [](int n) { return n > 0; })));
+    }
+    // Per device, as the expectations ask for it.
+    for (int device : {0, 1}) {
+        std::vector<int> onDevice(kEnd, 0);
+        for (size_t k = 0; k < tracks.size(); ++k)
+            if (int(k) % 2 == device)
+                for (int64_t x = 0; x < kEnd; ++x)
+                    onDevice[size_t(x)] += streamRunning[k][size_t(x)];
+        QCOMPARE(maxConcurrency(t, device), *std::max_element(onDevice.begin(), onDevice.end()));
+    }
+}
+
 void TestAnalysis::twoDevices()
 {
     // s1 on device 0: 0-100, copy 100-150; s2 on device 1: kernel 50-150. Device 0: makespan 150, busy 150, no

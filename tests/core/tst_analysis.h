@@ -149,6 +149,7 @@ private slots:
     void twoDevices();
     void concurrencySeriesAgreesWithTheProfile();
     void concurrencySeriesStopsWhenCancelled();
+    void metricsAgreeWithACountPerNanosecond();
     void launchRate();
     void emptyTrace();
     void unfinalizedTrace();
