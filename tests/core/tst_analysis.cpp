@@ -2,6 +2,30 @@
 // the comparison of two traces.
 #include "tst_analysis.h"
 
+namespace {
+
+// A reproducible pseudo-random sequence (a linear congruential generator) for the random traces below:
+// next(n) is in [0, n).
+struct Lcg {
+    uint64_t seed;
+    int64_t operator()(int64_t n)
+    {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        return int64_t((seed >> 33) % uint64_t(n));
+    }
+};
+
+// `count` streams, on devices 0 and 1 in turn: the stream tracks of the random traces below.
+std::vector<uint32_t> addStreams(Trace& t, int count)
+{
+    std::vector<uint32_t> tracks;
+    for (int k = 0; k < count; ++k)
+        tracks.push_back(t.addTrack({TrackKind::Stream, "s" + std::to_string(k), k % 2}));
+    return tracks;
+}
+
+} // namespace
+
 void TestAnalysis::initTestCase()
 {
     QVERIFY2(listPresets().size() >= 15, "set STREAMSCOPE_RESOURCES to resources/");
@@ -97,15 +121,9 @@ void TestAnalysis::concurrencySeriesAgreesWithTheProfile()
     // no time, and share instants, plus host calls and ranges, which do not count: the same steps, overall and
     // per device, and the same maximum.
     Trace t;
-    std::vector<uint32_t> tracks;
-    for (int k = 0; k < 12; ++k)
-        tracks.push_back(t.addTrack({TrackKind::Stream, "s" + std::to_string(k), k % 2}));
+    const std::vector<uint32_t> tracks = addStreams(t, 12);
     const uint32_t host = t.addTrack({TrackKind::HostThread, "main", 0});
-    uint64_t seed = 12345;
-    auto next = [&seed](int64_t n) {
-        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-        return int64_t((seed >> 33) % uint64_t(n));
-    };
+    Lcg next{12345};
     for (int i = 0; i < 4000; ++i) {
         const uint32_t track = tracks[size_t(next(12))];
         const int64_t start = next(100) * 10; // coarse: many spans start and end at one instant
@@ -160,15 +178,9 @@ void TestAnalysis::metricsAgreeWithACountPerNanosecond()
     // nanosecond of a trace of 10 streams on 2 devices whose copies and kernels overlap within and across streams,
     // touch, and last no time: the most running at once, copy and kernel time together, each stream's busy time.
     Trace t;
-    std::vector<uint32_t> tracks;
-    for (int k = 0; k < 10; ++k)
-        tracks.push_back(t.addTrack({TrackKind::Stream, "s" + std::to_string(k), k % 2}));
+    const std::vector<uint32_t> tracks = addStreams(t, 10);
     const uint32_t host = t.addTrack({TrackKind::HostThread, "main", 0});
-    uint64_t seed = 777;
-    auto next = [&seed](int64_t n) {
-        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-        return int64_t((seed >> 33) % uint64_t(n));
-    };
+    Lcg next{777};
     constexpr int64_t kEnd = 3000;
     std::vector<int> running(kEnd, 0), copying(kEnd, 0), computing(kEnd, 0);
     std::vector<std::vector<int>> streamRunning(tracks.size(), std::vector<int>(kEnd, 0));
