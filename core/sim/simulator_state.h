@@ -1,7 +1,7 @@
 // The simulator's event-driven state, shared by its two halves: the host side (host threads issuing ops, iterations,
-// synchronizing calls: simulator_host.cpp) and the GPU side (streams and hardware queues, dependencies, thread
-// blocks on the SMs, copy engines and the link: simulator_gpu.cpp). The entry point is SimulatorBackend
-// (simulator.h, simulator.cpp). Internal to the simulator.
+// synchronizing calls: simulator_host.cpp) and the GPU side (streams and hardware queues, dependencies, copy engines
+// and the link: simulator_gpu.cpp; thread blocks on the SMs: simulator_blocks.cpp; rates: simulator_rates.cpp). The
+// entry point is SimulatorBackend (simulator.h, simulator.cpp). Internal to the simulator.
 #pragma once
 
 #include "simulator.h"
