@@ -139,14 +139,13 @@ size_t ConcurrencySeries::memoryBytes() const
 namespace {
 
 // The starts and the ends of the GPU spans of `device`'s tracks (-1: all), a sorted run per track; false when
-// `cancelled` said so first.
-template <typename Cancelled>
-bool gpuRuns(const Trace& trace, int device, Cancelled&& cancelled, std::vector<Run>& startRuns,
+// `cancel` (where given) was set first.
+bool gpuRuns(const Trace& trace, int device, const std::atomic<bool>* cancel, std::vector<Run>& startRuns,
              std::vector<Run>& endRuns)
 {
     const SpanColumns& s = trace.spans;
     for (uint32_t t = 0; t < trace.tracks.size(); ++t) {
-        if (cancelled())
+        if (cancel && cancel->load(std::memory_order_relaxed))
             return false;
         if (device >= 0 && trace.tracks[t].device != device)
             continue;
@@ -176,8 +175,7 @@ int maxGpuConcurrency(const Trace& input, int device)
     Trace storage;
     const Trace& trace = finalizedView(input, storage);
     std::vector<Run> startRuns, endRuns;
-    gpuRuns(
-        trace, device, [] { return false; }, startRuns, endRuns);
+    gpuRuns(trace, device, nullptr, startRuns, endRuns);
     Merged starts(std::move(startRuns)), ends(std::move(endRuns));
     int most = 0;
     analysis_detail::sweepSortedConcurrency(starts, ends,
@@ -191,7 +189,7 @@ ConcurrencySeries concurrencySeries(const Trace& input, int device, const std::a
     Trace storage;
     const Trace& trace = finalizedView(input, storage);
     std::vector<Run> startRuns, endRuns;
-    if (!gpuRuns(trace, device, cancelled, startRuns, endRuns))
+    if (!gpuRuns(trace, device, cancel, startRuns, endRuns))
         return {};
     ConcurrencySeries series;
     Merged starts(std::move(startRuns)), ends(std::move(endRuns));
