@@ -489,6 +489,25 @@ private slots:
         QVERIFY(shuffled.size() < plain.size());
     }
 
+    // The unshuffle's 16-entries-at-a-time path against the plain loop, and shuffle then unshuffle giving the entries
+    // back: every entry size the blocks use, counts around the steps of 16 and a whole group.
+    void unshuffleMatchesThePlainLoop()
+    {
+        std::mt19937 rng(11);
+        for (const size_t size : {1, 4, 8, 12, 16, 32})
+            for (const size_t count : {0, 1, 15, 16, 17, 31, 32, 33, 100, 4099, int(tb::kShuffleGroup)}) {
+                std::string entries(count * size, '\0'), planes(entries.size(), '\0');
+                for (auto& c : entries)
+                    c = char(rng());
+                tb::shuffleBytes(entries.data(), planes.data(), count, size);
+                std::string fast(entries.size(), 'x'), plain(entries.size(), 'y');
+                tb::unshuffleBytes(planes.data(), fast.data(), count, size);
+                tb::unshuffleBytesPlain(planes.data(), plain.data(), count, size);
+                QVERIFY2(fast == plain && fast == entries,
+                         qPrintable(QStringLiteral("entries of %1 bytes, %2 of them").arg(size).arg(count)));
+            }
+    }
+
     void everyTruncationAndByteFlipIsAnError()
     {
         // Never a crash: each prefix of a small file, and random damage to a compressed one.

@@ -56,6 +56,9 @@ std::string spanWhere(uint32_t id, size_t i)
 
 // Unpacked bytes between progress reports (and the pages of a mapped file released behind them).
 constexpr size_t kChunk = size_t(64) << 20;
+// Bytes of a column unpacked at a time: small enough to stay in the cache between the column's growth and its
+// writing.
+constexpr size_t kPiece = size_t(1) << 20;
 
 class BinaryReader {
 public:
@@ -200,16 +203,20 @@ private:
         return std::nullopt;
     }
 
-    // Unpacks block `id` into `out` (exactly its raw size), reporting progress as it goes.
-    void unpack(uint32_t id, void* out)
+    // Unpacks block `id` a piece of whole entries at a time: take(n) says where its next n bytes go (a column grows
+    // by each piece just before it is written, so that its pages are not zero-filled first and written again).
+    // Reports progress as it goes.
+    template <typename Take>
+    void unpack(uint32_t id, Take take)
     {
         const BlockEntry& e = *m_entries[id];
         const char* src = m_bytes.data() + e.offset;
-        auto* dst = static_cast<char*>(out);
+        const size_t entry = shapeOf(id).elementSize;
+        const size_t piece = std::max<size_t>(1, kPiece / entry) * entry;
         if (e.codec == uint32_t(Codec::Raw)) {
             for (size_t done = 0; done < e.rawSize;) {
-                const size_t n = std::min<size_t>(kChunk, e.rawSize - done);
-                std::memcpy(dst + done, src + done, n);
+                const size_t n = std::min<size_t>(piece, e.rawSize - done);
+                std::memcpy(take(n), src + done, n);
                 release(src + done, n);
                 done += n;
                 progress(n);
@@ -226,32 +233,35 @@ private:
         size_t ret = 1;
         // The next `n` bytes of the frame into `where`; false where the frame ends early or is corrupt.
         const auto fill = [&](char* where, size_t n) {
-            ZSTD_outBuffer outBuf{where, 0, 0};
+            ZSTD_outBuffer outBuf{where, n, 0};
             while (outBuf.pos < n) {
                 const size_t before = outBuf.pos, consumed = in.pos;
-                outBuf.size = std::min(n, outBuf.pos + kChunk);
                 ret = ZSTD_decompressStream(ctx, &outBuf, &in);
                 if (ZSTD_isError(ret))
                     return false;
                 unpacked += outBuf.pos - before;
-                progress(outBuf.pos - before);
                 if (outBuf.pos < n && (ret == 0 || (outBuf.pos == before && in.pos == consumed)))
                     return false; // the frame or the input ends short of the directory's size
             }
+            progress(n);
             return true;
         };
         bool whole = true;
         if (e.codec == uint32_t(Codec::ZstdShuffled)) {
-            const size_t entry = shapeOf(id).elementSize, count = e.rawSize / entry;
+            const size_t count = e.rawSize / entry;
             std::vector<char> group(std::min(count, kShuffleGroup) * entry);
             for (size_t first = 0; first < count && whole; first += kShuffleGroup) {
                 const size_t k = std::min(kShuffleGroup, count - first);
                 whole = fill(group.data(), k * entry);
                 if (whole)
-                    unshuffleBytes(group.data(), dst + first * entry, k, entry);
+                    unshuffleBytes(group.data(), take(k * entry), k, entry);
             }
         } else {
-            whole = fill(dst, e.rawSize);
+            for (size_t done = 0; done < e.rawSize && whole;) {
+                const size_t n = std::min<size_t>(piece, e.rawSize - done);
+                whole = fill(take(n), n);
+                done += n;
+            }
         }
         bool overflow = false;
         if (whole && ret != 0) {
@@ -276,11 +286,21 @@ private:
         release(src, e.storedSize);
 #else
         (void)src;
-        (void)dst;
+        (void)take;
         fail(blockWhere(id),
              "compressed with zstd, and this StreamScope was built without zstd (libzstd-dev): convert the trace "
              "with a build that has it (streamscope-cli convert IN -o OUT.json), or rebuild with libzstd-dev");
 #endif
+    }
+
+    // A take() for unpack() into a buffer of the block's raw size.
+    static auto into(char* out)
+    {
+        return [out](size_t n) mutable {
+            char* at = out;
+            out += n;
+            return at;
+        };
     }
 
     // Times are stored whole in the file and as offsets in memory (TimeColumn).
@@ -312,9 +332,12 @@ private:
             }
             return;
         }
-        v.resize(count);
-        if (!v.empty())
-            unpack(id, v.data());
+        static_assert(sizeof(T) <= 8 || sizeof(T) == sizeof(Dim3));
+        unpack(id, [&v](size_t n) {
+            const size_t at = v.size();
+            v.resize(at + n / sizeof(T)); // within the reserve: no copy
+            return reinterpret_cast<char*>(v.data() + at);
+        });
     }
 
     // A mapped file's pages are dropped once copied, so that its bytes are not counted twice in memory.
@@ -342,8 +365,7 @@ private:
     {
         const BlockEntry& e = *m_entries[Meta];
         std::string text(e.rawSize, '\0');
-        if (!text.empty())
-            unpack(Meta, text.data());
+        unpack(Meta, into(text.data()));
         auto parsed = parseTrace(text, "meta");
         if (!parsed)
             fail(blockWhere(Meta) + (parsed.error().path.empty() ? "" : " " + parsed.error().path),
@@ -365,8 +387,7 @@ private:
         std::vector<uint64_t> offsets;
         unpackInto(StringOffsets, offsets);
         std::string bytes(m_entries[StringBytes]->rawSize, '\0');
-        if (!bytes.empty())
-            unpack(StringBytes, bytes.data());
+        unpack(StringBytes, into(bytes.data()));
         if (offsets.front() != 0)
             fail(spanWhere(StringOffsets, 0), "the first string must start at 0");
         for (size_t i = 1; i < offsets.size(); ++i)
