@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <deque>
 
 namespace streamscope {
 
@@ -17,13 +18,17 @@ int64_t distance(int64_t a, int64_t b)
     return d > uint64_t(INT64_MAX) ? INT64_MAX : int64_t(d);
 }
 
-// Builds one level: the items of the level below (or the spans themselves) folded into buckets of 2^shift ns. Time
+// Builds one level: the items of the level below (or the spans themselves) folded into buckets of 2^shift ns, each
+// item handed on to the level above as it is closed, so that all levels are built in one pass over the spans. Time
 // per kind is summed exactly (in a column per kind present in the lane) so that each block's dominant kind is that
-// of its spans, not a vote of the blocks below.
+// of its spans, not a vote of the blocks below. A level keeps its items only while it can still be kept (at most
+// `keepLimit` of them): the finer levels, which are not, were a third of the layout's time as growing arrays.
 class LevelBuilder {
 public:
-    LevelBuilder(int shift, int64_t origin, int kinds, const std::array<SpanKind, kSpanKindCount>& kindOfSlot)
-        : m_shift(shift), m_origin(origin), m_kinds(kinds), m_kindOfSlot(kindOfSlot)
+    LevelBuilder(int shift, int64_t origin, int kinds, const std::array<SpanKind, kSpanKindCount>& kindOfSlot,
+                 size_t keepLimit, LevelBuilder* above)
+        : m_shift(shift), m_origin(origin), m_kinds(kinds), m_kindOfSlot(kindOfSlot), m_keepLimit(keepLimit),
+          m_above(above)
     {
         m_level.shift = shift;
     }
@@ -51,13 +56,10 @@ public:
         m_key = key;
     }
 
-    LaneSummaryLevel finish()
-    {
-        flush();
-        return std::move(m_level);
-    }
-    // Time per kind of each item of the level (m_kinds a row), for the next level up.
-    std::vector<int64_t> takeKindNs() { return std::move(m_kindNs); }
+    // Closes the last item (and hands it on); afterwards itemCount() and, where it is at most keepLimit, take().
+    void finish() { flush(); }
+    size_t itemCount() const { return m_count; }
+    LaneSummaryLevel take() { return std::move(m_level); }
 
 private:
     void begin(int64_t start, int64_t end, uint32_t first, uint32_t count, const int64_t* kindNs)
@@ -73,22 +75,29 @@ private:
         if (!m_open)
             return;
         m_open = false;
-        int best = 0; // slots are in SpanKind order: a tie goes to the lower kind
-        for (int k = 1; k < m_kinds; ++k)
-            if (m_pendingNs[size_t(k)] > m_pendingNs[size_t(best)])
-                best = k;
-        m_pending.kind = m_kindOfSlot[size_t(best)];
-        m_pending.weight = float(m_pendingNs[size_t(best)]);
-        m_level.items.push_back(m_pending);
-        m_kindNs.insert(m_kindNs.end(), m_pendingNs.begin(), m_pendingNs.begin() + m_kinds);
+        if (++m_count <= m_keepLimit) {
+            int best = 0; // slots are in SpanKind order: a tie goes to the lower kind
+            for (int k = 1; k < m_kinds; ++k)
+                if (m_pendingNs[size_t(k)] > m_pendingNs[size_t(best)])
+                    best = k;
+            m_pending.kind = m_kindOfSlot[size_t(best)];
+            m_pending.weight = float(m_pendingNs[size_t(best)]);
+            m_level.items.push_back(m_pending);
+        } else if (!m_level.items.empty()) {
+            std::vector<LaneSummaryItem>().swap(m_level.items); // too many to be kept
+        }
+        if (m_above)
+            m_above->add(m_pending.start, m_pending.end, m_pending.first, m_pending.count, m_pendingNs.data());
     }
 
     int m_shift;
     int64_t m_origin;
     int m_kinds;
     const std::array<SpanKind, kSpanKindCount>& m_kindOfSlot;
+    size_t m_keepLimit;
+    LevelBuilder* m_above;
     LaneSummaryLevel m_level;
-    std::vector<int64_t> m_kindNs;
+    size_t m_count = 0;
     bool m_open = false;
     int64_t m_key = -1;
     LaneSummaryItem m_pending;
@@ -125,7 +134,15 @@ LaneSummary::LaneSummary(const LaneSpans& spans, int64_t origin)
     const int64_t spacing = std::max<int64_t>(1, spacings[spacings.size() / 2]);
     int shift = std::min(60, int(std::bit_width(uint64_t(spacing))) - 1 + 2);
 
-    LevelBuilder first(shift, origin, kinds, kindOfSlot);
+    // A level of buckets of 2^shift ns for each shift from the first to 61, each fed by the one below. Which are
+    // kept is decided as before: each level that has at most 1/kReduction of the spans as items, up to the first
+    // level of at most one item (or of 2^61-ns buckets).
+    const size_t keepLimit = n / kReduction;
+    const int firstShift = shift;
+    std::deque<LevelBuilder> builders;
+    for (int s = 61; s >= firstShift; --s)
+        builders.emplace_front(s, origin, kinds, kindOfSlot, keepLimit, builders.empty() ? nullptr : &builders.front());
+    LevelBuilder& first = builders.front();
     std::array<int64_t, kSpanKindCount> ns{};
     // The times a chunk at a time into plain arrays (unpacked a block at a time where the lane is a range of the
     // columns), so that the builder's stores do not interleave with the columns' reads.
@@ -156,28 +173,14 @@ LaneSummary::LaneSummary(const LaneSpans& spans, int64_t origin)
             ns[slot] = 0;
         }
     }
-    LaneSummaryLevel level = first.finish();
-    std::vector<int64_t> kindNs = first.takeKindNs();
-    for (;;) {
-        const bool keep = level.items.size() * kReduction <= n;
-        const bool last = level.items.size() <= 1 || shift >= 61;
-        if (last && !keep)
+    for (LevelBuilder& b : builders)
+        b.finish(); // finest first: each closes its last item before the level above closes its own
+    for (size_t k = 0; k < builders.size(); ++k) {
+        const size_t count = builders[k].itemCount();
+        if (count <= keepLimit)
+            m_levels.push_back(builders[k].take());
+        if (count <= 1)
             break;
-        const LaneSummaryLevel* below = &level;
-        if (keep) {
-            m_levels.push_back(std::move(level));
-            below = &m_levels.back();
-        }
-        if (last)
-            break;
-        ++shift;
-        LevelBuilder next(shift, origin, kinds, kindOfSlot);
-        for (size_t i = 0; i < below->items.size(); ++i) {
-            const LaneSummaryItem& it = below->items[i];
-            next.add(it.start, it.end, it.first, it.count, kindNs.data() + i * size_t(kinds));
-        }
-        level = next.finish();
-        kindNs = next.takeKindNs();
     }
     for (LaneSummaryLevel& l : m_levels)
         l.items.shrink_to_fit();
