@@ -172,6 +172,10 @@ private Q_SLOTS:
                     return int(i);
             return -1;
         };
+        // The arrows' index came with the job (built by the loader, not on this thread), and folding keeps it.
+        const FlowIndex* arrows = timeline->spansPlottable()->flowIndex().get();
+        QVERIFY(arrows && arrows->trace == &trace);
+        QCOMPARE(arrows->order.size(), trace.flows.size());
         // A click on rank 2's header label folds its rows; the header stays, marked closed.
         QTest::qWait(50);
         const TimelineRow header = timeline->timelineLayout().rows()[size_t(headerRow(2))];
@@ -183,6 +187,7 @@ private Q_SLOTS:
         QVERIFY2(folded.rows()[size_t(headerRow(2))].label.starts_with("\xE2\x96\xB8 Rank 2"),
                  folded.rows()[size_t(headerRow(2))].label.c_str());
         QVERIFY(folded.totalLanes() < lanes);
+        QCOMPARE(timeline->spansPlottable()->flowIndex().get(), arrows);
         // Its host threads are in no row; its streams are drawn over each other in the header's one lane.
         const TimelineRow& closed = folded.rows()[size_t(headerRow(2))];
         QCOMPARE(closed.laneCount, 1);

@@ -60,20 +60,28 @@ std::shared_ptr<const AnalyzedTrace> withViewParts(std::shared_ptr<AnalyzedTrace
     if (!trace->trace || !trace->trace->finalized())
         return trace;
     const Trace& t = *trace->trace;
-    // The concurrency plot's steps on a thread of their own, the layout (itself on every core) and then the launching
-    // ops on this one. At 100 M spans the steps take 12.4 s, the layout and launching ops 7.6 s alone and 14 s with
-    // the steps beside them on the two cores measured (docs/PERFORMANCE.md): a big trace leaves the steps for later,
-    // counted once its first frame is drawn.
+    // The concurrency plot's steps on a thread of their own, the launching ops on another, the layout (itself on
+    // every core) on this one. At 100 M spans the steps take 12.4 s, the layout and launching ops 7.6 s alone and
+    // 14 s with the steps beside them on the two cores measured (docs/PERFORMANCE.md): a big trace leaves the steps
+    // for later, counted once its first frame is drawn. The launching ops (1.3 s at 100 M spans, one thread) and the
+    // arrow index (1.2 s) fill the cores where the layout's lanes leave them idle. (The futures' destructors wait
+    // too, should this throw.)
     std::future<void> counted;
     if (steps == ViewSteps::Now)
         counted = std::async(std::launch::async, [&trace, &t] { trace->concurrency = makeConcurrencyPlotData(t); });
     trace->concurrencyToCome = steps == ViewSteps::Later;
+    std::future<void> byOp = std::async(std::launch::async, [&trace, &t] {
+        auto ops = std::make_shared<const std::vector<uint32_t>>(launchingOps(t));
+        trace->opGpuTimes = std::make_shared<const std::vector<OpGpuTime>>(gpuTimeByLaunchingOp(t, *ops));
+        trace->launchingOps = std::move(ops);
+    });
+    std::future<void> arrows =
+        std::async(std::launch::async, [&trace, &t] { trace->flows = std::make_shared<const FlowIndex>(t); });
     trace->layout = std::make_shared<const TimelineLayout>(t, initiallyCollapsedRanks(t));
-    auto ops = std::make_shared<const std::vector<uint32_t>>(launchingOps(t));
-    trace->opGpuTimes = std::make_shared<const std::vector<OpGpuTime>>(gpuTimeByLaunchingOp(t, *ops));
-    trace->launchingOps = std::move(ops);
+    arrows.get();
+    byOp.get();
     if (counted.valid())
-        counted.get(); // (its future's destructor waits too, should this thread throw)
+        counted.get();
     return trace;
 }
 

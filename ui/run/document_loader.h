@@ -44,6 +44,7 @@ TraceReport reportOnTrace(const Trace& trace, const std::atomic<bool>* cancel = 
 
 // A trace with its analysis, shared between the panels.
 class TimelineLayout;
+struct FlowIndex;
 struct ConcurrencyPlotData;
 
 struct AnalyzedTrace {
@@ -52,10 +53,11 @@ struct AnalyzedTrace {
     bool analysed = true; // false: the report is still to come (a big trace is drawn before it is analysed)
     // What the views build from `trace` before they show it, built beside it off the GUI thread (each costs seconds
     // at 10 M spans) for the views that show it first: the timeline's rows and lanes (the ranks folded as a new view
-    // folds them), the concurrency plot's step function, the op that launched each span (the span table's column)
-    // and the GPU time by launching op. They take them (MainWindow::showTrace resets these on the GUI thread), so
-    // that the views' later rebuilds do not keep these alive. Null: the view builds its own.
+    // folds them) and its arrow index, the concurrency plot's step function, the op that launched each span (the
+    // span table's column) and the GPU time by launching op. They take them (MainWindow::showTrace resets these on the
+    // GUI thread), so that the views' later rebuilds do not keep these alive. Null: the view builds its own.
     mutable std::shared_ptr<const TimelineLayout> layout;
+    mutable std::shared_ptr<const FlowIndex> flows;
     mutable std::shared_ptr<const ConcurrencyPlotData> concurrency;
     mutable std::shared_ptr<const std::vector<uint32_t>> launchingOps;
     mutable std::shared_ptr<const std::vector<OpGpuTime>> opGpuTimes;

@@ -62,7 +62,7 @@ QPointF TimelinePlottable::flowTo(const Flow& f) const
 
 void TimelinePlottable::computeArrows(const Mapping& m, TimelineDrawList& out) const
 {
-    if (m_flowOrder.empty())
+    if (!m_flows || m_flows->order.empty())
         return;
     bool any = false;
     for (bool v : m_flowVisible)
@@ -73,8 +73,9 @@ void TimelinePlottable::computeArrows(const Mapping& m, TimelineDrawList& out) c
     const int64_t t0 = m.origin + int64_t(std::floor(m.keyOfX(m.rect.left())));
     const int64_t t1 = m.origin + int64_t(std::ceil(m.keyOfX(m.rect.right() + 1)));
     // Candidates: min time <= t1 and (prefix) max time >= t0.
-    const size_t hi = size_t(std::upper_bound(m_flowMinTime.begin(), m_flowMinTime.end(), t1) - m_flowMinTime.begin());
-    const auto prefixMax = m_flowPrefixMaxTime.begin();
+    const auto& minTime = m_flows->minTime;
+    const size_t hi = size_t(std::upper_bound(minTime.begin(), minTime.end(), t1) - minTime.begin());
+    const auto prefixMax = m_flows->prefixMaxTime.begin();
     const size_t lo = size_t(std::lower_bound(prefixMax, prefixMax + ptrdiff_t(hi), t0) - prefixMax);
     if (hi <= lo)
         return;
@@ -90,7 +91,7 @@ void TimelinePlottable::computeArrows(const Mapping& m, TimelineDrawList& out) c
     };
     size_t count = 0;
     for (size_t i = lo; i < hi; ++i) {
-        const uint32_t fi = m_flowOrder[i];
+        const uint32_t fi = m_flows->order[i];
         const Flow& f = tr.flows[fi];
         if (!m_flowVisible[size_t(f.kind)])
             continue;

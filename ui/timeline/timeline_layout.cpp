@@ -390,6 +390,31 @@ void TimelineLayout::buildSummaries()
     });
 }
 
+FlowIndex::FlowIndex(const Trace& tr) : trace(&tr)
+{
+    const size_t n = tr.flows.size();
+    if (n == 0)
+        return;
+    std::vector<std::pair<int64_t, uint32_t>> keyed(n);
+    const TimeColumn::View start = tr.spans.start.view(), end = tr.spans.end.view();
+    for (size_t i = 0; i < n; ++i) {
+        const Flow& f = tr.flows[i];
+        keyed[i] = {std::min(start[f.from], start[f.to]), uint32_t(i)};
+    }
+    std::sort(keyed.begin(), keyed.end());
+    order.resize(n);
+    minTime.resize(n);
+    prefixMaxTime.resize(n);
+    int64_t maxTime = std::numeric_limits<int64_t>::min();
+    for (size_t i = 0; i < n; ++i) {
+        const Flow& f = tr.flows[keyed[i].second];
+        order[i] = keyed[i].second;
+        minTime[i] = keyed[i].first;
+        maxTime = std::max({maxTime, end[f.from], end[f.to]});
+        prefixMaxTime[i] = maxTime;
+    }
+}
+
 int TimelineLayout::laneOfSpan(uint32_t span) const
 {
     if (!m_trace || span >= m_trace->spanCount())

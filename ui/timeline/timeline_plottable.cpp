@@ -24,7 +24,8 @@ TimelinePlottable::TimelinePlottable(QCPAxis* keyAxis, QCPAxis* valueAxis) : QCP
 
 TimelinePlottable::~TimelinePlottable() = default;
 
-void TimelinePlottable::setTrace(const Trace* trace, const TimelineLayout* layout)
+void TimelinePlottable::setTrace(const Trace* trace, const TimelineLayout* layout,
+                                 std::shared_ptr<const FlowIndex> flows)
 {
     m_trace = trace;
     m_layout = trace ? layout : nullptr;
@@ -35,36 +36,12 @@ void TimelinePlottable::setTrace(const Trace* trace, const TimelineLayout* layou
     m_anyUncertain = trace
         && std::find(trace->spans.timing.begin(), trace->spans.timing.end(), SpanTiming::Uncertain)
             != trace->spans.timing.end();
-    buildFlowIndex();
-}
-
-void TimelinePlottable::buildFlowIndex()
-{
-    m_flowOrder.clear();
-    m_flowMinTime.clear();
-    m_flowPrefixMaxTime.clear();
-    if (!m_trace || m_trace->flows.empty())
-        return;
-    const Trace& tr = *m_trace;
-    const size_t n = tr.flows.size();
-    std::vector<std::pair<int64_t, uint32_t>> keyed(n);
-    const TimeColumn::View start = tr.spans.start.view(), end = tr.spans.end.view();
-    for (size_t i = 0; i < n; ++i) {
-        const Flow& f = tr.flows[i];
-        keyed[i] = {std::min(start[f.from], start[f.to]), uint32_t(i)};
-    }
-    std::sort(keyed.begin(), keyed.end());
-    m_flowOrder.resize(n);
-    m_flowMinTime.resize(n);
-    m_flowPrefixMaxTime.resize(n);
-    int64_t maxTime = std::numeric_limits<int64_t>::min();
-    for (size_t i = 0; i < n; ++i) {
-        const Flow& f = tr.flows[keyed[i].second];
-        m_flowOrder[i] = keyed[i].second;
-        m_flowMinTime[i] = keyed[i].first;
-        maxTime = std::max({maxTime, end[f.from], end[f.to]});
-        m_flowPrefixMaxTime[i] = maxTime;
-    }
+    if (!trace)
+        m_flows.reset();
+    else if (flows && flows->trace == trace)
+        m_flows = std::move(flows);
+    else
+        m_flows = std::make_shared<const FlowIndex>(*trace);
 }
 
 void TimelinePlottable::setFlowKindVisible(FlowKind kind, bool visible)

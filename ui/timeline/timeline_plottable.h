@@ -145,8 +145,10 @@ public:
     TimelinePlottable(QCPAxis* keyAxis, QCPAxis* valueAxis);
     ~TimelinePlottable() override;
 
-    // Both must outlive the plottable or the next setTrace; nullptr clears.
-    void setTrace(const Trace* trace, const TimelineLayout* layout);
+    // Both must outlive the plottable or the next setTrace; nullptr clears. `flows`: the trace's arrow index, built
+    // beforehand (null, or one of another trace: built now).
+    void setTrace(const Trace* trace, const TimelineLayout* layout, std::shared_ptr<const FlowIndex> flows = nullptr);
+    const std::shared_ptr<const FlowIndex>& flowIndex() const { return m_flows; }
     const Trace* trace() const { return m_trace; }
     const TimelineLayout* timelineLayout() const { return m_layout; }
     // The names shown for the trace's spans (shared with the view's tooltip).
@@ -180,9 +182,7 @@ public:
     // Memory held by the plottable's own index (the arrow index), for benchmarks.
     size_t memoryBytes() const
     {
-        return m_flowOrder.capacity() * sizeof(uint32_t)
-            + (m_flowMinTime.capacity() + m_flowPrefixMaxTime.capacity()) * sizeof(int64_t)
-            + m_labelNames.capacity() * sizeof(void*);
+        return (m_flows ? m_flows->memoryBytes() : 0) + m_labelNames.capacity() * sizeof(void*);
     }
 
     // Geometry in widget pixels for the current axes.
@@ -222,7 +222,6 @@ protected:
 private:
     struct Mapping; // pixel <-> axis coordinates of one draw
     Mapping mapping() const;
-    void buildFlowIndex();
     void computeArrows(const Mapping& m, TimelineDrawList& out) const;
     void drawLabels(QPainter* painter, const TimelineDrawList& list) const;
     void drawSpansRaster(QPainter* painter, const TimelineDrawList& list) const;
@@ -238,9 +237,7 @@ private:
     const Theme* m_theme = &Theme::light();
     int m_maxLabelPx = 28;
     // Flows sorted by their earliest end point, with the prefix maximum of their latest, to cull arrows by time.
-    std::vector<uint32_t> m_flowOrder;
-    std::vector<int64_t> m_flowMinTime;
-    std::vector<int64_t> m_flowPrefixMaxTime;
+    std::shared_ptr<const FlowIndex> m_flows;
     bool m_anyUncertain = false; // some span of the trace has SpanTiming::Uncertain
     struct LabelName {
         QString text;

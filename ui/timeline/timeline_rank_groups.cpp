@@ -14,10 +14,11 @@ void TimelineView::setRankCollapsed(int rank, bool collapsed)
         m_collapsedRanks.insert(rank);
     else
         m_collapsedRanks.erase(rank);
-    // The rows change; the spans, the selection and the time range do not.
+    // The rows change; the spans, the arrows, the selection and the time range do not.
+    std::shared_ptr<const FlowIndex> flows = m_plottable->flowIndex();
     m_plottable->setTrace(nullptr, nullptr);
     m_layout = std::make_shared<const TimelineLayout>(*m_trace, m_collapsedRanks);
-    m_plottable->setTrace(m_trace.get(), m_layout.get());
+    m_plottable->setTrace(m_trace.get(), m_layout.get(), std::move(flows));
     updateMargins();
     requestReplot(); // the vertical scroll is clamped to the new rows when the plot is laid out
 }

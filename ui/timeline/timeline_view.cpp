@@ -77,7 +77,7 @@ void TimelineView::setTrace(std::shared_ptr<const Trace> trace, bool keepView)
 }
 
 void TimelineView::setTrace(std::shared_ptr<const Trace> trace, bool keepView,
-                            std::shared_ptr<const TimelineLayout> layout)
+                            std::shared_ptr<const TimelineLayout> layout, std::shared_ptr<const FlowIndex> flows)
 {
     keepView = keepView && m_trace && trace;
     const QCPRange keptRange = xAxis->range();
@@ -93,7 +93,7 @@ void TimelineView::setTrace(std::shared_ptr<const Trace> trace, bool keepView,
         m_layout = std::move(layout);
     else
         m_layout = std::make_shared<const TimelineLayout>(*m_trace, m_collapsedRanks);
-    m_plottable->setTrace(m_trace.get(), m_layout.get());
+    m_plottable->setTrace(m_trace.get(), m_layout.get(), std::move(flows));
     const bool hadSelection = m_selected >= 0;
     m_selected = -1;
     m_hovered = -1;

@@ -44,7 +44,9 @@ public:
     // The same with its layout built already (off the GUI thread, for a big trace): used when it was built for
     // `trace` with the ranks folded that this call would fold (initiallyCollapsedRanks for a new view, the view's
     // own when it is kept), else built here.
-    void setTrace(std::shared_ptr<const Trace> trace, bool keepView, std::shared_ptr<const TimelineLayout> layout);
+    // `flows`, the trace's arrow index built beforehand, likewise (null: built here).
+    void setTrace(std::shared_ptr<const Trace> trace, bool keepView, std::shared_ptr<const TimelineLayout> layout,
+                  std::shared_ptr<const FlowIndex> flows = nullptr);
     const std::shared_ptr<const Trace>& trace() const { return m_trace; }
     const TimelineLayout& timelineLayout() const { return *m_layout; }
 

@@ -256,7 +256,8 @@ void MainWindow::showTrace(std::shared_ptr<const AnalyzedTrace> trace, const QSt
     m_syncingSelection = true;
     // The views' parts built off the GUI thread with the trace (AnalyzedTrace::layout), handed over.
     std::shared_ptr<const TimelineLayout> layout = m_trace ? std::exchange(m_trace->layout, nullptr) : nullptr;
-    m_timeline->setTrace(t, keepView, std::move(layout));
+    std::shared_ptr<const FlowIndex> flows = m_trace ? std::exchange(m_trace->flows, nullptr) : nullptr;
+    m_timeline->setTrace(t, keepView, std::move(layout), std::move(flows));
     m_spanModel->setTrace(t, m_trace ? std::exchange(m_trace->launchingOps, nullptr) : nullptr);
     m_opModel->setTrace(t, m_trace ? std::exchange(m_trace->opGpuTimes, nullptr) : nullptr);
     m_syncingSelection = false;
