@@ -259,7 +259,8 @@ private:
         } else {
             for (size_t done = 0; done < e.rawSize && whole;) {
                 const size_t n = std::min<size_t>(piece, e.rawSize - done);
-                whole = fill(take(n), n);
+                // A frame that ended with the last piece ends short, as where it ends inside one.
+                whole = (done == 0 || ret != 0) && fill(take(n), n);
                 done += n;
             }
         }
@@ -333,6 +334,8 @@ private:
             return;
         }
         static_assert(sizeof(T) <= 8 || sizeof(T) == sizeof(Dim3));
+        if (count == 0)
+            return; // an empty block is not unpacked (nor its stored bytes checked)
         unpack(id, [&v](size_t n) {
             const size_t at = v.size();
             v.resize(at + n / sizeof(T)); // within the reserve: no copy
@@ -365,7 +368,8 @@ private:
     {
         const BlockEntry& e = *m_entries[Meta];
         std::string text(e.rawSize, '\0');
-        unpack(Meta, into(text.data()));
+        if (!text.empty())
+            unpack(Meta, into(text.data()));
         auto parsed = parseTrace(text, "meta");
         if (!parsed)
             fail(blockWhere(Meta) + (parsed.error().path.empty() ? "" : " " + parsed.error().path),
@@ -387,7 +391,8 @@ private:
         std::vector<uint64_t> offsets;
         unpackInto(StringOffsets, offsets);
         std::string bytes(m_entries[StringBytes]->rawSize, '\0');
-        unpack(StringBytes, into(bytes.data()));
+        if (!bytes.empty())
+            unpack(StringBytes, into(bytes.data()));
         if (offsets.front() != 0)
             fail(spanWhere(StringOffsets, 0), "the first string must start at 0");
         for (size_t i = 1; i < offsets.size(); ++i)
