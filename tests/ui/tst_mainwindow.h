@@ -139,6 +139,7 @@ private Q_SLOTS:
     void saveIsAtomicAndRoundTrips();
     void unsavedEditsPrompt();
     void opensTracesByContent();
+    void aBigTraceIsDrawnBeforeItsAnalysis_data();
     void aBigTraceIsDrawnBeforeItsAnalysis();
     void spanTableTurnsPages();
     void bigSpanTablesSortOnAWorker();

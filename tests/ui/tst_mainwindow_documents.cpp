@@ -169,8 +169,9 @@ void TestMainWindow::opensTracesByContent()
 }
 
 namespace {
-// A trace file of `spans` spans (API calls launching kernels, an arrow each), StreamScope's format.
-QString writeBigTrace(const QTemporaryDir& dir, int64_t spans)
+// A trace file of `spans` spans (API calls launching kernels, an arrow each), StreamScope's format (JSON, or the
+// binary format with `binary`).
+QString writeBigTrace(const QTemporaryDir& dir, int64_t spans, bool binary = false)
 {
     Trace t;
     const uint32_t host = t.addTrack({TrackKind::HostThread, "main"});
@@ -181,19 +182,32 @@ QString writeBigTrace(const QTemporaryDir& dir, int64_t spans)
         t.addFlow(api, k, FlowKind::Launch);
     }
     t.finalize();
-    const QString path = dir.filePath(QStringLiteral("big.json"));
-    return exportTrace(t, path.toStdString(), ExportFormat::Streamscope).ok() ? path : QString();
+    const QString path = dir.filePath(binary ? QStringLiteral("big.sstrace") : QStringLiteral("big.json"));
+    return exportTrace(t, path.toStdString(), binary ? ExportFormat::StreamscopeBinary : ExportFormat::Streamscope).ok()
+        ? path
+        : QString();
 }
 } // namespace
 
-// A trace file of kAnalyzeLaterBytes and more is on the timeline as soon as it is read; the Analysis panel says its
-// analysis is coming, and then shows it. The concurrency strip's steps come after the first frame too.
+// A trace of kAnalyzeLaterSpans and more is on the timeline as soon as it is read; the Analysis panel says its
+// analysis is coming, and then shows it. The concurrency strip's steps come after the first frame too. The same for
+// the binary file of the trace, a few hundred kilobytes: big by its spans, not by its size.
+void TestMainWindow::aBigTraceIsDrawnBeforeItsAnalysis_data()
+{
+    QTest::addColumn<bool>("binary");
+    QTest::newRow("JSON") << false;
+    QTest::newRow("binary") << true;
+}
+
 void TestMainWindow::aBigTraceIsDrawnBeforeItsAnalysis()
 {
+    QFETCH(bool, binary);
     QTemporaryDir dir;
-    const QString path = writeBigTrace(dir, 400'000);
+    const QString path = writeBigTrace(dir, 400'000, binary);
     QVERIFY(!path.isEmpty());
-    QVERIFY(QFileInfo(path).size() >= MainWindow::kAnalyzeLaterBytes);
+    QVERIFY(400'000 >= MainWindow::kAnalyzeLaterSpans);
+    if (binary)
+        QVERIFY2(QFileInfo(path).size() < 4 << 20, qPrintable(QString::number(QFileInfo(path).size())));
     auto w = makeWindow();
     bool analysedAtFirstFrame = true;
     QString panelAtFirstFrame;

@@ -113,7 +113,7 @@ QString detectFormat(const std::string& text)
 }
 
 Result<LoadedDocument> loadDocument(const QString& pathOrLesson, const QString& variant, const ImportProgress* progress,
-                                    bool analyze)
+                                    size_t analyzeBelowSpans)
 {
     LoadedDocument doc;
     doc.variant = variant;
@@ -166,7 +166,7 @@ Result<LoadedDocument> loadDocument(const QString& pathOrLesson, const QString& 
         }
     }
     doc.variant = qs(trace->info.variant);
-    if (analyze) {
+    if (trace->spanCount() < analyzeBelowSpans) {
         doc.trace = makeAnalyzedTrace(std::move(trace).value());
     } else {
         auto shown = std::make_shared<AnalyzedTrace>();

@@ -95,9 +95,10 @@ QString detectFormat(const std::string& text);
 
 // Opens `pathOrLesson`: a file (scenario or trace by content) or, when no such file exists, a lesson id or number
 // ("01", "two-streams"). `variant` applies to scenarios and lessons. Errors name the file and JSON path.
-// `progress` (optional): how far reading a trace is, and its Cancel. `analyze` false: a trace comes without its
-// report (AnalyzedTrace::analysed false), for a window that draws it first and analyses it on another worker.
+// `progress` (optional): how far reading a trace is, and its Cancel. A trace of `analyzeBelowSpans` spans or more
+// comes without its report (AnalyzedTrace::analysed false), for a window that draws it first and analyses it on
+// another worker; a smaller one with it.
 Result<LoadedDocument> loadDocument(const QString& pathOrLesson, const QString& variant = {},
-                                    const ImportProgress* progress = nullptr, bool analyze = true);
+                                    const ImportProgress* progress = nullptr, size_t analyzeBelowSpans = SIZE_MAX);
 
 } // namespace streamscope

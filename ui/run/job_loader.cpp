@@ -94,7 +94,7 @@ QString jobDocumentPath(const QStringList& paths)
     return QDir(dir).filePath((oneFolder ? prefix : QString()) + QLatin1Char('*') + (oneFolder ? suffix : QString()));
 }
 
-Result<LoadedDocument> loadJob(const QStringList& paths, const ImportProgress* progress, bool analyze,
+Result<LoadedDocument> loadJob(const QStringList& paths, const ImportProgress* progress, size_t analyzeBelowSpans,
                                const MergeOptions& options)
 {
     auto files = jobFiles(paths);
@@ -129,7 +129,7 @@ Result<LoadedDocument> loadJob(const QStringList& paths, const ImportProgress* p
     doc.kind = DocumentKind::Trace;
     doc.path = jobDocumentPath(paths);
     doc.variant = qs(merged->trace.info.variant);
-    if (analyze) {
+    if (merged->trace.spanCount() < analyzeBelowSpans) {
         doc.trace = makeAnalyzedTrace(std::move(merged->trace));
     } else {
         auto shown = std::make_shared<AnalyzedTrace>();

@@ -30,9 +30,9 @@ QString jobDocumentPath(const QStringList& paths);
 
 // Reads the ranks' traces (progress over all of them; its cancel stops the reading) and merges them. The document
 // is a trace whose settings also hold the merge's notes ("merge note"), so that they travel with a saved copy; its
-// path is jobDocumentPath. `analyze` as for loadDocument.
-Result<LoadedDocument> loadJob(const QStringList& paths, const ImportProgress* progress = nullptr, bool analyze = true,
-                               const MergeOptions& options = {});
+// path is jobDocumentPath. `analyzeBelowSpans` as for loadDocument.
+Result<LoadedDocument> loadJob(const QStringList& paths, const ImportProgress* progress = nullptr,
+                               size_t analyzeBelowSpans = SIZE_MAX, const MergeOptions& options = {});
 
 // What a job's trace is, for the window's title: "job of 4 ranks (simulated)"; empty for a trace of no ranks.
 QString jobKindText(const Trace& trace);

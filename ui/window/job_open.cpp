@@ -33,14 +33,9 @@ bool MainWindow::openJob(const QStringList& paths)
     const QString name = jobDocumentPath(paths);
     const std::shared_ptr<ImportProgress> progress = startOpening(QStringLiteral("Opening the job %1…").arg(name));
     // As one file: a big job is drawn first and analysed after.
-    qint64 bytes = 0;
-    if (auto files = jobFiles(paths))
-        for (const QString& f : *files)
-            bytes += QFileInfo(f).size();
-    const bool analyzeNow = bytes < kAnalyzeLaterBytes;
     runOffGuiThread(
         this, &MainWindow::m_openGeneration,
-        [paths, progress, analyzeNow] { return loadJob(paths, progress.get(), analyzeNow); },
+        [paths, progress] { return loadJob(paths, progress.get(), kAnalyzeLaterSpans); },
         [name](MainWindow& w, Result<LoadedDocument> loaded) {
             w.endOpening();
             if (!loaded) {

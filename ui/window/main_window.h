@@ -184,9 +184,10 @@ public:
     RunInfoPanel* runInfoPanel() const { return m_runInfo; }
     std::shared_ptr<const AnalyzedTrace> currentTrace() const { return m_trace; }
     // Whether the analysis of the trace shown (metrics, checks, diagnostics, critical path) is in the panels: a big
-    // trace file (kAnalyzeLaterBytes and more) is drawn as soon as it is read, and its analysis follows.
+    // trace (kAnalyzeLaterSpans and more) is drawn as soon as it is read, and its analysis follows. By its spans, not
+    // its file's size: a binary trace of version 3 holds from 10 to over 100 times the spans of JSON per byte.
     bool isAnalysisShown() const { return m_trace && m_trace->analysed; }
-    static constexpr qint64 kAnalyzeLaterBytes = qint64(16) << 20;
+    static constexpr size_t kAnalyzeLaterSpans = 250'000;
     // A file being opened: Run ▸ Cancel (Ctrl+.) stops reading it, and the window stays as it was.
     bool isOpening() const { return m_openCancel != nullptr; }
     void cancelOpening();

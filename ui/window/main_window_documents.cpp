@@ -357,17 +357,12 @@ bool MainWindow::openPath(const QString& pathOrLesson, const QString& variant)
     if (!maybeSave())
         return false;
     const std::shared_ptr<ImportProgress> progress = startOpening(QStringLiteral("Opening %1…").arg(pathOrLesson));
-    // Files are read and parsed off the GUI thread (traces can be large); the newest request wins. A big trace
-    // file is drawn first and analysed after (analyzeShownTrace).
-    // A compressed binary trace holds about 7 times the spans of JSON per byte (docs/PERFORMANCE.md: 11.6 against
-    // 76.7 MiB for 1.2 M spans), so it is "big" from an eighth of the size.
-    QFile head(pathOrLesson);
-    const bool binary = head.open(QIODevice::ReadOnly) && looksLikeBinaryTrace(head.read(8).toStdString());
-    const bool analyzeNow = QFileInfo(pathOrLesson).size() < (binary ? kAnalyzeLaterBytes / 8 : kAnalyzeLaterBytes);
+    // Files are read and parsed off the GUI thread (traces can be large); the newest request wins. A big trace is
+    // drawn first and analysed after (analyzeShownTrace).
     runOffGuiThread(
         this, &MainWindow::m_openGeneration,
-        [pathOrLesson, variant, progress, analyzeNow] {
-            return loadDocument(pathOrLesson, variant, progress.get(), analyzeNow);
+        [pathOrLesson, variant, progress] {
+            return loadDocument(pathOrLesson, variant, progress.get(), kAnalyzeLaterSpans);
         },
         [](MainWindow& w, Result<LoadedDocument> loaded) {
             w.endOpening();
