@@ -125,8 +125,8 @@ private:
 
 // The trace's flows (arrows) sorted by the earlier start of their two spans, with the prefix maximum of their
 // later end, so that the arrows of a time window are two binary searches away. Built once per trace (on the loader's
-// thread, beside the layout: 1.2 s for the 7.4 M flows of the 100 M-span benchmark trace) and shared by the layouts
-// of its folded and unfolded ranks.
+// thread, beside the layout: 1.2 s for the 7.4 M flows of the 100 M-span benchmark trace); the timeline keeps it
+// when a rank is folded or unfolded and only the layout is built again.
 struct FlowIndex {
     explicit FlowIndex(const Trace& trace);
     const Trace* trace = nullptr; // the trace it was built for
