@@ -200,6 +200,21 @@ void SpanColumns::reserve(size_t n)
     name.reserve(n);
     start.reserve(n);
     end.reserve(n);
+    // An optional column in use grows with the spans: reserved with them, it is not copied as it doubles.
+    const auto reserveInUse = [n](auto& col) {
+        if (!col.empty())
+            col.reserve(n);
+    };
+    reserveInUse(thread);
+    reserveInUse(op);
+    reserveInUse(iteration);
+    reserveInUse(detail);
+    reserveInUse(timing);
+    reserveInUse(task);
+    reserveInUse(eventStartError);
+    reserveInUse(eventEndError);
+    reserveInUse(wait);
+    reserveInUse(waitFor);
 }
 
 void SpanColumns::clear()

@@ -226,7 +226,7 @@ struct SpanColumns {
 
     // Pads short optional columns with their default and drops those whose every entry is the default.
     void compact();
-    void reserve(size_t n); // the columns every span has
+    void reserve(size_t n); // the columns every span has, and the optional ones in use
     void clear();
     size_t memoryBytes() const;
 

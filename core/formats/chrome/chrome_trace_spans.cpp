@@ -121,6 +121,11 @@ void EventReader::populateSpans()
     populatePages(s.track, from, to);
     populatePages(s.kind, from, to);
     populatePages(s.name, from, to);
+    // The optional columns in use (empty ones have no room: nothing to fault in).
+    populatePages(s.thread, from, to);
+    populatePages(s.op, from, to);
+    populatePages(s.iteration, from, to);
+    populatePages(s.detail, from, to);
     m_populatedSpans = to;
 }
 
