@@ -7,6 +7,7 @@
 #include "concurrency_plot.h"
 #include "main_window.h"
 #include "offscreen_screen.h"
+#include "theme.h"
 #include "window_fixture.h"
 
 #include <QApplication>
@@ -118,6 +119,30 @@ QStringList stripProblems(ConcurrencyPlot& strip)
     return problems;
 }
 
+// Three kernels in three streams of one GPU, all running at once in the middle: a peak of 3.
+std::shared_ptr<const Trace> threeAtOnce()
+{
+    auto t = std::make_shared<Trace>();
+    for (int s = 0; s < 3; ++s) {
+        Track track;
+        track.kind = TrackKind::Stream;
+        track.name = "s" + std::to_string(s);
+        track.device = 0;
+        t->addTrack(track);
+    }
+    for (uint32_t s = 0; s < 3; ++s) {
+        SpanInit k;
+        k.track = s;
+        k.kind = SpanKind::Kernel;
+        k.name = "k";
+        k.start = 1000 * int64_t(s);
+        k.end = 10'000 - 1000 * int64_t(s);
+        t->addSpan(k);
+    }
+    t->finalize();
+    return t;
+}
+
 QRect available()
 {
     return QGuiApplication::primaryScreen()->availableGeometry();
@@ -137,6 +162,41 @@ private Q_SLOTS:
     }
 
     void cleanupTestCase() { QSettings().clear(); }
+
+    // An exported strip (prepareForImage) labels the peak, whatever its height: one of 3 operations was labelled
+    // "2" alone, and lesson 11's peak label (32, at the plot's top edge) was not drawn at all. Where two labels fit
+    // one above the other, 0 as well; every label a line and a half from the next.
+    void thePeakIsLabelled_data()
+    {
+        QTest::addColumn<int>("height");
+        for (const int h : {40, 65, 90, 160, 300})
+            QTest::addRow("%d px", h) << h;
+    }
+
+    void thePeakIsLabelled()
+    {
+        QFETCH(int, height);
+        ConcurrencyPlot strip;
+        strip.resize(900, height);
+        strip.setTrace(threeAtOnce());
+        QCOMPARE(strip.maxConcurrency(), 3);
+        const int px = 11;
+        strip.prepareForImage(Theme::light(), px, QMargins(120, px / 2, 10, px / 2));
+        strip.replot(QCustomPlot::rpImmediateRefresh);
+        const QVector<double> ticks = strip.yAxis->tickVector();
+        QVERIFY(!ticks.isEmpty());
+        QCOMPARE(ticks.back(), 3.0);
+        const int fh = QFontMetrics(strip.yAxis->tickLabelFont()).height();
+        // The peak's label lies within the widget (QCustomPlot skips a label that would cross its edge).
+        QVERIFY2(
+            strip.yAxis->coordToPixel(3.0) - fh / 2.0 >= 0,
+            qPrintable(QStringLiteral("the peak at %1 px, font %2 px").arg(strip.yAxis->coordToPixel(3.0)).arg(fh)));
+        if (strip.axisRect()->height() >= 2 * fh)
+            QCOMPARE(ticks.front(), 0.0);
+        for (int i = 1; i < ticks.size(); ++i)
+            QVERIFY(std::abs(strip.yAxis->coordToPixel(ticks[i]) - strip.yAxis->coordToPixel(ticks[i - 1]))
+                    >= 1.5 * fh);
+    }
 
     void readableAtEverySize_data()
     {

@@ -47,6 +47,21 @@ private:
     QString m_suffix;
 };
 
+// The count axis: over time, 0 and the peak always (the number a reader looks for first; an exported strip of a
+// 3-operation peak was labelled "2" alone), and between them multiples of 1, 2 or 5 × 10^k where the axis has
+// room (tickCount() gaps in all); with no peak set (the histogram's rows), integers as QCPAxisTickerFixed makes them.
+class CountTicker : public QCPAxisTickerFixed {
+public:
+    void setPeak(int peak) { m_peak = std::max(0, peak); }
+    int peak() const { return m_peak; }
+
+protected:
+    QVector<double> createTickVector(double tickStep, const QCPRange& range) override;
+
+private:
+    int m_peak = 0;
+};
+
 // Per device and overall, from analyzeTrace (index 0: all devices, then ascending device index).
 std::vector<ConcurrencyHistogram> concurrencyHistograms(const Trace& trace);
 
@@ -149,6 +164,7 @@ private:
     void placeControls();
     void updateHeight();
     void updateCountTicks();
+    void fitCountAxis(int plotHeight, const QFont& font);
     // Fits the axes to the strip's size (concurrency_plot_fit.cpp): the vertical axis' title as long as its height
     // allows ("operations running", wrapped, "running"), as many tick labels as fit, the histogram's time axis label
     // shortened to its width, and a left margin wide enough for the mode button beside the vertical axis. True when
@@ -168,7 +184,7 @@ private:
     QCPGraph* m_graph = nullptr;
     QCPBars* m_bars = nullptr;
     std::vector<QCPItemText*> m_labels;
-    QSharedPointer<QCPAxisTicker> m_countTicker;
+    QSharedPointer<CountTicker> m_countTicker;
     QSharedPointer<QCPAxisTicker> m_durationTicker;
     QToolButton* m_modeButton = nullptr;
     QComboBox* m_deviceBox = nullptr;
