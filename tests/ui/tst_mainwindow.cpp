@@ -176,6 +176,32 @@ void TestMainWindow::navigationKeysReachTheTimeline()
     QVERIFY(width() < full * 0.95);
 }
 
+// Lesson 08's eight rows in a big window share its height rather than crowd its top third (up to 2.5 times their
+// height); lesson 11's 34 rows keep theirs and scroll.
+void TestMainWindow::fewRowsFillTheTimeline()
+{
+    auto w = testing::makeTestWindow({1400, 1000});
+    QVERIFY(openAndRun(*w, QStringLiteral("08")));
+    TimelineView* timeline = w->timeline();
+    timeline->replot(QCustomPlot::rpImmediateRefresh);
+    const int lanes = timeline->timelineLayout().totalLanes();
+    const double base = timeline->laneHeight(), shown = timeline->shownLaneHeight();
+    const int area = timeline->timeAxisRect().height();
+    QVERIFY2(lanes * base < area,
+             qPrintable(QStringLiteral("%1 lanes of %2 px in %3 px").arg(lanes).arg(base).arg(area)));
+    QVERIFY2(shown > base, qPrintable(QStringLiteral("%1 px, as laneHeight()").arg(shown)));
+    QVERIFY(shown <= TimelineView::kMaxLaneStretch * base + 1e-9);
+    QVERIFY(lanes * shown <= area + 1);
+    // Every lane drawn: the vertical axis shows them all, each `shown` px high.
+    QVERIFY(timeline->yAxis->range().upper >= lanes - 1e-6);
+    QVERIFY(std::abs(timeline->yAxis->coordToPixel(0) - timeline->yAxis->coordToPixel(1)) >= shown - 1);
+
+    QVERIFY(openAndRun(*w, QStringLiteral("11")));
+    timeline->replot(QCustomPlot::rpImmediateRefresh);
+    if (timeline->timelineLayout().totalLanes() * timeline->laneHeight() > timeline->timeAxisRect().height())
+        QCOMPARE(timeline->shownLaneHeight(), double(timeline->laneHeight()));
+}
+
 void TestMainWindow::concurrencyPlotFollowsTheTimeline()
 {
     auto w = makeWindow();

@@ -132,6 +132,7 @@ private Q_SLOTS:
     void theSpanFilterIsTheDocuments();
     void navigationKeysReachTheTimeline();
     void concurrencyPlotFollowsTheTimeline();
+    void fewRowsFillTheTimeline();
     void quickControlReSimulates();
     void anInvalidEditKeepsTheTraceAndSaysWhy();
     void selectionFollows();

@@ -101,6 +101,7 @@ void TimelineView::setTrace(std::shared_ptr<const Trace> trace, bool keepView,
     m_highlighted.clear();
     m_measured.reset();
     m_scrollLanes = 0;
+    m_stretchLanes = 0;
     rebuildLegend();
     updateMargins();
     if (keepView) {
@@ -169,6 +170,12 @@ double TimelineView::verticalScroll() const
 void TimelineView::setVerticalScroll(double lanes)
 {
     m_scrollLanes = std::max(0.0, lanes);
+    requestReplot();
+}
+
+void TimelineView::setLanesFillHeight(bool on)
+{
+    m_stretchToFill = on;
     requestReplot();
 }
 
@@ -398,7 +405,19 @@ void TimelineView::updateMargins()
 
 double TimelineView::visibleLanes() const
 {
-    return double(plotArea().height()) / std::max(1, m_laneHeight);
+    return double(plotArea().height()) / shownLaneHeight();
+}
+
+double TimelineView::shownLaneHeight() const
+{
+    // Where every lane fits, they share the height rather than leave most of it empty (lesson 08 in a 1920x1080
+    // window drew its eight rows over the top third), up to kMaxLaneStretch times their height. For the most lanes
+    // this trace has shown: folding a rank leaves the other rows, and the header just clicked, where they were.
+    const double base = std::max(1, m_laneHeight);
+    const int total = std::max(m_layout ? m_layout->totalLanes() : 0, m_stretchLanes);
+    if (!m_stretchToFill || m_fitRows || total <= 0)
+        return base;
+    return std::clamp(double(plotArea().height()) / total, base, base * kMaxLaneStretch);
 }
 
 void TimelineView::onAfterLayout()
@@ -413,7 +432,8 @@ void TimelineView::onAfterLayout()
             : std::max(double(std::max(total, 1)), area.height() / (px * kImageMaxLaneHeight));
         yAxis->setRange(0, lanes);
     } else {
-        const double visible = double(area.height()) / std::max(1, m_laneHeight);
+        m_stretchLanes = std::max(m_stretchLanes, total);
+        const double visible = double(area.height()) / shownLaneHeight();
         m_scrollLanes = std::clamp(m_scrollLanes, 0.0, std::max(0.0, total - visible));
         yAxis->setRange(m_scrollLanes, m_scrollLanes + std::max(visible, 1e-3));
     }

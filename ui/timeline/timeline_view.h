@@ -80,6 +80,11 @@ public:
     int rowLabelWidth() const { return m_rowLabelWidth; }
     // Height of one lane in pixels (default from the font); rows with n lanes are n times this high.
     int laneHeight() const { return m_laneHeight; }
+    // The lanes' height as drawn: laneHeight(), or with setLanesFillHeight up to kMaxLaneStretch times it where
+    // every lane fits (the main window's timeline; views stacked for a comparison keep one height).
+    double shownLaneHeight() const;
+    void setLanesFillHeight(bool on);
+    static constexpr double kMaxLaneStretch = 2.5;
     void setLaneHeight(int pixels);
     // The widget's minimum height keeps this many lanes visible under the legend and above the time axis (0: none).
     void setMinimumVisibleLanes(int lanes);
@@ -206,6 +211,8 @@ private:
     const Theme* m_theme = &Theme::light();
     const Theme* m_fixedTheme = nullptr;
     int m_laneHeight = 18;
+    int m_stretchLanes = 0; // the most lanes this trace has shown (shownLaneHeight)
+    bool m_stretchToFill = false;
     double m_scrollLanes = 0;      // vertical scroll (top lane)
     double m_fontScale = 1;        // images for slides use bigger text
     bool m_presentation = false;   // projector style

@@ -121,7 +121,7 @@ void TimelineView::mouseMoveEvent(QMouseEvent* event)
         const double dx = (pos.x() - m_pressPos.x()) * nsPerPx;
         xAxis->setRange(m_dragStartXRange.lower - dx, m_dragStartXRange.upper - dx);
         clampXRange();
-        m_scrollLanes = std::max(0.0, m_dragStartScroll - double(pos.y() - m_pressPos.y()) / std::max(1, m_laneHeight));
+        m_scrollLanes = std::max(0.0, m_dragStartScroll - double(pos.y() - m_pressPos.y()) / shownLaneHeight());
         requestReplot();
     } else if (m_drag == Drag::ScrollThumb) {
         const QRect track = scrollTrack(), thumb = scrollThumb();

@@ -195,6 +195,7 @@ void MainWindow::createCentre()
     centreLayout->addWidget(m_messageBar);
     centreLayout->addWidget(m_timeline, 1);
     m_timeline->setMinimumVisibleLanes(kTimelineMinimumLanes);
+    m_timeline->setLanesFillHeight(true); // a few rows in a big window: taller, not crowded at the top
     m_concurrency = new ConcurrencyPlot;
     m_concurrency->followTimeline(m_timeline);
     centreLayout->addWidget(m_concurrency);
