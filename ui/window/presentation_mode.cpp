@@ -187,6 +187,7 @@ void PresentationMode::enter()
     m_concurrencyVisible = !w->concurrencyPlot()->isHidden();
     m_savedFontScale = timeline->fontScale();
     m_savedLaneHeight = timeline->laneHeight();
+    timeline->setLanesFillHeight(false); // the slide sizes the lanes itself (fitTimeline), up to laneTarget()
     // The slide sizes the lanes to its height (fitTimeline): six of them at the slide's lane height made the
     // timeline taller than its share above the explanation on a small screen (960x540, 1920x1080 at scale 2), and
     // it ran under the explanation.
@@ -247,6 +248,7 @@ void PresentationMode::leave()
     timeline->setPresentationStyle(false);
     timeline->setFontScale(m_savedFontScale);
     timeline->setLaneHeight(m_savedLaneHeight);
+    timeline->setLanesFillHeight(true);
     timeline->setMinimumVisibleLanes(kTimelineMinimumLanes);
 
     // The window's own centre goes back; the slide goes once the event that ended it is handled.
