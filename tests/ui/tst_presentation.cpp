@@ -206,6 +206,8 @@ private Q_SLOTS:
         // Every row fits: the lanes were sized to the height.
         QVERIFY(w->timeline()->laneHeight() * w->timeline()->timelineLayout().totalLanes()
                 <= w->timeline()->timeAxisRect().height() + w->timeline()->laneHeight());
+        // At the slide's lane height, not stretched further as the window's rows are.
+        QCOMPARE(w->timeline()->shownLaneHeight(), double(w->timeline()->laneHeight()));
         shot(*w, QStringLiteral("03-timeline"));
 
         // 4: the explanation beside the timeline: the verdict and the effect (makespan, overlap).
