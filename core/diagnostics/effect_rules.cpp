@@ -379,10 +379,6 @@ void multiDeviceOverlap(const Context& c, std::vector<Diagnostic>& out)
     if (involved.size() < 2)
         return;
     // Time at least two of the involved devices were busy at once.
-    std::vector<uint32_t> all;
-    for (int d : involved)
-        for (uint32_t i : byDevice.at(d))
-            all.push_back(i);
     std::vector<std::pair<int64_t, int>> edges;
     for (int d : involved)
         for (const Interval& iv : c.deviceBusy(d)) {
