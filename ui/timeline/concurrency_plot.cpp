@@ -94,35 +94,6 @@ QString DurationTicker::getTickLabel(double tick, const QLocale&, QChar, int)
     return QString::number(tick / m_scale, 'g', 4) + m_suffix;
 }
 
-QVector<double> CountTicker::createTickVector(double tickStep, const QCPRange& range)
-{
-    if (m_peak <= 0)
-        return QCPAxisTickerFixed::createTickVector(tickStep, range);
-    // tickCount(): how many gaps of two lines fit the axis' height (ConcurrencyPlot::fitCountAxis).
-    const int gaps = std::max(1, tickCount());
-    QVector<double> ticks{0.0};
-    if (gaps > 1 && m_peak > 1) {
-        // The smallest round step that leaves at most gaps - 1 ticks between 0 and the peak, each a step from the next.
-        int step = 1;
-        for (int scale = 1; scale <= m_peak; scale *= 10) {
-            bool found = false;
-            for (const int m : {1, 2, 5}) {
-                step = m * scale;
-                if ((m_peak - 1) / step <= gaps - 1) {
-                    found = true;
-                    break;
-                }
-            }
-            if (found)
-                break;
-        }
-        for (int v = step; v + step <= m_peak; v += step)
-            ticks.push_back(v);
-    }
-    ticks.push_back(m_peak);
-    return ticks;
-}
-
 std::vector<ConcurrencyHistogram> concurrencyHistograms(const Trace& trace)
 {
     AnalysisOptions options;
@@ -618,7 +589,6 @@ void ConcurrencyPlot::applyMode()
     xAxis->grid()->setVisible(histogramMode);
     if (histogramMode) {
         yAxis->setLabel(QStringLiteral("operations running"));
-        m_countTicker->setPeak(0); // a tick for each row
         updateHistogram();
         setToolTip(QString());
     } else {
@@ -627,13 +597,11 @@ void ConcurrencyPlot::applyMode()
         m_labels.clear();
         xAxis->setLabel(QString());
         yAxis->setLabel(QStringLiteral("running"));
-        yAxis->setRange(0, std::max(1, m_max) + 0.5);
-        m_countTicker->setPeak(std::max(1, m_max));
         updateShownSteps();
         xAxis->setRange(m_timeRange.first, m_timeRange.second);
         setToolTip(QString());
-        updateCountTicks();
     }
+    updateCountTicks(); // the count axis' ticks for the mode (and over time its range)
     m_deviceBox->setVisible(histogramMode && m_histograms && m_histograms->size() > 2);
     updateHeight();
     fitToSize();
@@ -655,26 +623,6 @@ void ConcurrencyPlot::updateHeight()
     const int wanted = std::clamp(rows * (fh + 8) + 3 * fh + 16, 140, 300);
     setMinimumHeight(std::min(wanted, 120));
     setMaximumHeight(wanted);
-}
-
-void ConcurrencyPlot::updateCountTicks()
-{
-    fitCountAxis(axisRect()->height(), yAxis->tickLabelFont());
-}
-
-// The count axis for a plot `plotHeight` px high whose labels are in `font`: as many labels as fit one above the
-// other with a line of room between them (a 32-stream run in the strip's 70 px drew 0, 10, 20 and 30 on top of one
-// another), and over time room above the peak for half of its label: a label that would cross the widget's edge
-// is not drawn at all (lesson 11's exported strip had none).
-void ConcurrencyPlot::fitCountAxis(int plotHeight, const QFont& font)
-{
-    const int fh = QFontMetrics(font).height();
-    m_countTicker->setTickCount(std::clamp(plotHeight / std::max(1, 2 * fh), 1, 5));
-    if (m_mode != Mode::OverTime)
-        return;
-    const double peak = std::max(1, m_max);
-    const double share = std::clamp((fh / 2.0 + 1) / std::max(1, plotHeight), 0.0, 0.45);
-    yAxis->setRange(0, std::max(peak + 0.5, peak / (1 - share)));
 }
 
 void ConcurrencyPlot::placeControls()

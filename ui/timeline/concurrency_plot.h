@@ -53,7 +53,6 @@ private:
 class CountTicker : public QCPAxisTickerFixed {
 public:
     void setPeak(int peak) { m_peak = std::max(0, peak); }
-    int peak() const { return m_peak; }
 
 protected:
     QVector<double> createTickVector(double tickStep, const QCPRange& range) override;

@@ -1,6 +1,7 @@
 // The concurrency strip's axes fitted to the size the window gives it. The strip is short and, at 960x540 or
 // 1280x720, narrow: lesson 11's histogram (33 rows in 120 px) cut its title to "operations runnir" and its top
-// label in half, and its time axis drew seven tick labels into 110 px.
+// label in half, and its time axis drew seven tick labels into 110 px. The count axis: its labels and the room
+// above its peak.
 #include "concurrency_plot.h"
 
 #include <QComboBox>
@@ -21,6 +22,56 @@ QSize labelSize(const QFont& font, const QString& text)
 }
 
 } // namespace
+
+QVector<double> CountTicker::createTickVector(double tickStep, const QCPRange& range)
+{
+    if (m_peak <= 0)
+        return QCPAxisTickerFixed::createTickVector(tickStep, range);
+    // tickCount(): how many gaps of two lines fit the axis' height (ConcurrencyPlot::fitCountAxis).
+    const int gaps = std::max(1, tickCount());
+    QVector<double> ticks{0.0};
+    if (gaps > 1 && m_peak > 1) {
+        // The smallest round step that leaves at most gaps - 1 ticks between 0 and the peak, each a step from the next.
+        int step = 1;
+        for (int scale = 1; scale <= m_peak; scale *= 10) {
+            bool found = false;
+            for (const int m : {1, 2, 5}) {
+                step = m * scale;
+                if ((m_peak - 1) / step <= gaps - 1) {
+                    found = true;
+                    break;
+                }
+            }
+            if (found)
+                break;
+        }
+        for (int v = step; v + step <= m_peak; v += step)
+            ticks.push_back(v);
+    }
+    ticks.push_back(m_peak);
+    return ticks;
+}
+
+void ConcurrencyPlot::updateCountTicks()
+{
+    fitCountAxis(axisRect()->height(), yAxis->tickLabelFont());
+}
+
+// The count axis for a plot `plotHeight` px high whose labels are in `font`: as many labels as fit one above the
+// other with a line of room between them (a 32-stream run in the strip's 70 px drew 0, 10, 20 and 30 on top of one
+// another), and over time room above the peak for half of its label: a label that would cross the widget's edge
+// is not drawn at all (lesson 11's exported strip had none).
+void ConcurrencyPlot::fitCountAxis(int plotHeight, const QFont& font)
+{
+    const int fh = QFontMetrics(font).height();
+    m_countTicker->setTickCount(std::clamp(plotHeight / std::max(1, 2 * fh), 1, 5));
+    m_countTicker->setPeak(m_mode == Mode::OverTime ? std::max(1, m_max) : 0); // the histogram: a tick for each row
+    if (m_mode != Mode::OverTime)
+        return;
+    const double peak = std::max(1, m_max);
+    const double share = std::clamp((fh / 2.0 + 1) / std::max(1, plotHeight), 0.0, 0.45);
+    yAxis->setRange(0, std::max(peak + 0.5, peak / (1 - share)));
+}
 
 double ConcurrencyPlot::histogramRowPadding(int topRow, int labelHeight) const
 {
