@@ -417,6 +417,81 @@ private slots:
         QCOMPARE(empty->spanCount(), size_t(0));
     }
 
+    void chromeKeysInChangingOrders()
+    {
+        // The reader takes the bytes between two values as the events before had them (KeySteps): events of one
+        // layout, then others that differ from it by a key's order, white space, an escape, an unknown key or a
+        // duplicate, each read as written.
+        std::string text = "{\"traceEvents\":[\n";
+        struct Expected {
+            std::string name;
+            int64_t start, end, op;
+            Dim3 grid;
+        };
+        std::vector<Expected> expected;
+        const auto add = [&](const std::string& event, Expected e) {
+            text += (expected.empty() ? "" : ",\n") + event;
+            expected.push_back(std::move(e));
+        };
+        for (int i = 0; i < 200; ++i) {
+            const std::string ts = std::to_string(i * 10), name = "k" + std::to_string(i % 7);
+            const std::string op = std::to_string(i), grid = std::to_string(i + 1);
+            const int64_t start = i * 10000;
+            switch (i % 8) {
+            case 0:
+            case 1:
+            case 2: // the common layout
+                add(R"({"ph":"X","ts":)" + ts + R"(,"dur":2.5,"pid":0,"tid":1,"name":")" + name
+                        + R"(","cat":"kernel","args":{"grid":[)" + grid + R"(,1,1],"op":)" + op + "}}",
+                    {name, start, start + 2500, i, {uint32_t(i + 1), 1, 1}});
+                break;
+            case 3: // "dur" before "ts", "op" before "grid"
+                add(R"({"ph":"X","dur":3,"ts":)" + ts + R"(,"pid":0,"tid":1,"name":")" + name
+                        + R"(","cat":"kernel","args":{"op":)" + op + R"(,"grid":[)" + grid + "]}}",
+                    {name, start, start + 3000, i, {uint32_t(i + 1), 1, 1}});
+                break;
+            case 4: // white space around the colons and commas
+                add(R"({ "ph" : "X" , "ts" :)" + ts + R"( , "dur": 1 ,"pid":0,"tid":1,"name" :")" + name
+                        + R"(","cat":"kernel","args": { "grid" :[ )" + grid + R"( ] , "op" : )" + op + " } }",
+                    {name, start, start + 1000, i, {uint32_t(i + 1), 1, 1}});
+                break;
+            case 5: // an escaped key, and unknown keys of more than 32 bytes
+                add(R"({"ph":"X","ts":)" + ts + R"(,"dur":2.5,"pid":0,"tid":1,"name":")" + name
+                        + R"(","a key the reader does not know of, rather long":[1,{"x":2}],"cat":"kernel",)"
+                        + R"("args":{"another unknown key, longer than the steps":"v","grid":[)" + grid
+                        + R"(,1,1],"op":)" + op + "}}",
+                    {name, start, start + 2500, i, {uint32_t(i + 1), 1, 1}});
+                break;
+            case 6: // no args
+                add(R"({"ph":"X","ts":)" + ts + R"(,"dur":2.5,"pid":0,"tid":1,"name":")" + name
+                        + R"(","cat":"kernel"})",
+                    {name, start, start + 2500, -1, {0, 0, 0}});
+                break;
+            default: // a key that starts as a known one does
+                add(R"({"ph":"X","ts":)" + ts + R"(,"tsx":5,"dur":2.5,"pid":0,"tid":1,"name":")" + name
+                        + R"(","cat":"kernel","args":{"grid":[)" + grid + R"(,1,1],"opx":9,"op":)" + op + "}}",
+                    {name, start, start + 2500, i, {uint32_t(i + 1), 1, 1}});
+            }
+        }
+        auto r = parseChromeTrace(text + "\n]}", "orders.json");
+        QVERIFY2(r.ok(), r.error().toString().c_str());
+        QCOMPARE(r->spanCount(), expected.size());
+        for (uint32_t i = 0; i < r->spanCount(); ++i) { // one track, sorted by start: in the order written
+            const Expected& e = expected[i];
+            QCOMPARE(std::string(r->spanName(i)), e.name);
+            QCOMPARE(r->spans.start[i], e.start);
+            QCOMPARE(r->spans.end[i], e.end);
+            QCOMPARE(int64_t(r->spans.opOf(i)), e.op);
+            QVERIFY2(r->spans.gridOf(i) == e.grid, std::to_string(i).c_str());
+        }
+        // A key twice, where the bytes before each are those of the events before: the error names the second.
+        const std::string twice = text + ",\n" + R"({"ph":"X","ts":1,"dur":2.5,"dur":3,"pid":0})" + "\n]}";
+        auto bad = parseChromeTrace(twice, "twice.json");
+        QVERIFY(!bad.ok());
+        QCOMPARE(q(bad.error().message), QStringLiteral("duplicate key \"dur\" in an event"));
+        QCOMPARE(q(bad.error().path), QStringLiteral("byte %1").arg(twice.rfind("3,\"pid\"")));
+    }
+
     void chromeStreamingMatchesInMemory()
     {
         // A file larger than the reader's buffer (4 MiB): events cut at buffer ends are read again whole.

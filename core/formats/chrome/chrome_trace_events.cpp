@@ -138,6 +138,109 @@ chrome::RawTrace EventReader::run()
     return std::move(m_raw);
 }
 
+ArgKey EventFields::argKey(std::string_view key)
+{
+    // By length first: most keys of most files are none of these, and are told apart without a compare.
+    switch (key.size()) {
+    case 2: return is(key, "op") ? ArgKey::Op : ArgKey::Other;
+    case 3: return is(key, "end") ? ArgKey::End : ArgKey::Other;
+    case 4:
+        if (is(key, "name"))
+            return ArgKey::Name;
+        if (is(key, "kind"))
+            return ArgKey::Kind;
+        if (is(key, "grid"))
+            return ArgKey::Grid;
+        if (is(key, "span"))
+            return ArgKey::Span;
+        if (is(key, "wait"))
+            return ArgKey::Wait;
+        if (is(key, "task"))
+            return ArgKey::Task;
+        return ArgKey::Other;
+    case 5:
+        if (is(key, "bytes"))
+            return ArgKey::Bytes;
+        if (is(key, "block"))
+            return ArgKey::Block;
+        return ArgKey::Other;
+    case 6:
+        if (is(key, "device"))
+            return ArgKey::Device;
+        if (is(key, "stream"))
+            return ArgKey::Stream;
+        if (is(key, "thread"))
+            return ArgKey::Thread;
+        if (is(key, "labels"))
+            return ArgKey::Labels;
+        return ArgKey::Other;
+    case 8: return is(key, "wait_for") ? ArgKey::WaitFor : ArgKey::Other;
+    case 9: return is(key, "iteration") ? ArgKey::Iteration : ArgKey::Other;
+    case 10: return is(key, "sort_index") ? ArgKey::SortIndex : ArgKey::Other;
+    case 11:
+        if (is(key, "correlation"))
+            return ArgKey::Correlation;
+        if (is(key, "External id"))
+            return ArgKey::ExternalId;
+        return ArgKey::Other;
+    case 14:
+        if (is(key, "cuda_sync_kind"))
+            return ArgKey::CudaSyncKind;
+        if (is(key, "wait_on_stream"))
+            return ArgKey::WaitOnStream;
+        return ArgKey::Other;
+    case 33: return is(key, "wait_on_cuda_event_record_corr_id") ? ArgKey::RecordCorrelation : ArgKey::Other;
+    default: return ArgKey::Other;
+    }
+}
+
+void EventFields::arg(Event& ev, ArgKey key)
+{
+    switch (key) {
+    case ArgKey::Op: ev.op = intValue("args.op"); break;
+    case ArgKey::End: ev.flowEnd = stringValue(); break;
+    case ArgKey::Name: ev.argName = stringValue(); break;
+    case ArgKey::Kind: ev.argKind = stringValue(); break;
+    case ArgKey::Grid: ev.hasGrid = dim3Value(ev.grid, "args.grid"); break;
+    case ArgKey::Span: ev.spanHint = intValue("args.span"); break;
+    case ArgKey::Wait: ev.wait = stringValue(); break;
+    case ArgKey::Task: ev.task = intValue("args.task"); break;
+    case ArgKey::Bytes: ev.bytes = intValue("args.bytes"); break;
+    case ArgKey::Block: ev.hasBlock = dim3Value(ev.block, "args.block"); break;
+    case ArgKey::Device: {
+        const char* at = m_p;
+        ev.device = intValue("args.device");
+        // -1: no device (as some writers mark host work); else an index that fits an int.
+        if (ev.device != -1)
+            if (const std::string problem = deviceIndexProblem(ev.device); !problem.empty())
+                fail(at, "args.device: " + problem);
+        break;
+    }
+    case ArgKey::Stream: ev.stream = idValue(); break;
+    case ArgKey::Thread: ev.thread = intValue("args.thread"); break;
+    case ArgKey::Labels: ev.labels = stringValue(); break;
+    case ArgKey::WaitFor: ev.waitFor = intValue("args.wait_for"); break;
+    case ArgKey::Iteration: ev.iteration = intValue("args.iteration"); break;
+    case ArgKey::SortIndex:
+        ev.sortIndex = intValue("args.sort_index");
+        ev.hasSortIndex = true;
+        break;
+    case ArgKey::Correlation:
+        ev.correlation = intValue("args.correlation");
+        ev.hasCorrelation = true;
+        break;
+    case ArgKey::ExternalId:
+        ev.externalId = intValue("args.External id");
+        ev.hasExternalId = true;
+        break;
+    case ArgKey::CudaSyncKind: ev.syncKind = stringValue(); break;
+    case ArgKey::WaitOnStream: ev.waitOnStream = intValue("args.wait_on_stream"); break;
+    case ArgKey::RecordCorrelation: ev.recordCorrelation = intValue("args.wait_on_cuda_event_record_corr_id"); break;
+    case ArgKey::Start:
+    case ArgKey::Other: skipValue(1); break;
+    }
+}
+
 void EventFields::args(Event& ev)
 {
     skipWs();
@@ -146,106 +249,8 @@ void EventFields::args(Event& ev)
         return;
     }
     ++m_p;
-    members(
-        [&](std::string_view key) {
-            // By length first: most keys of most files are none of these, and are told apart without a compare.
-            switch (key.size()) {
-            case 2:
-                if (is(key, "op"))
-                    ev.op = intValue("args.op");
-                else
-                    skipValue(1);
-                break;
-            case 3:
-                if (is(key, "end"))
-                    ev.flowEnd = stringValue();
-                else
-                    skipValue(1);
-                break;
-            case 4:
-                if (is(key, "name"))
-                    ev.argName = stringValue();
-                else if (is(key, "kind"))
-                    ev.argKind = stringValue();
-                else if (is(key, "grid"))
-                    ev.hasGrid = dim3Value(ev.grid, "args.grid");
-                else if (is(key, "span"))
-                    ev.spanHint = intValue("args.span");
-                else if (is(key, "wait"))
-                    ev.wait = stringValue();
-                else if (is(key, "task"))
-                    ev.task = intValue("args.task");
-                else
-                    skipValue(1);
-                break;
-            case 5:
-                if (is(key, "bytes"))
-                    ev.bytes = intValue("args.bytes");
-                else if (is(key, "block"))
-                    ev.hasBlock = dim3Value(ev.block, "args.block");
-                else
-                    skipValue(1);
-                break;
-            case 6:
-                if (is(key, "device")) {
-                    const char* at = m_p;
-                    ev.device = intValue("args.device");
-                    // -1: no device (as some writers mark host work); else an index that fits an int.
-                    if (ev.device != -1)
-                        if (const std::string problem = deviceIndexProblem(ev.device); !problem.empty())
-                            fail(at, "args.device: " + problem);
-                } else if (is(key, "stream"))
-                    ev.stream = idValue();
-                else if (is(key, "thread"))
-                    ev.thread = intValue("args.thread");
-                else if (is(key, "labels"))
-                    ev.labels = stringValue();
-                else
-                    skipValue(1);
-                break;
-            case 8:
-                if (is(key, "wait_for"))
-                    ev.waitFor = intValue("args.wait_for");
-                else
-                    skipValue(1);
-                break;
-            case 9:
-                if (is(key, "iteration"))
-                    ev.iteration = intValue("args.iteration");
-                else
-                    skipValue(1);
-                break;
-            case 10:
-                if (is(key, "sort_index"))
-                    ev.sortIndex = intValue("args.sort_index"), ev.hasSortIndex = true;
-                else
-                    skipValue(1);
-                break;
-            case 11:
-                if (is(key, "correlation"))
-                    ev.correlation = intValue("args.correlation"), ev.hasCorrelation = true;
-                else if (is(key, "External id"))
-                    ev.externalId = intValue("args.External id"), ev.hasExternalId = true;
-                else
-                    skipValue(1);
-                break;
-            case 14:
-                if (is(key, "cuda_sync_kind"))
-                    ev.syncKind = stringValue();
-                else if (is(key, "wait_on_stream"))
-                    ev.waitOnStream = intValue("args.wait_on_stream");
-                else
-                    skipValue(1);
-                break;
-            case 33:
-                if (is(key, "wait_on_cuda_event_record_corr_id"))
-                    ev.recordCorrelation = intValue("args.wait_on_cuda_event_record_corr_id");
-                else
-                    skipValue(1);
-                break;
-            default: skipValue(1);
-            }
-        },
+    knownMembers(
+        m_argSteps, [](std::string_view key) { return argKey(key); }, [&](uint8_t key) { arg(ev, ArgKey(key)); },
         "or ',' in an object");
 }
 
@@ -272,6 +277,110 @@ void EventReader::event()
     handle(ev, start);
 }
 
+FieldKey EventFields::fieldKey(std::string_view key)
+{
+    switch (key.size()) {
+    case 2:
+        if (is(key, "ph"))
+            return FieldKey::Ph;
+        if (is(key, "ts"))
+            return FieldKey::Ts;
+        if (is(key, "id"))
+            return FieldKey::Id;
+        if (is(key, "bp"))
+            return FieldKey::Bp;
+        return FieldKey::Other;
+    case 3:
+        if (is(key, "dur"))
+            return FieldKey::Dur;
+        if (is(key, "pid"))
+            return FieldKey::Pid;
+        if (is(key, "tid"))
+            return FieldKey::Tid;
+        if (is(key, "cat"))
+            return FieldKey::Cat;
+        return FieldKey::Other;
+    case 4:
+        if (is(key, "name"))
+            return FieldKey::Name;
+        if (is(key, "args"))
+            return FieldKey::Args;
+        return FieldKey::Other;
+    case 7:
+        if (is(key, "bind_id"))
+            return FieldKey::BindId;
+        if (is(key, "flow_in"))
+            return FieldKey::FlowIn;
+        return FieldKey::Other;
+    case 8: return is(key, "flow_out") ? FieldKey::FlowOut : FieldKey::Other;
+    default: return FieldKey::Other;
+    }
+}
+
+void EventFields::field(Event& ev, FieldKey key, uint32_t& seen)
+{
+    skipWs();
+    // A field the reader uses, named twice in one event, is an error (JSON readers differ on which one wins).
+    const auto once = [&](uint32_t bit, const char* name) {
+        if (seen & bit)
+            fail(m_p, std::string("duplicate key \"") + name + "\" in an event");
+        seen |= bit;
+    };
+    switch (key) {
+    case FieldKey::Ph: {
+        once(1u << 0, "ph");
+        const std::string_view ph = stringValue();
+        ev.ph = ph.size() == 1 ? ph[0] : '?';
+        break;
+    }
+    case FieldKey::Ts:
+        once(1u << 1, "ts");
+        ev.ts = timeValue("\"ts\"");
+        ev.hasTs = true;
+        break;
+    case FieldKey::Id: {
+        once(1u << 2, "id");
+        const Id id = idValue();
+        ev.hasId = id.present;
+        ev.id = flowId(id);
+        break;
+    }
+    case FieldKey::Bp: ev.bp = stringValue(); break;
+    case FieldKey::Dur:
+        once(1u << 3, "dur");
+        ev.dur = timeValue("\"dur\"");
+        ev.hasDur = true;
+        break;
+    case FieldKey::Pid:
+        once(1u << 4, "pid");
+        ev.pid = idValue();
+        break;
+    case FieldKey::Tid:
+        once(1u << 5, "tid");
+        ev.tid = idValue();
+        break;
+    case FieldKey::Cat: ev.cat = stringValue(); break;
+    case FieldKey::Name:
+        once(1u << 6, "name");
+        ev.name = stringValue();
+        break;
+    case FieldKey::Args:
+        once(1u << 7, "args");
+        args(ev);
+        break;
+    case FieldKey::BindId: {
+        const Id id = idValue();
+        ev.hasBindId = id.present;
+        ev.bindId = flowId(id);
+        break;
+    }
+    case FieldKey::FlowIn: ev.flowIn = boolValue(); break;
+    case FieldKey::FlowOut: ev.flowOut = boolValue(); break;
+    case FieldKey::Start:
+    case FieldKey::Other: skipValue(1); break;
+    }
+}
+
 const char* EventFields::fields(Event& ev)
 {
     skipWs();
@@ -284,86 +393,10 @@ const char* EventFields::fields(Event& ev)
     ++m_p;
     if (!m_keepScratch)
         m_scratchUsed = 0;
-    // A field the reader uses, named twice in one event, is an error (JSON readers differ on which one wins).
     uint32_t seen = 0;
-    auto once = [&](uint32_t bit, const char* name) {
-        if (seen & bit)
-            fail(m_p, std::string("duplicate key \"") + name + "\" in an event");
-        seen |= bit;
-    };
-    members(
-        [&](std::string_view key) {
-            skipWs();
-            switch (key.size()) {
-            case 2:
-                if (is(key, "ph")) {
-                    once(1u << 0, "ph");
-                    const std::string_view ph = stringValue();
-                    ev.ph = ph.size() == 1 ? ph[0] : '?';
-                } else if (is(key, "ts")) {
-                    once(1u << 1, "ts");
-                    ev.ts = timeValue("\"ts\"");
-                    ev.hasTs = true;
-                } else if (is(key, "id")) {
-                    once(1u << 2, "id");
-                    const Id id = idValue();
-                    ev.hasId = id.present;
-                    ev.id = flowId(id);
-                } else if (is(key, "bp")) {
-                    ev.bp = stringValue();
-                } else {
-                    skipValue(1);
-                }
-                break;
-            case 3:
-                if (is(key, "dur")) {
-                    once(1u << 3, "dur");
-                    ev.dur = timeValue("\"dur\"");
-                    ev.hasDur = true;
-                } else if (is(key, "pid")) {
-                    once(1u << 4, "pid");
-                    ev.pid = idValue();
-                } else if (is(key, "tid")) {
-                    once(1u << 5, "tid");
-                    ev.tid = idValue();
-                } else if (is(key, "cat")) {
-                    ev.cat = stringValue();
-                } else {
-                    skipValue(1);
-                }
-                break;
-            case 4:
-                if (is(key, "name")) {
-                    once(1u << 6, "name");
-                    ev.name = stringValue();
-                } else if (is(key, "args")) {
-                    once(1u << 7, "args");
-                    args(ev);
-                } else {
-                    skipValue(1);
-                }
-                break;
-            case 7:
-                if (is(key, "bind_id")) {
-                    const Id id = idValue();
-                    ev.hasBindId = id.present;
-                    ev.bindId = flowId(id);
-                } else if (is(key, "flow_in")) {
-                    ev.flowIn = boolValue();
-                } else {
-                    skipValue(1);
-                }
-                break;
-            case 8:
-                if (is(key, "flow_out"))
-                    ev.flowOut = boolValue();
-                else
-                    skipValue(1);
-                break;
-            default: skipValue(1);
-            }
-        },
-        "or ',' in an event");
+    knownMembers(
+        m_fieldSteps, [](std::string_view key) { return fieldKey(key); },
+        [&](uint8_t key) { field(ev, FieldKey(key), seen); }, "or ',' in an event");
     return start;
 }
 

@@ -87,6 +87,51 @@ struct OpenFlow {
 // The names' direct-mapped cache (EventReader::intern) has 2^kNameCacheBits slots.
 constexpr int kNameCacheBits = 10;
 
+// The keys of an event and of its "args" that the reader tells apart (EventFields::fieldKey, argKey), as small
+// codes: 0 is no key (an object's start), the last code any other key.
+enum class FieldKey : uint8_t { Start, Ph, Ts, Id, Bp, Dur, Pid, Tid, Cat, Name, Args, BindId, FlowIn, FlowOut, Other };
+enum class ArgKey : uint8_t {
+    Start,
+    Op,
+    End,
+    Name,
+    Kind,
+    Grid,
+    Span,
+    Wait,
+    Task,
+    Bytes,
+    Block,
+    Device,
+    Stream,
+    Thread,
+    Labels,
+    WaitFor,
+    Iteration,
+    SortIndex,
+    Correlation,
+    ExternalId,
+    CudaSyncKind,
+    WaitOnStream,
+    RecordCorrelation,
+    Other
+};
+
+// The bytes between one member's value and the next member's value, as the last events had them: a writer puts the
+// keys of its events in the same order every time, so after "ts" of one event comes `,"dur":` as it did in the one
+// before. Where the input has these very bytes, the member is read without scanning its key: the same bytes give the
+// same key, so the result and every error are the generic path's. Learnt per preceding key (two kinds of events
+// that differ after a key keep one step each), up to 32 bytes; keys with escapes are not learnt.
+struct KeyStep {
+    char bytes[32] = {};
+    uint8_t length = 0; // 0: nothing learnt
+    uint8_t key = 0;
+};
+template <size_t Keys>
+struct KeySteps {
+    KeyStep next[Keys][2]; // [the member before (0: the object's start)][the latest two]
+};
+
 // One event's fields from the tokens, with nothing of the reader's state: the reader does this for each event, and
 // the workers of chrome_trace_chunks.h do it ahead of the reader (chrome_trace_events.cpp).
 class EventFields : protected JsonTokenizer {
@@ -97,8 +142,82 @@ protected:
     // The event at m_p (after white space) into `ev`; returns where it starts.
     const char* fields(Event& ev);
     void args(Event& ev);
+    static FieldKey fieldKey(std::string_view key);
+    static ArgKey argKey(std::string_view key);
+    void field(Event& ev, FieldKey key, uint32_t& seen);
+    void arg(Event& ev, ArgKey key);
+
+    // The members of an object whose '{' was just read, as members() reads them, with their keys as codes:
+    // onMember(code) reads each value (it starts after the ':'). `keyOf` gives a key's code.
+    template <size_t Keys, typename KeyOf, typename OnMember>
+    void knownMembers(KeySteps<Keys>& steps, KeyOf&& keyOf, OnMember&& onMember, const char* where)
+    {
+        uint8_t before = 0;
+        for (;;) {
+            const char* from = m_p;
+            if (m_end - m_p >= 32) {
+                KeyStep* learnt = steps.next[before];
+                const int hit = sameBytes(learnt[0]) ? 0 : sameBytes(learnt[1]) ? 1 : -1;
+                if (hit >= 0) {
+                    m_p += learnt[hit].length;
+                    before = learnt[hit].key;
+                    onMember(before);
+                    continue;
+                }
+            }
+            skipWs();
+            if (before == 0) {
+                if (*m_p == '}') {
+                    ++m_p;
+                    return;
+                }
+            } else if (*m_p == ',') {
+                ++m_p;
+            } else {
+                expect('}', where);
+                return;
+            }
+            skipWs();
+            if (*m_p != '"')
+                fail(m_p, "not valid JSON: expected a key (a string in double quotes)");
+            const char* quote = m_p;
+            const std::string_view key = string();
+            const bool plain = key.data() == quote + 1; // no escapes: the view is into the input
+            skipWs();
+            expect(':', "after an object key");
+            const auto code = uint8_t(keyOf(key));
+            if (plain && m_p - from <= 32) {
+                KeyStep* learnt = steps.next[before];
+                learnt[1] = learnt[0];
+                learnt[0].length = uint8_t(m_p - from);
+                learnt[0].key = code;
+                std::memcpy(learnt[0].bytes, from, learnt[0].length);
+            }
+            before = code;
+            onMember(code);
+        }
+    }
+
+    // The next bytes are those of `step` (32 of them are in the buffer).
+    bool sameBytes(const KeyStep& step) const
+    {
+        if (step.length == 0)
+            return false;
+#if defined(__SSE2__)
+        const auto load = [](const char* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
+        uint32_t equal = uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(load(m_p), load(step.bytes))));
+        if (step.length > 16)
+            equal |= uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(load(m_p + 16), load(step.bytes + 16)))) << 16;
+        const uint32_t want = step.length == 32 ? ~0u : (1u << step.length) - 1;
+        return (equal & want) == want;
+#else
+        return std::memcmp(m_p, step.bytes, step.length) == 0;
+#endif
+    }
 
     bool m_keepScratch = false; // true: unescaped strings stay valid until the tokenizer is gone, not one event
+    KeySteps<size_t(FieldKey::Other) + 1> m_fieldSteps;
+    KeySteps<size_t(ArgKey::Other) + 1> m_argSteps;
 };
 
 class ChunkPipeline;
