@@ -332,6 +332,18 @@ size_t bytesOfColumn(const std::vector<T>& col)
 void SpanColumns::compact()
 {
     const size_t n = size();
+    // Room reserved beyond an eighth more than the spans is given back, so that memoryBytes() is what the trace holds:
+    // a reader reserves for the spans it expects (the Chrome reader projects them from the bytes read so far, twice
+    // the spans where a file's arrows come after them).
+    const auto fit = [n](auto& col) {
+        if (col.capacity() > n + n / 8)
+            col.shrink_to_fit();
+    };
+    fit(track);
+    fit(kind);
+    fit(name);
+    fit(start);
+    fit(end);
     compactColumn(thread, n, -1);
     compactColumn(op, n, -1);
     compactColumn(iteration, n, -1);

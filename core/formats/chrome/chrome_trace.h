@@ -93,6 +93,9 @@ struct UnboundFlow {
     bool launchOnly = false; // "ac2g": PyTorch's launch arrows, host call -> GPU work
 };
 
+// A flow's kind still to be decided by its ends (RawTrace::trace's flows).
+inline constexpr FlowKind kFlowKindByEnds = FlowKind(0xff);
+
 // A flow whose ends are known spans (parse-time indices).
 struct IndexFlow {
     uint32_t from = 0;
@@ -115,11 +118,11 @@ struct SyncRecord {
 
 struct RawTrace {
     // Spans as read: track = raw thread index, times in ns as the file gives them (µs * 1000), kinds possibly
-    // kUnknownKind. Columns only; strings interned.
+    // kUnknownKind. Columns only; strings interned. Its flows: the arrows between known spans (parse-time indices),
+    // their kinds kFlowKindByEnds where the ends decide (finish() turns them into the trace's flows in place).
     Trace trace;
     std::vector<RawThread> threads;
     std::vector<RawProcess> processes;
-    std::vector<IndexFlow> indexFlows;
     std::vector<UnboundFlow> unboundFlows;
     std::vector<std::pair<uint32_t, int64_t>> correlations; // (span, args.correlation)
     std::vector<std::pair<uint32_t, int64_t>> externalIds;  // (span, args."External id"), PyTorch dialect only

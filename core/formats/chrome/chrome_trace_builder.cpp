@@ -436,20 +436,26 @@ Result<Trace> finish(RawTrace&& raw, const std::vector<uint32_t>& threadTrack, s
         // Every time moves by the origin: the columns' bases move, not each entry (TimeColumn::shift).
         s.start.shift(origin);
         s.end.shift(origin);
-        extra.insert(extra.end(), raw.indexFlows.begin(), raw.indexFlows.end());
-        raw.indexFlows = {};
-        t.flows.reserve(extra.size());
-        for (const auto& f : extra) {
+        // The reader's arrows are the trace's flows already; the caller's extra ones join them (finalize() sorts
+        // them all), and each kind still open is decided by the ends, in place: no second list of every arrow.
+        auto& flows = t.flows;
+        flows.reserve(flows.size() + extra.size());
+        for (const auto& f : extra)
+            flows.push_back(
+                {f.from, f.to, f.kind >= 0 && f.kind < kFlowKindCount ? FlowKind(f.kind) : kFlowKindByEnds});
+        size_t kept = 0;
+        for (Flow f : flows) {
             if (f.from >= n || f.to >= n)
                 continue;
-            std::optional<FlowKind> kind;
-            if (f.kind >= 0 && f.kind < kFlowKindCount)
-                kind = FlowKind(f.kind);
-            else
-                kind = flowKindByEnds(t, f.from, f.to);
-            if (kind)
-                t.flows.push_back({f.from, f.to, *kind});
+            if (f.kind == kFlowKindByEnds) {
+                const auto kind = flowKindByEnds(t, f.from, f.to);
+                if (!kind)
+                    continue;
+                f.kind = *kind;
+            }
+            flows[kept++] = f;
         }
+        flows.resize(kept);
         extra = {};
         sortSpans(t);
 

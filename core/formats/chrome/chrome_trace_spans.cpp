@@ -325,6 +325,12 @@ void EventReader::syncRecord(const Event& ev)
     m_raw.syncs.push_back(r);
 }
 
+// A flow's kind from flowKindFromName's: kFlowKindByEnds for -1.
+static FlowKind flowKindOf(int kind)
+{
+    return kind >= 0 && kind < kFlowKindCount ? FlowKind(kind) : kFlowKindByEnds;
+}
+
 int EventReader::flowKindFromName(std::string_view name)
 {
     if (const auto k = flowKindFromString(name))
@@ -347,9 +353,9 @@ void EventReader::bindIdFlow(const Event& ev, uint32_t span)
     const OpenFlow o = it->second;
     m_open.erase(it);
     if (o.kind == -2)
-        m_raw.indexFlows.push_back({span, o.span, -1});
+        m_raw.trace.flows.push_back({span, o.span, kFlowKindByEnds});
     else
-        m_raw.indexFlows.push_back({o.span, span, -1});
+        m_raw.trace.flows.push_back({o.span, span, kFlowKindByEnds});
     if (ev.flowIn && ev.flowOut) { // a step: also the source of the next part
         OpenFlow next;
         next.span = span;
@@ -389,9 +395,9 @@ void EventReader::flowEvent(const Event& ev)
         it->second = here; // a step ends one arrow and starts the next
     if (from.span != kNoSpan && here.span != kNoSpan) {
         if (from.target)
-            m_raw.indexFlows.push_back({here.span, from.span, from.kind});
+            m_raw.trace.flows.push_back({here.span, from.span, flowKindOf(from.kind)});
         else
-            m_raw.indexFlows.push_back({from.span, here.span, from.kind});
+            m_raw.trace.flows.push_back({from.span, here.span, flowKindOf(from.kind)});
     } else {
         chrome::UnboundFlow f;
         f.from = from.target ? here.end : from.end;
