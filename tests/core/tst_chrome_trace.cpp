@@ -396,6 +396,45 @@ private slots:
         QVERIFY(trackIndex(t, "thread Trace") >= 0);
     }
 
+    void chromeFlowsInterleaved()
+    {
+        // v1 flows: two open at once and ended in the other order, one started twice (the second start counts), one
+        // in steps, one ended with no start, the same id in two categories.
+        const std::string text = R"({"traceEvents": [
+            {"ph": "X", "pid": 1, "tid": 1, "ts": 0, "dur": 10, "name": "a1"},
+            {"ph": "s", "id": 1, "pid": 1, "tid": 1, "ts": 1, "name": "launch", "cat": "c"},
+            {"ph": "X", "pid": 1, "tid": 2, "ts": 0, "dur": 10, "name": "b1"},
+            {"ph": "s", "id": 2, "pid": 1, "tid": 2, "ts": 1, "name": "launch", "cat": "c"},
+            {"ph": "s", "id": 1, "pid": 1, "tid": 2, "ts": 2, "name": "launch", "cat": "other"},
+            {"ph": "X", "pid": 1, "tid": 3, "ts": 20, "dur": 10, "name": "x2"},
+            {"ph": "f", "id": 2, "pid": 1, "tid": 3, "ts": 21, "bp": "e", "name": "launch", "cat": "c"},
+            {"ph": "X", "pid": 1, "tid": 3, "ts": 40, "dur": 10, "name": "x1"},
+            {"ph": "f", "id": 1, "pid": 1, "tid": 3, "ts": 41, "bp": "e", "name": "launch", "cat": "c"},
+            {"ph": "X", "pid": 1, "tid": 1, "ts": 60, "dur": 10, "name": "a2"},
+            {"ph": "s", "id": 3, "pid": 1, "tid": 1, "ts": 61, "name": "launch", "cat": "c"},
+            {"ph": "X", "pid": 1, "tid": 1, "ts": 80, "dur": 10, "name": "a3"},
+            {"ph": "s", "id": 3, "pid": 1, "tid": 1, "ts": 81, "name": "launch", "cat": "c"},
+            {"ph": "X", "pid": 1, "tid": 3, "ts": 100, "dur": 10, "name": "x3"},
+            {"ph": "f", "id": 3, "pid": 1, "tid": 3, "ts": 101, "bp": "e", "name": "launch", "cat": "c"},
+            {"ph": "f", "id": 3, "pid": 1, "tid": 3, "ts": 102, "bp": "e", "name": "launch", "cat": "c"},
+            {"ph": "X", "pid": 1, "tid": 1, "ts": 120, "dur": 10, "name": "s1"},
+            {"ph": "s", "id": 4, "pid": 1, "tid": 1, "ts": 121, "name": "launch", "cat": "c"},
+            {"ph": "X", "pid": 1, "tid": 2, "ts": 140, "dur": 10, "name": "s2"},
+            {"ph": "t", "id": 4, "pid": 1, "tid": 2, "ts": 141, "name": "launch", "cat": "c"},
+            {"ph": "X", "pid": 1, "tid": 3, "ts": 160, "dur": 10, "name": "s3"},
+            {"ph": "f", "id": 4, "pid": 1, "tid": 3, "ts": 161, "bp": "e", "name": "launch", "cat": "c"},
+            {"ph": "X", "pid": 1, "tid": 3, "ts": 180, "dur": 10, "name": "y"},
+            {"ph": "f", "id": 9, "pid": 1, "tid": 3, "ts": 181, "bp": "e", "name": "launch", "cat": "c"},
+            {"ph": "X", "pid": 1, "tid": 3, "ts": 200, "dur": 10, "name": "z"},
+            {"ph": "f", "id": 1, "pid": 1, "tid": 3, "ts": 201, "bp": "e", "name": "launch", "cat": "other"}
+        ]})";
+        auto r = importTraceText(text, "flows.json");
+        QVERIFY2(r.ok(), r.error().toString().c_str());
+        QCOMPARE(flowNames(*r, FlowKind::Launch),
+                 (QStringList{QStringLiteral("a1 -> x1"), QStringLiteral("a3 -> x3"), QStringLiteral("b1 -> x2"),
+                              QStringLiteral("b1 -> z"), QStringLiteral("s1 -> s2"), QStringLiteral("s2 -> s3")}));
+    }
+
     void chromeBareArray()
     {
         // The array format; the closing bracket may be missing, and a trailing comma is tolerated.

@@ -275,6 +275,12 @@ private:
     uint32_t m_lastThread = kNoSpan;
     std::map<std::pair<int64_t, std::string>, size_t> m_processes;
     std::unordered_map<FlowKey, OpenFlow, FlowKeyHash> m_open;
+    struct LatestFlow { // the v1 flow started last, while open (flowEvent)
+        uint64_t id = 0;
+        std::string cat, name;
+        OpenFlow flow;
+    } m_latest;
+    bool m_latestOpen = false;
 };
 
 // Reads the whole input: the raw trace, or an error naming the byte offset.

@@ -379,20 +379,46 @@ void EventReader::flowEvent(const Event& ev)
         if (m_raw.trace.spans.track[hint] == here.end.thread && m_raw.trace.spans.start[hint] == ev.ts)
             here.span = hint;
     }
-    const FlowKey key{ev.id, hashText(ev.cat), hashText(ev.name)};
+    // The flow started last waits beside the open ones (m_open never holds its key): most writers end a flow right
+    // after starting it, and then neither end is hashed nor stored.
+    const bool latest = m_latestOpen && m_latest.id == ev.id && m_latest.cat == ev.cat && m_latest.name == ev.name;
+    const auto keyOf = [](uint64_t id, std::string_view cat, std::string_view name) {
+        return FlowKey{id, hashText(cat), hashText(name)};
+    };
     if (ev.ph == 's') {
         here.target = ev.flowEnd == "to";
-        m_open[key] = here;
+        if (!latest) {
+            if (m_latestOpen)
+                m_open[keyOf(m_latest.id, m_latest.cat, m_latest.name)] = m_latest.flow;
+            if (!m_open.empty())
+                m_open.erase(keyOf(ev.id, ev.cat, ev.name));
+            m_latestOpen = true;
+            m_latest.id = ev.id;
+            m_latest.cat.assign(ev.cat);
+            m_latest.name.assign(ev.name);
+        }
+        m_latest.flow = here;
         return;
     }
-    auto it = m_open.find(key);
-    if (it == m_open.end())
-        return;
-    const OpenFlow from = it->second;
-    if (ev.ph == 'f')
-        m_open.erase(it);
-    else
-        it->second = here; // a step ends one arrow and starts the next
+    OpenFlow from;
+    if (latest) {
+        from = m_latest.flow;
+        if (ev.ph == 'f')
+            m_latestOpen = false;
+        else
+            m_latest.flow = here; // a step ends one arrow and starts the next
+    } else {
+        if (m_open.empty())
+            return;
+        auto it = m_open.find(keyOf(ev.id, ev.cat, ev.name));
+        if (it == m_open.end())
+            return;
+        from = it->second;
+        if (ev.ph == 'f')
+            m_open.erase(it);
+        else
+            it->second = here;
+    }
     if (from.span != kNoSpan && here.span != kNoSpan) {
         if (from.target)
             m_raw.trace.flows.push_back({here.span, from.span, flowKindOf(from.kind)});
