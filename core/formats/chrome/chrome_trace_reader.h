@@ -155,7 +155,8 @@ protected:
         uint8_t before = 0;
         for (;;) {
             const char* from = m_p;
-            if (m_end - m_p >= 32) {
+            const bool tried = m_end - m_p >= 32; // else the steps learnt may hold these bytes: learn nothing
+            if (tried) {
                 KeyStep* learnt = steps.next[before];
                 const int hit = sameBytes(learnt[0]) ? 0 : sameBytes(learnt[1]) ? 1 : -1;
                 if (hit >= 0) {
@@ -186,7 +187,7 @@ protected:
             skipWs();
             expect(':', "after an object key");
             const auto code = uint8_t(keyOf(key));
-            if (plain && m_p - from <= 32) {
+            if (tried && plain && m_p - from <= 32) {
                 KeyStep* learnt = steps.next[before];
                 learnt[1] = learnt[0];
                 learnt[0].length = uint8_t(m_p - from);
