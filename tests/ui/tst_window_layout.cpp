@@ -1,7 +1,8 @@
 // The window in front of a class, on a 1280×720 screen (the offscreen platform configured so): Help ▸ About with
 // the version and About Qt; Save As (Ctrl+Shift+S) and Quit (Ctrl+Q) on every key scheme and while presentation
 // mode hides the menu bar; a geometry and dock layout saved on a bigger screen restored to fit this one (in the
-// compact layout on a small screen); View ▸ Reset Layout puts
+// compact layout on a small screen); a window made smaller than the compact size gets that layout, and the wide one
+// again when it grows, unless the user arranged the docks; View ▸ Reset Layout puts
 // the docks back and the window at its default size; the compare window fits the screen with its table and Close
 // button on it; the timeline shows rows, in the default layout and maximized with the sweep (and, in
 // tst_window_layout_scale2, at Qt's scale 2 on a 1920×1080 screen), the whole window on the screen with the sweep
@@ -343,6 +344,41 @@ private Q_SLOTS:
         auto* scenario = w->findChild<QDockWidget*>(QStringLiteral("scenarioDock"));
         QTRY_VERIFY2(scenario->width() > 250 && scenario->width() < 500,
                      qPrintable(QString::number(scenario->width())));
+    }
+
+    // A window made smaller than the compact size gets the compact layout, and the wide one again when it grows
+    // back (a half-screen window had kept the docks beside the timeline); docks the user arranged stay where they are.
+    void docksFollowTheWindowSize()
+    {
+        auto w = testing::makeTestWindow({1200, 680});
+        QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+        const auto area = [&w](const char* name) {
+            return w->dockWidgetArea(w->findChild<QDockWidget*>(QLatin1String(name)));
+        };
+        QCOMPARE(area("analysisDock"), Qt::RightDockWidgetArea);
+        QCOMPARE(area("spansDock"), Qt::BottomDockWidgetArea);
+        const int wideTimeline = w->timeline()->width();
+
+        w->resize(900, 600);
+        QTRY_COMPARE(area("analysisDock"), Qt::LeftDockWidgetArea);
+        for (const auto& [name, place] : dockPlaces(*w))
+            QVERIFY2(place.area == Qt::LeftDockWidgetArea && !place.floating, qPrintable(describe(dockPlaces(*w))));
+        QVERIFY(dockPlaces(*w).at(QStringLiteral("scenarioDock")).tabbedWith.contains(QStringLiteral("spansDock")));
+        QTRY_VERIFY2(w->timeline()->width() > 900 / 2,
+                     qPrintable(QStringLiteral("timeline %1 px wide").arg(w->timeline()->width())));
+
+        w->resize(1200, 680);
+        QTRY_COMPARE(area("analysisDock"), Qt::RightDockWidgetArea);
+        QCOMPARE(area("spansDock"), Qt::BottomDockWidgetArea);
+        QTRY_COMPARE(w->timeline()->width(), wideTimeline);
+
+        // Arranged by hand: a dock floated. Smaller again, nothing moves.
+        w->findChild<QDockWidget*>(QStringLiteral("inspectorDock"))->setFloating(true);
+        w->resize(900, 600);
+        QTest::qWait(400);
+        QCOMPARE(area("analysisDock"), Qt::RightDockWidgetArea);
+        QCOMPARE(area("spansDock"), Qt::BottomDockWidgetArea);
+        QVERIFY(w->findChild<QDockWidget*>(QStringLiteral("inspectorDock"))->isFloating());
     }
 
     // The timeline shows rows on this screen: in the default layout, and maximized with the Sweep dock and the

@@ -95,6 +95,14 @@
 
 namespace streamscope {
 
+// Less room than this, on the screen or in the window, gets every dock as a tab of one column on the left
+// (arrangeDocks).
+static bool isCompactRoom(const QRect& room)
+{
+    return room.width() < MainWindow::kCompactLayoutSize.width()
+        || room.height() < MainWindow::kCompactLayoutSize.height();
+}
+
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent), m_model(new ScenarioModel(this)), m_runner(new RunController(this)),
       m_timeline(new TimelineView), m_liveTimer(new QTimer(this)), m_progressDelay(new QTimer(this))
@@ -107,7 +115,11 @@ MainWindow::MainWindow(QWidget* parent)
     createDocks();
     createActions();
     createToolbars();
-    arrangeDocks();
+    arrangeDocks(isCompactRoom(availableGeometry(this)));
+    m_dockFitTimer = new QTimer(this);
+    m_dockFitTimer->setSingleShot(true);
+    m_dockFitTimer->setInterval(150);
+    connect(m_dockFitTimer, &QTimer::timeout, this, &MainWindow::fitDocksToWindow);
     keepShortcutsWithoutMenuBar();
     // W/A/S/D and the other navigation keys reach the timeline unless a text field is being typed in.
     new TimelineKeys(this, m_timeline);
@@ -437,14 +449,7 @@ void MainWindow::createDocks()
     makeDock(QStringLiteral("Spans"), QStringLiteral("spansDock"), spans, this);
 }
 
-// A screen with less room than this gets every dock as a tab of one column on the left (arrangeDocks).
-static bool isCompactRoom(const QRect& room)
-{
-    return room.width() < MainWindow::kCompactLayoutSize.width()
-        || room.height() < MainWindow::kCompactLayoutSize.height();
-}
-
-void MainWindow::arrangeDocks()
+void MainWindow::arrangeDocks(bool compact)
 {
     auto dock = [this](const char* name) { return findChild<QDockWidget*>(QLatin1String(name)); };
     QDockWidget* scenarioDock = dock("scenarioDock");
@@ -465,8 +470,7 @@ void MainWindow::arrangeDocks()
     scenarioDock->raise();
     setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
     setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
-    const QRect room = availableGeometry(this);
-    if (isCompactRoom(room)) {
+    if (compact) {
         // A small screen (1920x1080 at Qt's scale 2 is 960x540): every dock a tab of one column on the left. Docks
         // on the right left the timeline about 230 px wide, its legend wrapped to a column, and with the docks under
         // it the window's minimum height was 603 px on a 540 px screen, with no timeline row to see.
@@ -481,7 +485,8 @@ void MainWindow::arrangeDocks()
         if (sweepDock)
             sweepDock->hide();
         scenarioDock->raise();
-        resizeDocks({scenarioDock}, {std::min(390, room.width() * 2 / 5)}, Qt::Horizontal);
+        const int across = std::min(availableGeometry(this).width(), isVisible() ? width() : 1 << 20);
+        resizeDocks({scenarioDock}, {std::min(390, across * 2 / 5)}, Qt::Horizontal);
         return;
     }
     addDockWidget(Qt::RightDockWidgetArea, analysisDock);
@@ -502,11 +507,47 @@ void MainWindow::arrangeDocks()
     resizeDocks({spansDock}, {250}, Qt::Vertical);
 }
 
+MainWindow::DockLayout MainWindow::dockLayout() const
+{
+    const auto area = [this](const char* name) {
+        const auto* d = findChild<QDockWidget*>(QLatin1String(name));
+        return d ? dockWidgetArea(const_cast<QDockWidget*>(d)) : Qt::NoDockWidgetArea;
+    };
+    bool allLeft = true;
+    const auto docks = findChildren<QDockWidget*>(Qt::FindDirectChildrenOnly);
+    for (const QDockWidget* d : docks) {
+        // The sweep is hidden until asked for; any other dock closed (its View menu entry unchecked) was the user's.
+        if (d->isFloating() || (d->objectName() != QLatin1String("sweepDock") && !d->toggleViewAction()->isChecked()))
+            return DockLayout::Other;
+        allLeft = allLeft && dockWidgetArea(const_cast<QDockWidget*>(d)) == Qt::LeftDockWidgetArea;
+    }
+    if (allLeft)
+        return DockLayout::Compact;
+    const bool wide = area("scenarioDock") == Qt::LeftDockWidgetArea && area("lessonsDock") == Qt::LeftDockWidgetArea
+        && area("analysisDock") == Qt::RightDockWidgetArea && area("inspectorDock") == Qt::RightDockWidgetArea
+        && area("runInfoDock") == Qt::RightDockWidgetArea && area("spansDock") == Qt::BottomDockWidgetArea
+        && (area("sweepDock") == Qt::BottomDockWidgetArea || area("sweepDock") == Qt::NoDockWidgetArea);
+    return wide ? DockLayout::Wide : DockLayout::Other;
+}
+
+void MainWindow::fitDocksToWindow()
+{
+    const auto* presenting = findChild<QAction*>(QStringLiteral("presentation-mode"));
+    if (!isVisible() || isFullScreen() || (presenting && presenting->isChecked()))
+        return;
+    const DockLayout now = dockLayout();
+    if (now == DockLayout::Other)
+        return;
+    const bool compact = isCompactRoom(availableGeometry(this)) || isCompactRoom(QRect(QPoint(), size()));
+    if (compact != (now == DockLayout::Compact))
+        arrangeDocks(compact);
+}
+
 void MainWindow::resetLayout()
 {
     if (isFullScreen() || isMaximized())
         showNormal();
-    arrangeDocks();
+    arrangeDocks(isCompactRoom(availableGeometry(this)));
     const auto bars = findChildren<QToolBar*>(Qt::FindDirectChildrenOnly);
     for (QToolBar* bar : bars)
         if (bar != m_noticeToolBar)
@@ -555,6 +596,13 @@ void MainWindow::changeEvent(QEvent* event)
         applyMessageColors();
 }
 
+void MainWindow::resizeEvent(QResizeEvent* event)
+{
+    QMainWindow::resizeEvent(event);
+    if (m_dockFitTimer && isVisible())
+        m_dockFitTimer->start();
+}
+
 void MainWindow::showEvent(QShowEvent* event)
 {
     QMainWindow::showEvent(event);
@@ -564,6 +612,8 @@ void MainWindow::showEvent(QShowEvent* event)
         // asked for since (--width/--height, a test): that one is kept.
         if (geometry() == m_settingsGeometry && !isMaximized() && !isFullScreen())
             fitToScreen(this);
+        // A size asked for before the window showed (--width/--height, a saved geometry) gets its layout now.
+        fitDocksToWindow();
     }
     if (m_probeGpu && !m_probed) {
         m_probed = true;
@@ -630,7 +680,7 @@ void MainWindow::readSettings()
             return !d->isFloating() && dockWidgetArea(d) == Qt::LeftDockWidgetArea;
         });
         if (!oneColumn) {
-            arrangeDocks();
+            arrangeDocks(true);
             fitToScreen(this);
         }
     }

@@ -142,7 +142,8 @@ public:
     // default size (defaultSize(), shrunk to fit the screen).
     void resetLayout();
     static QSize defaultSize() { return {1600, 1000}; }
-    // Below this much room on the screen (logical pixels), the docks are tabs of one column on the left.
+    // Below this much room on the screen or in the window (logical pixels), the docks are tabs of one column on the
+    // left (unless the user arranged them).
     static constexpr QSize kCompactLayoutSize{1100, 640};
     // Help ▸ About: the name and version.
     static QString aboutText();
@@ -214,7 +215,8 @@ protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
     void showEvent(QShowEvent* event) override;
-    void changeEvent(QEvent* event) override; // a new palette: the message bar in the theme's colours
+    void changeEvent(QEvent* event) override;       // a new palette: the message bar in the theme's colours
+    void resizeEvent(QResizeEvent* event) override; // the docks' layout follows the window's size (fitDocksToWindow)
 
 private:
     friend struct ShownDocument;
@@ -228,8 +230,16 @@ private:
     void connectRuns();
     void connectSelection();
     void createDocks();
-    // The docks' default places and sizes (every dock shown but the sweep); resetLayout uses it again.
-    void arrangeDocks();
+    // The docks' default places and sizes (every dock shown but the sweep); resetLayout uses it again. `compact`:
+    // every dock a tab of one column on the left (a small screen or window), else the timeline between docks on
+    // the left, on the right and below.
+    void arrangeDocks(bool compact);
+    // Which of arrangeDocks' two layouts the docks are in, if either: Other once a dock was moved, floated or closed.
+    enum class DockLayout { Wide, Compact, Other };
+    DockLayout dockLayout() const;
+    // A window made smaller than kCompactLayoutSize (or larger again) gets the layout of its size, unless the user
+    // arranged the docks: a half-screen window had kept the docks beside the timeline and left it 230 px.
+    void fitDocksToWindow();
     // The shortcuts of the menus' actions work while the menu bar is hidden (presentation mode).
     void keepShortcutsWithoutMenuBar();
     void createToolbars();
@@ -338,6 +348,7 @@ private:
     void writeAutosave();
     void removeAutosave();
     QTimer* m_progressDelay = nullptr;
+    QTimer* m_dockFitTimer = nullptr; // fitDocksToWindow once a resize has settled
 
     QString m_path;      // the scenario file (empty: untitled, or a lesson)
     QString m_lessonId;  // the lesson open, if any
