@@ -510,16 +510,16 @@ void MainWindow::arrangeDocks(bool compact)
 MainWindow::DockLayout MainWindow::dockLayout() const
 {
     const auto area = [this](const char* name) {
-        const auto* d = findChild<QDockWidget*>(QLatin1String(name));
-        return d ? dockWidgetArea(const_cast<QDockWidget*>(d)) : Qt::NoDockWidgetArea;
+        QDockWidget* d = findChild<QDockWidget*>(QLatin1String(name));
+        return d ? dockWidgetArea(d) : Qt::NoDockWidgetArea;
     };
     bool allLeft = true;
     const auto docks = findChildren<QDockWidget*>(Qt::FindDirectChildrenOnly);
-    for (const QDockWidget* d : docks) {
+    for (QDockWidget* d : docks) {
         // The sweep is hidden until asked for; any other dock closed (its View menu entry unchecked) was the user's.
         if (d->isFloating() || (d->objectName() != QLatin1String("sweepDock") && !d->toggleViewAction()->isChecked()))
             return DockLayout::Other;
-        allLeft = allLeft && dockWidgetArea(const_cast<QDockWidget*>(d)) == Qt::LeftDockWidgetArea;
+        allLeft = allLeft && dockWidgetArea(d) == Qt::LeftDockWidgetArea;
     }
     if (allLeft)
         return DockLayout::Compact;
