@@ -310,6 +310,16 @@ std::vector<Dim3> SpanColumns::blockColumn() const
 }
 
 namespace {
+// Room beyond an eighth more than the n spans is given back: columns grown by doubling, or reserved for the spans a
+// reader expected (the Chrome reader projects them from the bytes read so far, twice the spans where a file's arrows
+// come after them), so that memoryBytes() is what the trace holds.
+template <typename Column>
+void giveBackRoom(Column& col, size_t n)
+{
+    if (col.capacity() > n + n / 8)
+        col.shrink_to_fit();
+}
+
 // Pads a short optional column with its default; drops it (memory included) when every entry is the default.
 template <typename T>
 void compactColumn(std::vector<T>& col, size_t n, T def)
@@ -319,8 +329,8 @@ void compactColumn(std::vector<T>& col, size_t n, T def)
     col.resize(n, def);
     if (std::all_of(col.begin(), col.end(), [def](const T& v) { return v == def; }))
         std::vector<T>().swap(col);
-    else if (col.capacity() > n + n / 8)
-        col.shrink_to_fit(); // grown by doubling as spans came: up to twice the room it needs
+    else
+        giveBackRoom(col, n);
 }
 template <typename T>
 size_t bytesOfColumn(const std::vector<T>& col)
@@ -332,18 +342,11 @@ size_t bytesOfColumn(const std::vector<T>& col)
 void SpanColumns::compact()
 {
     const size_t n = size();
-    // Room reserved beyond an eighth more than the spans is given back, so that memoryBytes() is what the trace holds:
-    // a reader reserves for the spans it expects (the Chrome reader projects them from the bytes read so far, twice
-    // the spans where a file's arrows come after them).
-    const auto fit = [n](auto& col) {
-        if (col.capacity() > n + n / 8)
-            col.shrink_to_fit();
-    };
-    fit(track);
-    fit(kind);
-    fit(name);
-    fit(start);
-    fit(end);
+    giveBackRoom(track, n);
+    giveBackRoom(kind, n);
+    giveBackRoom(name, n);
+    giveBackRoom(start, n);
+    giveBackRoom(end, n);
     compactColumn(thread, n, -1);
     compactColumn(op, n, -1);
     compactColumn(iteration, n, -1);

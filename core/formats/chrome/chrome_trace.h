@@ -95,6 +95,11 @@ struct UnboundFlow {
 
 // A flow's kind still to be decided by its ends (RawTrace::trace's flows).
 inline constexpr FlowKind kFlowKindByEnds = FlowKind(0xff);
+// A flow's kind from a FlowKind's number (flowKindFromString's, IndexFlow::kind): kFlowKindByEnds for -1 or none.
+inline FlowKind flowKindOrByEnds(int kind)
+{
+    return kind >= 0 && kind < kFlowKindCount ? FlowKind(kind) : kFlowKindByEnds;
+}
 
 // A flow whose ends are known spans (parse-time indices).
 struct IndexFlow {

@@ -441,8 +441,7 @@ Result<Trace> finish(RawTrace&& raw, const std::vector<uint32_t>& threadTrack, s
         auto& flows = t.flows;
         flows.reserve(flows.size() + extra.size());
         for (const auto& f : extra)
-            flows.push_back(
-                {f.from, f.to, f.kind >= 0 && f.kind < kFlowKindCount ? FlowKind(f.kind) : kFlowKindByEnds});
+            flows.push_back({f.from, f.to, flowKindOrByEnds(f.kind)});
         size_t kept = 0;
         for (Flow f : flows) {
             if (f.from >= n || f.to >= n)

@@ -325,12 +325,6 @@ void EventReader::syncRecord(const Event& ev)
     m_raw.syncs.push_back(r);
 }
 
-// A flow's kind from flowKindFromName's: kFlowKindByEnds for -1.
-static FlowKind flowKindOf(int kind)
-{
-    return kind >= 0 && kind < kFlowKindCount ? FlowKind(kind) : kFlowKindByEnds;
-}
-
 int EventReader::flowKindFromName(std::string_view name)
 {
     if (const auto k = flowKindFromString(name))
@@ -421,9 +415,9 @@ void EventReader::flowEvent(const Event& ev)
     }
     if (from.span != kNoSpan && here.span != kNoSpan) {
         if (from.target)
-            m_raw.trace.flows.push_back({here.span, from.span, flowKindOf(from.kind)});
+            m_raw.trace.flows.push_back({here.span, from.span, flowKindOrByEnds(from.kind)});
         else
-            m_raw.trace.flows.push_back({from.span, here.span, flowKindOf(from.kind)});
+            m_raw.trace.flows.push_back({from.span, here.span, flowKindOrByEnds(from.kind)});
     } else {
         chrome::UnboundFlow f;
         f.from = from.target ? here.end : from.end;
