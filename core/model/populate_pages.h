@@ -3,6 +3,8 @@
 // nothing happens and the pages fault in one by one as they are written). Where a page fault is dear (a virtual
 // machine's trap, docs/PERFORMANCE.md), a column written entry by entry spends less in the kernel this way; the
 // pages are the ones the writes would fault in anyway, so the peak memory does not change.
+// And the other way: a vector's room beyond its entries given back to the kernel in place, without the copy into a
+// fresh block that shrink_to_fit makes.
 #pragma once
 
 #include <algorithm>
@@ -44,6 +46,44 @@ void populateAhead(std::vector<T>& v, size_t& mark, size_t ahead)
         return;
     mark = v.size() + ahead;
     populatePages(v, v.size(), mark);
+}
+
+// Room of this many bytes or more beyond a vector's entries is given back in place; below it, by a copy.
+constexpr size_t kRoomInPlaceBytes = size_t(256) << 10;
+
+// Gives back a vector's room beyond its entries. Room of kRoomInPlaceBytes or more: its whole pages go back to the
+// kernel in place (MADV_DONTNEED: they hold no memory until touched again, then read as zeros); the capacity stays,
+// so nothing is copied and no pointer moves. Smaller room, where it is more than an eighth of the entries (or where
+// the pages cannot be given back: not Linux): shrink_to_fit, a copy into a block of the entries' size.
+template <typename T>
+void giveBackRoom(std::vector<T>& v)
+{
+    const size_t room = (v.capacity() - v.size()) * sizeof(T);
+    if (room >= kRoomInPlaceBytes) {
+#if defined(__linux__)
+        constexpr uintptr_t kPage = 4096;
+        const auto base = reinterpret_cast<uintptr_t>(v.data());
+        const uintptr_t begin = (base + v.size() * sizeof(T) + kPage - 1) & ~(kPage - 1);
+        const uintptr_t end = (base + v.capacity() * sizeof(T)) & ~(kPage - 1);
+        if (::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED) == 0)
+            return;
+#endif
+        v.shrink_to_fit();
+    } else if (v.capacity() > v.size() + v.size() / 8) {
+        v.shrink_to_fit();
+    }
+}
+
+// The bytes a vector holds after giveBackRoom: its entries, and its room where that is below kRoomInPlaceBytes
+// (larger room was given back).
+template <typename T>
+size_t heldBytes(const std::vector<T>& v)
+{
+    const size_t room = (v.capacity() - v.size()) * sizeof(T);
+    if (room < kRoomInPlaceBytes)
+        return v.capacity() * sizeof(T);
+    constexpr size_t kPage = 4096;
+    return (v.size() * sizeof(T) + kPage - 1) / kPage * kPage;
 }
 
 } // namespace streamscope

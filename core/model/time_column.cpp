@@ -1,6 +1,8 @@
 // SPDX-FileCopyrightText: StreamScope contributors
 #include "time_column.h"
 
+#include "populate_pages.h"
+
 #include <algorithm>
 #include <atomic>
 
@@ -77,6 +79,24 @@ void TimeColumn::set(size_t i, int64_t v)
         return;
     }
     putException(i, v);
+}
+
+void TimeColumn::populatePages(size_t from, size_t to)
+{
+    streamscope::populatePages(m_offset, from, to);
+    streamscope::populatePages(m_base, 2 * (from >> kBlockBits), 2 * ((to + kBlock - 1) >> kBlockBits));
+}
+
+void TimeColumn::giveBackRoom()
+{
+    streamscope::giveBackRoom(m_offset);
+    streamscope::giveBackRoom(m_base);
+    streamscope::giveBackRoom(m_exceptions);
+}
+
+size_t TimeColumn::memoryBytes() const
+{
+    return heldBytes(m_offset) + heldBytes(m_base) + heldBytes(m_exceptions);
 }
 
 void TimeColumn::shift(int64_t d)

@@ -233,6 +233,10 @@ public:
         m_base.shrink_to_fit();
         m_exceptions.shrink_to_fit();
     }
+    // Faults in the pages of the arrays' room for entries [from, to), within the reserved room (populate_pages.h).
+    void populatePages(size_t from, size_t to);
+    // Gives back the arrays' room beyond the entries: large room in place, without a copy (populate_pages.h).
+    void giveBackRoom();
     std::vector<int64_t> toVector() const
     {
         std::vector<int64_t> v(size());
@@ -264,11 +268,9 @@ public:
     };
     std::optional<AdoptError> adopt(std::vector<uint32_t> offsets, std::vector<int64_t> bases,
                                     std::vector<std::pair<uint32_t, int64_t>> exceptions);
-    size_t memoryBytes() const
-    {
-        return m_offset.capacity() * sizeof(uint32_t) + m_base.capacity() * sizeof(int64_t)
-            + m_exceptions.capacity() * sizeof(Exception);
-    }
+    // The bytes the arrays hold: their entries, and their room where it is small (large room holds no memory once
+    // given back: heldBytes, populate_pages.h).
+    size_t memoryBytes() const;
 
     friend bool operator==(const TimeColumn& a, const TimeColumn& b)
     {

@@ -1,6 +1,7 @@
 #include "trace.h"
 
 #include "enum_names.h"
+#include "populate_pages.h"
 
 #include <algorithm>
 #include <array>
@@ -310,16 +311,6 @@ std::vector<Dim3> SpanColumns::blockColumn() const
 }
 
 namespace {
-// Room beyond an eighth more than the n spans is given back: columns grown by doubling, or reserved for the spans a
-// reader expected (the Chrome reader projects them from the bytes read so far, twice the spans where a file's arrows
-// come after them), so that memoryBytes() is what the trace holds.
-template <typename Column>
-void giveBackRoom(Column& col, size_t n)
-{
-    if (col.capacity() > n + n / 8)
-        col.shrink_to_fit();
-}
-
 // Pads a short optional column with its default; drops it (memory included) when every entry is the default.
 template <typename T>
 void compactColumn(std::vector<T>& col, size_t n, T def)
@@ -330,23 +321,22 @@ void compactColumn(std::vector<T>& col, size_t n, T def)
     if (std::all_of(col.begin(), col.end(), [def](const T& v) { return v == def; }))
         std::vector<T>().swap(col);
     else
-        giveBackRoom(col, n);
-}
-template <typename T>
-size_t bytesOfColumn(const std::vector<T>& col)
-{
-    return col.capacity() * sizeof(T);
+        giveBackRoom(col);
 }
 } // namespace
 
 void SpanColumns::compact()
 {
     const size_t n = size();
-    giveBackRoom(track, n);
-    giveBackRoom(kind, n);
-    giveBackRoom(name, n);
-    giveBackRoom(start, n);
-    giveBackRoom(end, n);
+    // The room beyond the spans is given back (populate_pages.h): columns grown by doubling, or reserved for the
+    // spans a reader expected (the Chrome reader projects them from the bytes read so far, twice the spans where a
+    // file's arrows come after them, and faults pages in ahead of its writes), so that memoryBytes() is what the
+    // trace holds. Large room goes back in place, without a copy.
+    giveBackRoom(track);
+    giveBackRoom(kind);
+    giveBackRoom(name);
+    start.giveBackRoom();
+    end.giveBackRoom();
     compactColumn(thread, n, -1);
     compactColumn(op, n, -1);
     compactColumn(iteration, n, -1);
@@ -372,11 +362,11 @@ void SpanColumns::compact()
 
 size_t SpanColumns::memoryBytes() const
 {
-    return bytesOfColumn(track) + bytesOfColumn(kind) + bytesOfColumn(name) + start.memoryBytes() + end.memoryBytes()
-        + bytesOfColumn(thread) + bytesOfColumn(op) + bytesOfColumn(iteration) + bytesOfColumn(detail)
-        + bytesOfColumn(details) + m_detailIndex.size() * (sizeof(SpanDetail) + sizeof(uint32_t) + 2 * sizeof(void*))
-        + bytesOfColumn(timing) + bytesOfColumn(eventStartError) + bytesOfColumn(eventEndError) + bytesOfColumn(wait)
-        + bytesOfColumn(waitFor) + bytesOfColumn(task);
+    return heldBytes(track) + heldBytes(kind) + heldBytes(name) + start.memoryBytes() + end.memoryBytes()
+        + heldBytes(thread) + heldBytes(op) + heldBytes(iteration) + heldBytes(detail) + heldBytes(details)
+        + m_detailIndex.size() * (sizeof(SpanDetail) + sizeof(uint32_t) + 2 * sizeof(void*)) + heldBytes(timing)
+        + heldBytes(eventStartError) + heldBytes(eventEndError) + heldBytes(wait) + heldBytes(waitFor)
+        + heldBytes(task);
 }
 
 uint32_t Trace::intern(std::string_view s)

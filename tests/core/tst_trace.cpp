@@ -21,6 +21,7 @@
 #include <tuple>
 #include <vector>
 
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -201,6 +202,54 @@ private slots:
         // track, kind, name, start and end: 25 bytes a span, and nothing for the rest.
         QVERIFY2(back->spans.memoryBytes() <= 26 * back->spanCount(),
                  std::to_string(back->spans.memoryBytes()).c_str());
+    }
+
+    // A reader that reserved room for more spans than came (the Chrome reader projects them from the bytes read so
+    // far) and wrote into it ahead: finalize() gives the room's pages back to the kernel without moving the columns
+    // (no copy), memoryBytes() counts the spans and not the room, and spans added later go into the room.
+    void finalizeGivesBackRoomInPlace()
+    {
+#if !defined(__linux__)
+        QSKIP("pages are given back in place on Linux only");
+#else
+        Trace t;
+        const uint32_t st = t.addTrack({TrackKind::Stream, "s"});
+        t.spans.reserve(1'000'000);
+        for (int i = 0; i < 1000; ++i)
+            t.addSpan({st, SpanKind::Kernel, "k", 10 * i, 10 * i + 5});
+        auto& track = t.spans.track;
+        track.resize(500'000, 7); // the room's first pages written, as a reader's pages faulted in ahead are
+        track.resize(1000);
+        const uint32_t* trackData = track.data();
+        const size_t capacity = track.capacity();
+        const long page = sysconf(_SC_PAGESIZE);
+        const auto roomPages = [&] {
+            const auto begin =
+                (reinterpret_cast<uintptr_t>(track.data() + track.size()) + page - 1) & ~uintptr_t(page - 1);
+            const auto end = reinterpret_cast<uintptr_t>(track.data() + 400'000) & ~uintptr_t(page - 1);
+            std::vector<unsigned char> resident((end - begin) / size_t(page));
+            if (mincore(reinterpret_cast<void*>(begin), end - begin, resident.data()) != 0)
+                return -1;
+            return int(std::count_if(resident.begin(), resident.end(), [](unsigned char r) { return r & 1; }));
+        };
+        QVERIFY(roomPages() > 300); // 1.6 MB of the room written
+        t.finalize();
+        QCOMPARE(roomPages(), 0);
+        QCOMPARE(static_cast<const void*>(track.data()), static_cast<const void*>(trackData));
+        QCOMPARE(track.capacity(), capacity);
+        // track, kind, name, start and end of 1000 spans, each column rounded up to whole pages.
+        QVERIFY2(t.spans.memoryBytes() <= 5 * 4096 + 26 * 1000, std::to_string(t.spans.memoryBytes()).c_str());
+        for (int i = 1000; i < 3000; ++i)
+            t.addSpan({st, SpanKind::Kernel, "k", 10 * i, 10 * i + 5});
+        t.finalize();
+        QCOMPARE(static_cast<const void*>(track.data()), static_cast<const void*>(trackData));
+        QCOMPARE(t.spanCount(), size_t(3000));
+        for (uint32_t i = 0; i < 3000; ++i) {
+            QCOMPARE(t.spans.track[i], st);
+            QCOMPARE(t.spans.start[i], int64_t(10) * i);
+            QCOMPARE(t.spans.end[i], int64_t(10) * i + 5);
+        }
+#endif
     }
 
     // Copying every span of a trace into another with the same tracks gives the same trace: a column that

@@ -5,6 +5,7 @@
 
 #include "chrome_trace_tokenizer.h"
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -239,12 +240,15 @@ private:
     void topLevelValue(const std::string& key);
 
     // Fields into spans, threads and flows of the raw trace (chrome_trace_spans.cpp).
-    uint32_t keyText(std::string_view s);
+    // A pid or tid given as a string: an index + 1 of its text; 0 for a number (most files: inline, no call).
+    uint32_t keyText(std::string_view s) { return s.empty() ? 0 : internKeyText(s); }
+    uint32_t internKeyText(std::string_view s);
     uint32_t threadFor(const Event& ev);
     chrome::RawProcess& processFor(const Event& ev);
     uint32_t intern(std::string_view s);
     void reserveSpans();
     void populateSpans();
+    void addFlow(Flow f);
     uint32_t addSpan(const Event& ev, uint32_t thread, SpanKind kind, int64_t start, int64_t end);
     std::optional<SpanKind> spanKind(const Event& ev);
     void handle(const Event& ev, const char* start);
@@ -264,6 +268,7 @@ private:
     std::string_view m_lastName;
     uint32_t m_lastNameId = kNoSpan;
     size_t m_populatedSpans = 0; // the columns' pages are faulted in up to this many spans
+    size_t m_populatedFlows = 0; // and the arrows' up to this many arrows
     struct NameSlot {
         std::string_view name; // the key in m_names
         uint32_t id = kNoSpan;
@@ -272,8 +277,12 @@ private:
     std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> m_keyTexts;
     std::vector<std::string> m_keyTextList;
     std::unordered_map<ThreadKey, uint32_t, ThreadKeyHash> m_threads;
-    ThreadKey m_lastKey{};
-    uint32_t m_lastThread = kNoSpan;
+    // The threads of the last few events, looked at before the map: a file's flow events alternate between the
+    // thread of a launch and the streams of its kernels, and each used to miss a cache of one.
+    static constexpr size_t kRecentThreads = 4;
+    std::array<ThreadKey, kRecentThreads> m_recentKeys{};
+    std::array<uint32_t, kRecentThreads> m_recentThreads = {kNoSpan, kNoSpan, kNoSpan, kNoSpan};
+    size_t m_recentNext = 0; // the entry replaced next
     std::map<std::pair<int64_t, std::string>, size_t> m_processes;
     std::unordered_map<FlowKey, OpenFlow, FlowKeyHash> m_open;
     struct LatestFlow { // the v1 flow started last, while open (flowEvent)

@@ -11,10 +11,8 @@
 
 namespace streamscope::chrome::detail {
 
-uint32_t EventReader::keyText(std::string_view s)
+uint32_t EventReader::internKeyText(std::string_view s)
 {
-    if (s.empty())
-        return 0;
     auto it = m_keyTexts.find(s);
     if (it != m_keyTexts.end())
         return it->second;
@@ -31,8 +29,9 @@ uint32_t EventReader::threadFor(const Event& ev)
     const Id& tid = ev.tid.present ? ev.tid : ev.pid;
     ThreadKey key{pid.text.empty() ? pid.number : -1, tid.text.empty() ? tid.number : -1, keyText(pid.text),
                   keyText(tid.text)};
-    if (m_lastThread != kNoSpan && key == m_lastKey)
-        return m_lastThread;
+    for (size_t k = 0; k < kRecentThreads; ++k)
+        if (m_recentThreads[k] != kNoSpan && m_recentKeys[k] == key)
+            return m_recentThreads[k];
     auto it = m_threads.find(key);
     uint32_t index;
     if (it != m_threads.end()) {
@@ -50,8 +49,9 @@ uint32_t EventReader::threadFor(const Event& ev)
         m_threads.emplace(key, index);
         processFor(ev);
     }
-    m_lastKey = key;
-    m_lastThread = index;
+    m_recentKeys[m_recentNext] = key;
+    m_recentThreads[m_recentNext] = index;
+    m_recentNext = (m_recentNext + 1) % kRecentThreads;
     return index;
 }
 
@@ -121,12 +121,31 @@ void EventReader::populateSpans()
     populatePages(s.track, from, to);
     populatePages(s.kind, from, to);
     populatePages(s.name, from, to);
+    s.start.populatePages(from, to);
+    s.end.populatePages(from, to);
     // The optional columns in use (empty ones have no room: nothing to fault in).
     populatePages(s.thread, from, to);
     populatePages(s.op, from, to);
     populatePages(s.iteration, from, to);
     populatePages(s.detail, from, to);
     m_populatedSpans = to;
+}
+
+void EventReader::addFlow(Flow f)
+{
+    // Grown by doubling as a vector would, and the pages of the next 8192 arrows faulted in ahead of the writes as
+    // the spans' are (populateSpans): a fault taken per page of a fresh block was 2 % of importing a file whose
+    // arrows follow its spans.
+    auto& flows = m_raw.trace.flows;
+    if (flows.size() == flows.capacity()) {
+        flows.reserve(std::max<size_t>(4096, 2 * flows.capacity()));
+        m_populatedFlows = 0;
+    }
+    if (flows.size() >= m_populatedFlows) {
+        m_populatedFlows = flows.size() + 8192;
+        populatePages(flows, flows.size(), m_populatedFlows);
+    }
+    flows.push_back(f);
 }
 
 void EventReader::reserveSpans()
@@ -347,9 +366,9 @@ void EventReader::bindIdFlow(const Event& ev, uint32_t span)
     const OpenFlow o = it->second;
     m_open.erase(it);
     if (o.kind == -2)
-        m_raw.trace.flows.push_back({span, o.span, kFlowKindByEnds});
+        addFlow({span, o.span, kFlowKindByEnds});
     else
-        m_raw.trace.flows.push_back({o.span, span, kFlowKindByEnds});
+        addFlow({o.span, span, kFlowKindByEnds});
     if (ev.flowIn && ev.flowOut) { // a step: also the source of the next part
         OpenFlow next;
         next.span = span;
@@ -415,9 +434,9 @@ void EventReader::flowEvent(const Event& ev)
     }
     if (from.span != kNoSpan && here.span != kNoSpan) {
         if (from.target)
-            m_raw.trace.flows.push_back({here.span, from.span, flowKindOrByEnds(from.kind)});
+            addFlow({here.span, from.span, flowKindOrByEnds(from.kind)});
         else
-            m_raw.trace.flows.push_back({from.span, here.span, flowKindOrByEnds(from.kind)});
+            addFlow({from.span, here.span, flowKindOrByEnds(from.kind)});
     } else {
         chrome::UnboundFlow f;
         f.from = from.target ? here.end : from.end;
