@@ -177,6 +177,31 @@ private slots:
             }
     }
 
+    // The chunks alive at once (those parsed ahead and the one let go for reuse) take at most 1/64 of the input
+    // wherever a chunk can be that small (inputs of 48 MiB and more), and three chunks of 64 KiB below that.
+    void chunksAliveStayWithinTheirShare()
+    {
+        using chrome::detail::ChunkPipeline;
+        constexpr uint64_t MiB = uint64_t(1) << 20;
+        for (const unsigned threads : {2u, 4u, 8u, 16u})
+            for (const uint64_t size : {16 * MiB, 48 * MiB, 100 * MiB, 306 * MiB, 767 * MiB, 1031 * MiB, 4096 * MiB}) {
+                const auto plan = chrome::detail::planChunks(size, {threads, 0});
+                QCOMPARE(plan.workers, threads - 1);
+                QVERIFY(plan.chunkBytes >= (64u << 10) && plan.chunkBytes <= MiB);
+                const size_t window = ChunkPipeline::windowFor(size, plan);
+                QVERIFY(window >= 2 && window <= plan.workers + 2);
+                const uint64_t alive = (window + 1) * plan.chunkBytes * ChunkPipeline::kChunkCost;
+                const uint64_t bound = size >= 48 * MiB ? size / 64 : 3 * (64u << 10) * ChunkPipeline::kChunkCost;
+                QVERIFY2(alive <= bound,
+                         (std::to_string(size) + " bytes, " + std::to_string(threads)
+                          + " threads: " + std::to_string(alive) + " > " + std::to_string(bound))
+                             .c_str());
+            }
+        // One thread, or an input under 16 MiB: no workers.
+        QCOMPARE(chrome::detail::planChunks(306 * MiB, {1, 0}).workers, 0u);
+        QCOMPARE(chrome::detail::planChunks(15 * MiB, {8, 0}).workers, 0u);
+    }
+
     void workersParseAhead()
     {
         // The events of a one-event-a-line file are parsed by the workers: the reader finds them at their bytes.

@@ -15,13 +15,16 @@ namespace {
 // reader.
 constexpr size_t kChunkOverlap = size_t(64) << 10;
 
-// Chunks of 1 MiB: small beside the trace, large enough that handing them over costs nothing.
-constexpr size_t kDefaultChunkBytes = size_t(1) << 20;
 // A chunk parsed ahead takes about three times its bytes (its bytes and its events' fields: PreEvent is 480 bytes,
-// and an event of the bench_import file about 230), and those parsed ahead take at most 1/64 of the input (a
-// Chrome trace takes a fifth of its file's size in memory or more: the peak stays within 1.5x the trace).
-constexpr uint64_t kChunkCost = 3;
+// and an event of the bench_import file about 230), and the chunks alive at once (those parsed ahead and the one
+// given back for reuse) take at most 1/64 of the input: a Chrome trace takes a tenth of its file's size in memory
+// or more (the bench_import file 1/9.4), so they add at most a sixth of the trace to the peak. Chunks of 1 MiB:
+// small beside the trace, large enough that handing them over costs nothing; smaller in a file under 768 MiB, so
+// that three of them fit that share (at 1 MiB, a 306 MiB file's window of two and the chunk given back took 1/32).
+constexpr uint64_t kChunkCost = ChunkPipeline::kChunkCost;
 constexpr uint64_t kWindowShare = 64;
+constexpr size_t kDefaultChunkBytes = size_t(1) << 20;
+constexpr size_t kMinChunkBytes = size_t(64) << 10;
 // Below this the threads cost more than they save.
 constexpr uint64_t kMinThreadedBytes = uint64_t(16) << 20;
 constexpr unsigned kMaxThreads = 8;
@@ -118,7 +121,9 @@ ChunkPlan planChunks(uint64_t size, const ReadOptions& options)
         const unsigned cores = std::thread::hardware_concurrency();
         threads = cores >= kMinCoresForThreads ? std::min(cores, kMaxThreads) : 1;
     }
-    plan.chunkBytes = options.chunkBytes ? options.chunkBytes : kDefaultChunkBytes;
+    plan.chunkBytes = options.chunkBytes
+        ? options.chunkBytes
+        : size_t(std::clamp<uint64_t>(size / (kChunkCost * kWindowShare * 4), kMinChunkBytes, kDefaultChunkBytes));
     const uint64_t least = options.chunkBytes ? 2 * uint64_t(plan.chunkBytes) : kMinThreadedBytes;
     if (threads > 1 && size >= least)
         plan.workers = threads - 1; // the reader's thread is the last one
@@ -127,16 +132,22 @@ ChunkPlan planChunks(uint64_t size, const ReadOptions& options)
 
 ChunkPipeline::ChunkPipeline(int fd, std::string_view text, uint64_t size, const ChunkPlan& plan)
     : m_fd(fd), m_text(text), m_size(size), m_chunkBytes(std::max<size_t>(plan.chunkBytes, 1)),
-      m_count(size_t((size + m_chunkBytes - 1) / m_chunkBytes)),
-      m_window(
-          std::clamp<size_t>(size_t(size / (uint64_t(m_chunkBytes) * kChunkCost * kWindowShare)), 2, plan.workers + 2)),
-      m_chunks(m_count), m_done(m_count, 0)
+      m_count(size_t((size + m_chunkBytes - 1) / m_chunkBytes)), m_window(windowFor(size, plan)), m_chunks(m_count),
+      m_done(m_count, 0)
 {
     try {
         for (unsigned i = 0; i < plan.workers; ++i)
             m_threads.emplace_back([this] { work(); });
     } catch (...) { // no threads to be had: the reader does with those there are, or alone
     }
+}
+
+size_t ChunkPipeline::windowFor(uint64_t size, const ChunkPlan& plan)
+{
+    // Whole shares of chunks in 1/64 of the input, less the one let go; two at least, and no more than the workers
+    // can keep busy.
+    const uint64_t chunk = std::max<uint64_t>(plan.chunkBytes, 1);
+    return std::clamp<size_t>(size_t(size / (chunk * kChunkCost * kWindowShare)), 3, plan.workers + 3) - 1;
 }
 
 ChunkPipeline::~ChunkPipeline()

@@ -64,6 +64,12 @@ public:
     // back; chunks before `offset` are let go. Throws the worker's Fail where the event there is not valid.
     const PreEvent* at(uint64_t offset);
 
+    // How many chunks the workers parse ahead of the reader at most, for an input of `size` bytes: with the chunk
+    // let go for reuse, the chunks alive at once take at most 1/64 of the input (chrome_trace_chunks.cpp).
+    static size_t windowFor(uint64_t size, const ChunkPlan& plan);
+    // Bytes of memory a chunk takes, its bytes and its parsed events, per byte of it (about).
+    static constexpr uint64_t kChunkCost = 3;
+
 private:
     void work();
     void parse(size_t index, Chunk& chunk);
