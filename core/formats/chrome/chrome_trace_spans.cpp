@@ -135,16 +135,13 @@ void EventReader::addFlow(Flow f)
 {
     // Grown by doubling as a vector would, and the pages of the next 8192 arrows faulted in ahead of the writes as
     // the spans' are (populateSpans): a fault taken per page of a fresh block was 2 % of importing a file whose
-    // arrows follow its spans.
+    // arrows follow its spans. Grown here, not by push_back, so that a fresh block is faulted in from its start.
     auto& flows = m_raw.trace.flows;
     if (flows.size() == flows.capacity()) {
         flows.reserve(std::max<size_t>(4096, 2 * flows.capacity()));
         m_populatedFlows = 0;
     }
-    if (flows.size() >= m_populatedFlows) {
-        m_populatedFlows = flows.size() + 8192;
-        populatePages(flows, flows.size(), m_populatedFlows);
-    }
+    populateAhead(flows, m_populatedFlows, 8192);
     flows.push_back(f);
 }
 
