@@ -640,6 +640,7 @@ void Trace::finalize()
     if (!std::is_sorted(flows.begin(), flows.end(), flowBefore))
         std::sort(flows.begin(), flows.end(), flowBefore);
     flows.erase(std::unique(flows.begin(), flows.end()), flows.end());
+    giveBackRoom(flows); // a reader grows it by doubling: up to half of it is room
 
     m_trackOffsets.assign(tracks.size() + 1, 0);
     for (size_t i = 0; i < n; ++i)
@@ -671,7 +672,7 @@ int Trace::findStreamTrack(std::string_view name, int device) const
 size_t Trace::memoryBytes() const
 {
     size_t bytes = spans.memoryBytes();
-    bytes += flows.size() * sizeof(Flow);
+    bytes += heldBytes(flows);
     for (const auto& s : strings)
         bytes += s.capacity() + sizeof(std::string);
     bytes += m_trackOffsets.size() * sizeof(uint32_t);

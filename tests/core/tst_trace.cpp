@@ -206,7 +206,8 @@ private slots:
 
     // A reader that reserved room for more spans than came (the Chrome reader projects them from the bytes read so
     // far) and wrote into it ahead: finalize() gives the room's pages back to the kernel without moving the columns
-    // (no copy), memoryBytes() counts the spans and not the room, and spans added later go into the room.
+    // (no copy), memoryBytes() counts the spans and not the room, and spans added later go into the room. The same
+    // for the arrows' list.
     void finalizeGivesBackRoomInPlace()
     {
 #if !defined(__linux__)
@@ -233,8 +234,25 @@ private slots:
             return int(std::count_if(resident.begin(), resident.end(), [](unsigned char r) { return r & 1; }));
         };
         QVERIFY(roomPages() > 300); // 1.6 MB of the room written
+        // The arrows' list grown by doubling, its room written ahead as well.
+        t.flows.resize(200'000, Flow{0, 1, FlowKind::Launch});
+        t.flows.resize(500);
+        const auto flowRoomPages = [&] {
+            const auto begin =
+                (reinterpret_cast<uintptr_t>(t.flows.data() + t.flows.size()) + page - 1) & ~uintptr_t(page - 1);
+            const auto end = reinterpret_cast<uintptr_t>(t.flows.data() + 190'000) & ~uintptr_t(page - 1);
+            std::vector<unsigned char> resident((end - begin) / size_t(page));
+            if (mincore(reinterpret_cast<void*>(begin), end - begin, resident.data()) != 0)
+                return -1;
+            return int(std::count_if(resident.begin(), resident.end(), [](unsigned char r) { return r & 1; }));
+        };
+        QVERIFY(flowRoomPages() > 300);
+        const size_t before = t.memoryBytes();
         t.finalize();
         QCOMPARE(roomPages(), 0);
+        QCOMPARE(flowRoomPages(), 0);
+        QCOMPARE(t.flows.size(), size_t(1)); // the 500 equal arrows are one
+        QVERIFY2(t.memoryBytes() < before, std::to_string(t.memoryBytes()).c_str());
         QCOMPARE(static_cast<const void*>(track.data()), static_cast<const void*>(trackData));
         QCOMPARE(track.capacity(), capacity);
         // track, kind, name, start and end of 1000 spans, each column rounded up to whole pages.
