@@ -6,6 +6,7 @@
 
 #include "diagnostics.h"
 #include "event_timing.h"
+#include "parallel_for.h"
 #include "span_names.h"
 
 #include <algorithm>
@@ -102,18 +103,24 @@ int64_t overlapOf(const std::vector<Interval>& a, const std::vector<Interval>& b
     auto firstEndingAfter = [lo](const std::vector<Interval>& v) {
         return std::partition_point(v.begin(), v.end(), [lo](const Interval& x) { return x.end <= lo; });
     };
-    auto ia = firstEndingAfter(a);
-    auto ib = firstEndingAfter(b);
+    // Only the intervals that begin before hi can meet the other list's; past them the walk stops.
+    auto startingBefore = [hi](const std::vector<Interval>& v) {
+        return std::partition_point(v.begin(), v.end(), [hi](const Interval& x) { return x.start < hi; });
+    };
+    const Interval* ia = a.data() + (firstEndingAfter(a) - a.begin());
+    const Interval* ib = b.data() + (firstEndingAfter(b) - b.begin());
+    const Interval* const aEnd = a.data() + (startingBefore(a) - a.begin());
+    const Interval* const bEnd = b.data() + (startingBefore(b) - b.begin());
+    // Without branches on the data: which list moves on is as good as random where many streams are busy at once,
+    // and a mispredicted branch per step cost most of this walk (every pair of 56 busy streams: 10 M spans).
     int64_t sum = 0;
-    while (ia != a.end() && ib != b.end() && ia->start < hi && ib->start < hi) {
+    while (ia < aEnd && ib < bEnd) {
         const int64_t s = std::max(ia->start, ib->start);
         const int64_t e = std::min(ia->end, ib->end);
-        if (e > s)
-            sum += e - s;
-        if (ia->end < ib->end)
-            ++ia;
-        else
-            ++ib;
+        sum += std::max<int64_t>(e - s, 0);
+        const bool aFirst = ia->end < ib->end;
+        ia += aFirst;
+        ib += !aFirst;
     }
     return sum;
 }
@@ -307,16 +314,27 @@ void analyzeStreams(const Trace& trace, const AnalysisOptions& options, TraceAna
     if (streamCount <= options.maxOverlapStreams) {
         a.overlapNs.assign(streamCount, std::vector<int64_t>(streamCount, 0));
         a.overlapFraction.assign(streamCount, std::vector<double>(streamCount, 0.0));
-        for (size_t i = 0; i < streamCount; ++i) {
-            a.overlapNs[i][i] = a.streams[i].busyNs;
-            a.overlapFraction[i][i] = a.streams[i].busyNs > 0 ? 1.0 : 0.0;
-            for (size_t j = i + 1; j < streamCount; ++j) {
-                const int64_t both = overlapOf(busyOf[i], busyOf[j]);
-                const double frac = ratio(double(both), double(std::min(a.streams[i].busyNs, a.streams[j].busyNs)));
-                a.overlapNs[i][j] = a.overlapNs[j][i] = both;
-                a.overlapFraction[i][j] = a.overlapFraction[j][i] = frac;
-            }
-        }
+        // Row by row on every core where the walks are long: each pair is a walk over both streams' busy intervals
+        // (56 streams busy at once, 10 M spans: 1,540 walks of 300,000 steps); row i writes only cells (i, j) and
+        // (j, i) for j > i. A small trace stays on this thread (starting threads would cost more).
+        size_t intervals = 0;
+        for (const auto& busy : busyOf)
+            intervals += busy.size();
+        constexpr size_t kStepsForThreads = size_t(1) << 22;
+        const unsigned threads = intervals * streamCount >= kStepsForThreads ? 0 : 1;
+        parallelFor(
+            streamCount,
+            [&](size_t i) {
+                a.overlapNs[i][i] = a.streams[i].busyNs;
+                a.overlapFraction[i][i] = a.streams[i].busyNs > 0 ? 1.0 : 0.0;
+                for (size_t j = i + 1; j < streamCount; ++j) {
+                    const int64_t both = overlapOf(busyOf[i], busyOf[j]);
+                    const double frac = ratio(double(both), double(std::min(a.streams[i].busyNs, a.streams[j].busyNs)));
+                    a.overlapNs[i][j] = a.overlapNs[j][i] = both;
+                    a.overlapFraction[i][j] = a.overlapFraction[j][i] = frac;
+                }
+            },
+            threads);
     }
 }
 
