@@ -91,40 +91,6 @@ ConcurrencyProfile profileOf(const std::vector<int64_t>& starts, const std::vect
     return p;
 }
 
-// Intersection of two merged lists, restricted to the window where both have intervals.
-int64_t overlapOf(const std::vector<Interval>& a, const std::vector<Interval>& b)
-{
-    if (a.empty() || b.empty())
-        return 0;
-    const int64_t lo = std::max(a.front().start, b.front().start);
-    const int64_t hi = std::min(a.back().end, b.back().end);
-    if (hi <= lo)
-        return 0;
-    auto firstEndingAfter = [lo](const std::vector<Interval>& v) {
-        return std::partition_point(v.begin(), v.end(), [lo](const Interval& x) { return x.end <= lo; });
-    };
-    // Only the intervals that begin before hi can meet the other list's; past them the walk stops.
-    auto startingBefore = [hi](const std::vector<Interval>& v) {
-        return std::partition_point(v.begin(), v.end(), [hi](const Interval& x) { return x.start < hi; });
-    };
-    const Interval* ia = a.data() + (firstEndingAfter(a) - a.begin());
-    const Interval* ib = b.data() + (firstEndingAfter(b) - b.begin());
-    const Interval* const aEnd = a.data() + (startingBefore(a) - a.begin());
-    const Interval* const bEnd = b.data() + (startingBefore(b) - b.begin());
-    // Without branches on the data: which list moves on is as good as random where many streams are busy at once,
-    // and a mispredicted branch per step cost most of this walk (every pair of 56 busy streams: 10 M spans).
-    int64_t sum = 0;
-    while (ia < aEnd && ib < bEnd) {
-        const int64_t s = std::max(ia->start, ib->start);
-        const int64_t e = std::min(ia->end, ib->end);
-        sum += std::max<int64_t>(e - s, 0);
-        const bool aFirst = ia->end < ib->end;
-        ia += aFirst;
-        ib += !aFirst;
-    }
-    return sum;
-}
-
 bool isLaunchName(std::string_view name)
 {
     return name.starts_with("cudaLaunch") || name.starts_with("cudaMemcpy") || name.starts_with("cudaMemset")
@@ -328,7 +294,7 @@ void analyzeStreams(const Trace& trace, const AnalysisOptions& options, TraceAna
                 a.overlapNs[i][i] = a.streams[i].busyNs;
                 a.overlapFraction[i][i] = a.streams[i].busyNs > 0 ? 1.0 : 0.0;
                 for (size_t j = i + 1; j < streamCount; ++j) {
-                    const int64_t both = overlapOf(busyOf[i], busyOf[j]);
+                    const int64_t both = intersectionLength(busyOf[i], busyOf[j]);
                     const double frac = ratio(double(both), double(std::min(a.streams[i].busyNs, a.streams[j].busyNs)));
                     a.overlapNs[i][j] = a.overlapNs[j][i] = both;
                     a.overlapFraction[i][j] = a.overlapFraction[j][i] = frac;

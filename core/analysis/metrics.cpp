@@ -52,17 +52,33 @@ int64_t totalLength(const std::vector<Interval>& merged)
 
 int64_t intersectionLength(const std::vector<Interval>& a, const std::vector<Interval>& b)
 {
+    if (a.empty() || b.empty())
+        return 0;
+    const int64_t lo = std::max(a.front().start, b.front().start);
+    const int64_t hi = std::min(a.back().end, b.back().end);
+    if (hi <= lo)
+        return 0;
+    auto firstEndingAfter = [lo](const std::vector<Interval>& v) {
+        return std::partition_point(v.begin(), v.end(), [lo](const Interval& x) { return x.end <= lo; });
+    };
+    // Only the intervals that begin before hi can meet the other list's; past them the walk stops.
+    auto startingBefore = [hi](const std::vector<Interval>& v) {
+        return std::partition_point(v.begin(), v.end(), [hi](const Interval& x) { return x.start < hi; });
+    };
+    const Interval* ia = a.data() + (firstEndingAfter(a) - a.begin());
+    const Interval* ib = b.data() + (firstEndingAfter(b) - b.begin());
+    const Interval* const aEnd = a.data() + (startingBefore(a) - a.begin());
+    const Interval* const bEnd = b.data() + (startingBefore(b) - b.begin());
+    // Without branches on the data: which list moves on is as good as random where many streams are busy at once,
+    // and a mispredicted branch per step cost most of this walk (every pair of 56 busy streams: 10 M spans).
     int64_t sum = 0;
-    size_t i = 0, j = 0;
-    while (i < a.size() && j < b.size()) {
-        const int64_t lo = std::max(a[i].start, b[j].start);
-        const int64_t hi = std::min(a[i].end, b[j].end);
-        if (hi > lo)
-            sum += hi - lo;
-        if (a[i].end < b[j].end)
-            ++i;
-        else
-            ++j;
+    while (ia < aEnd && ib < bEnd) {
+        const int64_t s = std::max(ia->start, ib->start);
+        const int64_t e = std::min(ia->end, ib->end);
+        sum += std::max<int64_t>(e - s, 0);
+        const bool aFirst = ia->end < ib->end;
+        ia += aFirst;
+        ib += !aFirst;
     }
     return sum;
 }
