@@ -17,6 +17,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -141,7 +142,7 @@ public:
     // pass per device was devices x spans).
     const std::vector<Interval>& deviceBusy(int device) const
     {
-        if (!m_busyDone) {
+        std::call_once(m_busyOnce, [this] {
             std::map<int, std::vector<Interval>> of;
             for (uint32_t i = 0; i < n; ++i)
                 if (isGpuSpan(t.spans.kind[i]))
@@ -152,8 +153,7 @@ public:
                 sortRuns(v, [](const Interval& a, const Interval& b) { return a.start < b.start; });
                 m_busy.emplace(d, mergeIntervals(std::move(v)));
             }
-            m_busyDone = true;
-        }
+        });
         static const std::vector<Interval> kNoInterval;
         auto it = m_busy.find(device);
         return it != m_busy.end() ? it->second : kNoInterval;
@@ -162,23 +162,22 @@ public:
     // GPU spans on stream tracks, per device, in order of when they ran (effStart); computed once.
     const std::map<int, std::vector<uint32_t>>& gpuSpansByDevice() const
     {
-        if (m_gpuByDevice)
-            return *m_gpuByDevice;
-        std::map<int, std::vector<uint32_t>> of;
-        for (uint32_t i = 0; i < n; ++i)
-            if (gpuOnStream(i))
-                of[device(i)].push_back(i);
-        for (auto& [d, spans] : of)
-            sortRuns(spans, [this](uint32_t a, uint32_t b) {
-                return effStart(a) != effStart(b) ? effStart(a) < effStart(b) : a < b;
-            });
-        m_gpuByDevice = std::move(of);
-        return *m_gpuByDevice;
+        std::call_once(m_gpuByDeviceOnce, [this] {
+            for (uint32_t i = 0; i < n; ++i)
+                if (gpuOnStream(i))
+                    m_gpuByDevice[device(i)].push_back(i);
+            for (auto& [d, spans] : m_gpuByDevice)
+                sortRuns(spans, [this](uint32_t a, uint32_t b) {
+                    return effStart(a) != effStart(b) ? effStart(a) < effStart(b) : a < b;
+                });
+        });
+        return m_gpuByDevice;
     }
 
     // How many of a device's GPU operations ran at once; computed once per device.
     const Concurrency& concurrency(int dev) const
     {
+        const std::lock_guard lock(m_concurrencyMutex); // held while computing: a rule asking meanwhile waits
         if (auto it = m_concurrency.find(dev); it != m_concurrency.end())
             return it->second;
         Concurrency r;
@@ -337,6 +336,7 @@ public:
 
     DeviceCaps caps(int dev) const
     {
+        const std::lock_guard lock(m_capsMutex);
         if (auto it = m_caps.find(dev); it != m_caps.end())
             return it->second;
         return m_caps.emplace(dev, readCaps(dev)).first->second;
@@ -439,10 +439,15 @@ public:
     }
 
 private:
+    // What several rules ask for, computed by the first that asks; rules run on several threads at once
+    // (diagnose), so each is guarded.
+    mutable std::once_flag m_busyOnce;
     mutable std::map<int, std::vector<Interval>> m_busy;
-    mutable bool m_busyDone = false;
+    mutable std::mutex m_capsMutex;
     mutable std::map<int, DeviceCaps> m_caps;
-    mutable std::optional<std::map<int, std::vector<uint32_t>>> m_gpuByDevice;
+    mutable std::once_flag m_gpuByDeviceOnce;
+    mutable std::map<int, std::vector<uint32_t>> m_gpuByDevice;
+    mutable std::mutex m_concurrencyMutex;
     mutable std::map<int, Concurrency> m_concurrency;
     // The span times unpacked from the trace's TimeColumns for the rules' duration: they read them at random (sorts,
     // binary searches), where a plain array costs one load (diagnose of the 1.5 M-span trace: 0.40 s of CPU reading

@@ -511,6 +511,56 @@ private slots:
         QCOMPARE(prefix(600), few);
     }
 
+    // From a million spans diagnose() runs the rules on two threads (each into its own list; the context's shared
+    // parts computed once by whichever rule asks first): the result is the rules' own results one after another, in
+    // the rules' order, as on one thread.
+    void rulesOnThreadsKeepTheRulesOrder()
+    {
+        Trace t;
+        DeviceInfo d0, d1;
+        d0.index = 0;
+        d1.index = 1;
+        t.info.devices = {d0, d1};
+        const uint32_t host = t.addTrack({TrackKind::HostThread, "main"});
+        std::vector<uint32_t> streams;
+        for (int s = 0; s < 16; ++s)
+            streams.push_back(t.addTrack({TrackKind::Stream, "s" + std::to_string(s), s % 2}));
+        // 16 streams on two devices, 65,000 operations each (a copy every fourth), staggered so that they overlap.
+        for (int s = 0; s < 16; ++s)
+            for (int k = 0; k < 65'000; ++k) {
+                const int64_t start = int64_t(k) * 10'000 + s * 600;
+                const SpanKind kind = k % 4 == 3 ? SpanKind::MemcpyH2D : SpanKind::Kernel;
+                t.addSpan({streams[size_t(s)], kind, kind == SpanKind::Kernel ? "k" : "copy", start, start + 7'000});
+            }
+        // After them, host functions of two streams one at a time: a problem, reported before the effects.
+        const int64_t after = int64_t(65'000) * 10'000;
+        t.addSpan({streams[0], SpanKind::HostFunc, "callback0", after, after + 200'000});
+        t.addSpan({streams[2], SpanKind::HostFunc, "callback2", after + 201'000, after + 401'000});
+        for (int k = 0; k < 2'000; ++k)
+            t.addSpan(
+                {host, SpanKind::Sync, "cudaStreamSynchronize", int64_t(k) * 300'000, int64_t(k) * 300'000 + 500});
+        t.finalize();
+        QVERIFY(t.spanCount() >= 1'000'000);
+        const std::vector<Diagnostic> all = diagnose(t);
+        std::vector<Diagnostic> oneByOne;
+        for (const DiagnosticRule& rule : diagnosticRules()) {
+            DiagnosticOptions only;
+            only.rules = {std::string(rule.id)};
+            for (Diagnostic& d : diagnose(t, only))
+                oneByOne.push_back(std::move(d));
+        }
+        const std::set<std::string> fired = firedRules(all);
+        QVERIFY2(fired.count("host-func-serialization") && fired.count("streams-overlap")
+                     && fired.count("multi-device-overlap") && fired.count("copy-compute-overlap"),
+                 qPrintable(joined(fired)));
+        QCOMPARE(all.size(), oneByOne.size());
+        for (size_t i = 0; i < all.size(); ++i) {
+            QCOMPARE(q(all[i].rule), q(oneByOne[i].rule));
+            QCOMPARE(q(all[i].message), q(oneByOne[i].message));
+            QVERIFY(all[i].spans == oneByOne[i].spans);
+        }
+    }
+
     void unfinalizedTrace()
     {
         // Spans in reverse order, never finalized: the diagnostics run on a finalized copy.
