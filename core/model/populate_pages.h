@@ -37,6 +37,27 @@ void populatePages(std::vector<T>& v, size_t from, size_t to)
 #endif
 }
 
+// Asks the kernel to back v's reserved block with 4 KiB pages (MADV_NOHUGEPAGE) although the programs' operator new
+// advises huge pages for big blocks (large_pages.cpp). For a column filled entry by entry while it is read, where the
+// reader cannot know where it will end: a 2 MiB page is resident whole from its first write, so each column being
+// filled holds up to 2 MiB more than its entries until the reading ends (the Chrome import of a 306 MiB file peaked
+// at 1.45 - 1.54x its trace with huge pages, 1.26 - 1.30x without, at the same CPU time: docs/PERFORMANCE.md). Call
+// it after reserving, before the pages are first written: pages already backed by a huge page stay so.
+template <typename T>
+void adviseSmallPages(std::vector<T>& v)
+{
+#if defined(__linux__) && defined(MADV_NOHUGEPAGE)
+    constexpr uintptr_t kPage = 4096;
+    const auto base = reinterpret_cast<uintptr_t>(v.data());
+    const uintptr_t begin = (base + kPage - 1) & ~(kPage - 1);
+    const uintptr_t end = (base + v.capacity() * sizeof(T)) & ~(kPage - 1);
+    if (end > begin)
+        ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_NOHUGEPAGE); // advice: failure changes nothing
+#else
+    (void)v;
+#endif
+}
+
 // Before an append to v: where v reached `mark`, the pages of the next `ahead` entries are faulted in and `mark`
 // moves past them.
 template <typename T>

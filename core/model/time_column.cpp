@@ -87,6 +87,12 @@ void TimeColumn::populatePages(size_t from, size_t to)
     streamscope::populatePages(m_base, 2 * (from >> kBlockBits), 2 * ((to + kBlock - 1) >> kBlockBits));
 }
 
+void TimeColumn::adviseSmallPages()
+{
+    streamscope::adviseSmallPages(m_offset);
+    streamscope::adviseSmallPages(m_base);
+}
+
 void TimeColumn::giveBackRoom()
 {
     streamscope::giveBackRoom(m_offset);

@@ -235,6 +235,8 @@ public:
     }
     // Faults in the pages of the arrays' room for entries [from, to), within the reserved room (populate_pages.h).
     void populatePages(size_t from, size_t to);
+    // Asks for 4 KiB pages for the arrays' reserved room (populate_pages.h, adviseSmallPages).
+    void adviseSmallPages();
     // Gives back the arrays' room beyond the entries: large room in place, without a copy (populate_pages.h).
     void giveBackRoom();
     std::vector<int64_t> toVector() const
