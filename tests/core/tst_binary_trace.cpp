@@ -280,6 +280,39 @@ private slots:
         QCOMPARE(q(stopped.error().message), QStringLiteral("cancelled"));
     }
 
+    // Another program cutting the file short while it is read (the reader maps it): an error, not SIGBUS.
+    void fileCutShortWhileReadIsAnError()
+    {
+        Trace t;
+        const uint32_t s = t.addTrack({TrackKind::Stream, "s1", 0});
+        std::mt19937 random(7); // times that do not pack to nothing
+        int64_t at = 0;
+        for (int64_t i = 0; i < 2'000'000; ++i, at += 10 + int64_t(random() % 1000))
+            t.addSpan({s, SpanKind::Kernel, "k", at, at + 5 + int64_t(random() % 100)});
+        t.finalize();
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("cut.sstrace")).toStdString();
+        QVERIFY(saveNativeTrace(t, path).ok());
+        QVERIFY(fs::file_size(path) > (size_t(1) << 20));
+        bool cut = false;
+        ImportProgress progress;
+        progress.report = [&](double f) {
+            if (!cut && f < 1.0) {
+                fs::resize_file(path, 4096);
+                cut = true;
+            }
+        };
+        auto back = importTraceFile(path, progress);
+        QVERIFY(cut);
+        QVERIFY(!back.ok());
+        QCOMPARE(q(back.error().message), QStringLiteral("the file changed (it was cut short) while it was read"));
+        // The next file is read as ever.
+        QVERIFY(saveNativeTrace(t, path).ok());
+        auto again = importTraceFile(path);
+        QVERIFY2(again.ok(), again.error().toString().c_str());
+        QCOMPARE(again->spanCount(), t.spanCount());
+    }
+
     void badInput_data()
     {
         QTest::addColumn<QString>("expected");

@@ -9,6 +9,7 @@
 
 #include "file_io.h"
 #include "import_progress.h"
+#include "mapped_file.h"
 
 #include <algorithm>
 #include <atomic>
@@ -615,17 +616,6 @@ Result<Trace> readBinary(std::string_view bytes, const std::string& file, bool m
     }
 }
 
-// A read-only private mapping, unmapped when it goes.
-struct Mapping {
-    void* data = MAP_FAILED;
-    size_t size = 0;
-    ~Mapping()
-    {
-        if (data != MAP_FAILED)
-            ::munmap(data, size);
-    }
-};
-
 } // namespace
 
 Result<Trace> parseBinaryTrace(std::string_view bytes, const std::string& file)
@@ -638,14 +628,13 @@ Result<Trace> loadBinaryTraceFile(const std::string& path)
     OpenFile file;
     if (Status opened = openForReading(path, file); !opened)
         return opened.error();
-    if (S_ISREG(file.status.st_mode) && file.status.st_size > 0) {
-        Mapping map;
-        map.size = size_t(file.status.st_size);
-        map.data = ::mmap(nullptr, map.size, PROT_READ, MAP_PRIVATE, file.fd, 0);
-        if (map.data != MAP_FAILED) {
-            ::madvise(map.data, map.size, MADV_SEQUENTIAL);
-            return readBinary({static_cast<const char*>(map.data), map.size}, path, true);
-        }
+    MappedFile map;
+    if (S_ISREG(file.status.st_mode) && file.status.st_size > 0 && map.map(file.fd, size_t(file.status.st_size))) {
+        auto trace = readBinary({map.data(), map.size()}, path, true);
+        // Cut short while it was read: what was read from there on were zeros, whether or not they made sense.
+        if (map.changed())
+            return Error{path, {}, fileChangedWhileRead()};
+        return trace;
     }
     // Not a regular file (a pipe), or the mapping failed: read it whole.
     auto bytes = readTextFile(path);
