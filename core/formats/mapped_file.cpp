@@ -30,11 +30,8 @@ Slot g_slots[kSlots];
 std::mutex g_slotsMutex;
 struct sigaction g_previous {};
 
-uintptr_t pageSize()
-{
-    static const auto size = uintptr_t(::sysconf(_SC_PAGESIZE));
-    return size;
-}
+// Set before the handler is installed: the handler may not initialise a static (that takes a lock).
+std::atomic<uintptr_t> g_pageSize{4096};
 
 void onSigbus(int sig, siginfo_t* info, void* context)
 {
@@ -46,7 +43,7 @@ void onSigbus(int sig, siginfo_t* info, void* context)
             continue;
         // The file was cut short under the mapping: zero-filled pages from the faulting page to the mapping's end,
         // so that the access is retried and reads zeros. mmap is a plain system call, safe here.
-        const uintptr_t page = address & ~(pageSize() - 1);
+        const uintptr_t page = address & ~(g_pageSize.load(std::memory_order_relaxed) - 1);
         const int savedErrno = errno;
         void* p = ::mmap(reinterpret_cast<void*>(page), end - page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
                          -1, 0);
@@ -74,6 +71,7 @@ void installHandler()
 {
     static std::once_flag once;
     std::call_once(once, [] {
+        g_pageSize.store(uintptr_t(::sysconf(_SC_PAGESIZE)), std::memory_order_relaxed);
         struct sigaction action {};
         action.sa_sigaction = onSigbus;
         action.sa_flags = SA_SIGINFO | SA_ONSTACK;
