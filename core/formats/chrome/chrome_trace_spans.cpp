@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace streamscope::chrome::detail {
 
@@ -110,6 +111,26 @@ uint32_t EventReader::intern(std::string_view s)
     return it->second;
 }
 
+namespace {
+
+// The columns the reader fills span by span, each given to f: those every span has, and the optional ones it sets
+// (an optional column not in use has no room: the page calls leave it alone).
+template <typename F>
+void forColumnsFilled(SpanColumns& s, F&& f)
+{
+    f(s.track);
+    f(s.kind);
+    f(s.name);
+    f(s.start);
+    f(s.end);
+    f(s.thread);
+    f(s.op);
+    f(s.iteration);
+    f(s.detail);
+}
+
+} // namespace
+
 void EventReader::populateSpans()
 {
     // The columns' next pages faulted in ahead, 16384 spans (1.1 MB) at a time: taken one page at a time as the
@@ -118,16 +139,12 @@ void EventReader::populateSpans()
     constexpr size_t kAhead = 16384;
     auto& s = m_raw.trace.spans;
     const size_t from = s.size(), to = from + kAhead;
-    populatePages(s.track, from, to);
-    populatePages(s.kind, from, to);
-    populatePages(s.name, from, to);
-    s.start.populatePages(from, to);
-    s.end.populatePages(from, to);
-    // The optional columns in use (empty ones have no room: nothing to fault in).
-    populatePages(s.thread, from, to);
-    populatePages(s.op, from, to);
-    populatePages(s.iteration, from, to);
-    populatePages(s.detail, from, to);
+    forColumnsFilled(s, [from, to](auto& col) {
+        if constexpr (std::is_same_v<std::remove_reference_t<decltype(col)>, TimeColumn>)
+            col.populatePages(from, to);
+        else
+            populatePages(col, from, to);
+    });
     m_populatedSpans = to;
 }
 
@@ -165,15 +182,12 @@ void EventReader::reserveSpans()
     // 4 KiB pages for the columns being filled: with 2 MiB ones the last page of each was resident whole while the
     // file was read (the peak 1.45 - 1.54x the trace of a 306 MiB file, 1.26 - 1.30x with small pages, at the same
     // CPU time; docs/PERFORMANCE.md).
-    adviseSmallPages(s.track);
-    adviseSmallPages(s.kind);
-    adviseSmallPages(s.name);
-    s.start.adviseSmallPages();
-    s.end.adviseSmallPages();
-    adviseSmallPages(s.thread);
-    adviseSmallPages(s.op);
-    adviseSmallPages(s.iteration);
-    adviseSmallPages(s.detail);
+    forColumnsFilled(s, [](auto& col) {
+        if constexpr (std::is_same_v<std::remove_reference_t<decltype(col)>, TimeColumn>)
+            col.adviseSmallPages();
+        else
+            adviseSmallPages(col);
+    });
 }
 
 uint32_t EventReader::addSpan(const Event& ev, uint32_t thread, SpanKind kind, int64_t start, int64_t end)
