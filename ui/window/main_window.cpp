@@ -68,6 +68,7 @@
 #include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScopedValueRollback>
 #include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
@@ -116,6 +117,7 @@ MainWindow::MainWindow(QWidget* parent)
     createActions();
     createToolbars();
     arrangeDocks(isCompactRoom(availableGeometry(this)));
+    watchDockMoves();
     m_dockFitTimer = new QTimer(this);
     m_dockFitTimer->setSingleShot(true);
     m_dockFitTimer->setInterval(150);
@@ -449,8 +451,29 @@ void MainWindow::createDocks()
     makeDock(QStringLiteral("Spans"), QStringLiteral("spansDock"), spans, this);
 }
 
+void MainWindow::watchDockMoves()
+{
+    const auto docks = findChildren<QDockWidget*>(Qt::FindDirectChildrenOnly);
+    for (QDockWidget* d : docks) {
+        const auto moved = [this] {
+            if (!m_placingDocks)
+                m_docksByHand = true;
+        };
+        connect(d, &QDockWidget::dockLocationChanged, this, moved);
+        connect(d, &QDockWidget::topLevelChanged, this, moved);
+    }
+}
+
+bool MainWindow::restoreDockState(const QByteArray& state)
+{
+    const QScopedValueRollback placing(m_placingDocks, true);
+    return restoreState(state);
+}
+
 void MainWindow::arrangeDocks(bool compact)
 {
+    const QScopedValueRollback placing(m_placingDocks, true);
+    m_docksByHand = false;
     auto dock = [this](const char* name) { return findChild<QDockWidget*>(QLatin1String(name)); };
     QDockWidget* scenarioDock = dock("scenarioDock");
     QDockWidget* lessonsDock = dock("lessonsDock");
@@ -536,7 +559,7 @@ void MainWindow::fitDocksToWindow()
     if (!isVisible() || isFullScreen() || (presenting && presenting->isChecked()))
         return;
     const DockLayout now = dockLayout();
-    if (now == DockLayout::Other)
+    if (now == DockLayout::Other || m_docksByHand)
         return;
     const bool compact = isCompactRoom(availableGeometry(this)) || isCompactRoom(QRect(QPoint(), size()));
     if (compact != (now == DockLayout::Compact))
@@ -671,7 +694,8 @@ void MainWindow::readSettings()
         fitToScreen(this);
     else
         resize(sizeWithin(defaultSize(), availableGeometry(this)));
-    const bool restored = restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    const bool restored = restoreDockState(settings.value(QStringLiteral("window/state")).toByteArray());
+    m_docksByHand = restored && settings.value(QStringLiteral("window/docksByHand"), false).toBool();
     if (restored && isCompactRoom(availableGeometry(this))) {
         // Docks saved right of and below the timeline on a bigger screen held the window's minimum above this
         // screen's size and left the timeline no rows: this screen gets the layout a first start here gives it.
@@ -704,6 +728,7 @@ void MainWindow::writeSettings()
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());
+    settings.setValue(QStringLiteral("window/docksByHand"), m_docksByHand);
     settings.setValue(QStringLiteral("liveSimulation"), m_liveBox->isChecked());
     settings.setValue(QStringLiteral("profile"), m_profileBox->currentData().toString());
     settings.setValue(QStringLiteral("timing"), qs(toString(timingMode())));

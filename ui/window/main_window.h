@@ -141,6 +141,8 @@ public:
     // The docks where they start (every one shown but the sweep), the toolbars shown, and the window at its
     // default size (defaultSize(), shrunk to fit the screen).
     void resetLayout();
+    // Puts back docks saved with saveState() (presentation mode on leaving): not taken as the user arranging them.
+    bool restoreDockState(const QByteArray& state);
     static QSize defaultSize() { return {1600, 1000}; }
     // Below this much room on the screen or in the window (logical pixels), the docks are tabs of one column on the
     // left (unless the user arranged them).
@@ -240,6 +242,9 @@ private:
     // A window made smaller than kCompactLayoutSize (or larger again) gets the layout of its size, unless the user
     // arranged the docks: a half-screen window had kept the docks beside the timeline and left it 230 px.
     void fitDocksToWindow();
+    // A dock the user moved, floated or docked again since arrangeDocks: their arrangement is kept, even where it
+    // looks like one of arrangeDocks' layouts (every dock moved to the left by hand in a wide window).
+    void watchDockMoves();
     // The shortcuts of the menus' actions work while the menu bar is hidden (presentation mode).
     void keepShortcutsWithoutMenuBar();
     void createToolbars();
@@ -349,6 +354,8 @@ private:
     void removeAutosave();
     QTimer* m_progressDelay = nullptr;
     QTimer* m_dockFitTimer = nullptr; // fitDocksToWindow once a resize has settled
+    bool m_docksByHand = false;       // the user moved a dock since arrangeDocks (watchDockMoves); saved in settings
+    bool m_placingDocks = false;      // arrangeDocks or a saved state is placing the docks: no move of the user's
 
     QString m_path;      // the scenario file (empty: untitled, or a lesson)
     QString m_lessonId;  // the lesson open, if any

@@ -278,7 +278,7 @@ void PresentationMode::leave()
     w->menuBar()->setVisible(m_menuBarVisible);
     w->statusBar()->setVisible(m_statusBarVisible);
     w->concurrencyPlot()->setVisible(m_concurrencyVisible);
-    if (!w->restoreState(m_savedState))
+    if (!w->restoreDockState(m_savedState))
         for (const QPointer<QWidget>& hidden : m_hidden)
             if (hidden)
                 hidden->show();
