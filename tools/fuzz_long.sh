@@ -21,21 +21,21 @@ mkdir -p "$OUTDIR" && OUTDIR="$(cd "$OUTDIR" && pwd)"
 CORPUS="${CORPUS:-$OUTDIR/corpus}"
 export STREAMSCOPE_RESOURCES="$ROOT/resources" UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
 
-names=(scenario device_profile native_trace chrome pytorch csv nsys)
+names=(scenario device_profile native_trace binary_trace chrome pytorch csv nsys)
 declare -A seeds=(
     [scenario]="resources/presets" [device_profile]="resources/profiles"
-    [native_trace]="tests/data/h200 tests/data/cupti" [chrome]="tests/fuzz/seeds/chrome tests/data/pytorch/fixtures"
+    [native_trace]="tests/data/h200 tests/data/cupti" [binary_trace]="tests/fuzz/seeds/binary" [chrome]="tests/fuzz/seeds/chrome tests/data/pytorch/fixtures"
     [pytorch]="tests/data/pytorch" [csv]="tests/fuzz/seeds/csv" [nsys]="tests/fuzz/seeds/nsys")
 share=$(($(nproc) / ${#names[@]}))
 ((share < 1)) && share=1
 
 for n in "${names[@]}"; do
-    [ -x "$FUZZ_BIN/fuzz_$n" ] || { echo "missing $FUZZ_BIN/fuzz_$n" >&2; exit 2; }
     var="WORKERS_$n"
     workers="${!var:-$share}"
     ((workers > 0)) || continue
+    [ -x "$FUZZ_BIN/fuzz_$n" ] || { echo "missing $FUZZ_BIN/fuzz_$n" >&2; exit 2; }
     dict=(-dict="$ROOT/tests/fuzz/json.dict")
-    [[ $n == nsys || $n == csv ]] && dict=()
+    [[ $n == nsys || $n == csv || $n == binary_trace ]] && dict=()
     dirs=()
     for s in ${seeds[$n]}; do dirs+=("$ROOT/$s"); done
     mkdir -p "$CORPUS/$n" "$OUTDIR/$n/artifacts"
