@@ -311,4 +311,15 @@ private:
     uint64_t m_contentId = 0;            // see contentId()
 };
 
+// The vectors' page calls of populate_pages.h, for a time column: callers that go over vectors and time columns alike
+// (a reader's columns) call one name for both.
+inline void populatePages(TimeColumn& c, size_t from, size_t to)
+{
+    c.populatePages(from, to);
+}
+inline void adviseSmallPages(TimeColumn& c)
+{
+    c.adviseSmallPages();
+}
+
 } // namespace streamscope

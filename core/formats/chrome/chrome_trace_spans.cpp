@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
-#include <type_traits>
 
 namespace streamscope::chrome::detail {
 
@@ -139,12 +138,7 @@ void EventReader::populateSpans()
     constexpr size_t kAhead = 16384;
     auto& s = m_raw.trace.spans;
     const size_t from = s.size(), to = from + kAhead;
-    forColumnsFilled(s, [from, to](auto& col) {
-        if constexpr (std::is_same_v<std::remove_reference_t<decltype(col)>, TimeColumn>)
-            col.populatePages(from, to);
-        else
-            populatePages(col, from, to);
-    });
+    forColumnsFilled(s, [from, to](auto& col) { populatePages(col, from, to); });
     m_populatedSpans = to;
 }
 
@@ -182,12 +176,7 @@ void EventReader::reserveSpans()
     // 4 KiB pages for the columns being filled: with 2 MiB ones the last page of each was resident whole while the
     // file was read (the peak 1.45 - 1.54x the trace of a 306 MiB file, 1.26 - 1.30x with small pages, at the same
     // CPU time; docs/PERFORMANCE.md).
-    forColumnsFilled(s, [](auto& col) {
-        if constexpr (std::is_same_v<std::remove_reference_t<decltype(col)>, TimeColumn>)
-            col.adviseSmallPages();
-        else
-            adviseSmallPages(col);
-    });
+    forColumnsFilled(s, [](auto& col) { adviseSmallPages(col); });
 }
 
 uint32_t EventReader::addSpan(const Event& ev, uint32_t thread, SpanKind kind, int64_t start, int64_t end)
