@@ -10,6 +10,7 @@
 #include "span_names.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -45,6 +46,7 @@ std::vector<Interval> gapsOf(const std::vector<Interval>& busy, int64_t from, in
     if (t < to)
         gaps.push_back({t, to});
     std::erase_if(gaps, [](const Interval& g) { return g.end <= g.start; });
+    gaps.shrink_to_fit(); // kept in the analysis
     return gaps;
 }
 
@@ -121,6 +123,27 @@ void analyzeDevices(const Trace& trace, const AnalysisOptions& options, TraceAna
         int64_t first = kMaxTime, last = kMinTime, work = 0, spans = 0;
     };
     std::map<int, DeviceAcc> perDevice;
+    // Each device's lists reserved at their size (a first pass counts), not grown by doubling: a job of 64 devices
+    // holds every GPU span's times here at once.
+    {
+        std::map<int, std::array<size_t, 3>> counts; // spans with a length, copies, kernels
+        for (uint32_t i = 0; i < n; ++i) {
+            const SpanKind k = s.kind[i];
+            if (!isGpuSpan(k))
+                continue;
+            auto& c = counts[trackDevice(trace, s.track[i])];
+            c[0] += s.end[i] > s.start[i];
+            c[1] += isCopySpan(k);
+            c[2] += k == SpanKind::Kernel;
+        }
+        for (const auto& [device, c] : counts) {
+            DeviceAcc& d = perDevice[device];
+            d.starts.reserve(c[0]);
+            d.ends.reserve(c[0]);
+            d.copies.reserve(c[1]);
+            d.kernels.reserve(c[2]);
+        }
+    }
     for (uint32_t i = 0; i < n; ++i) {
         const SpanKind k = s.kind[i];
         if (k == SpanKind::ApiCall)
@@ -146,7 +169,18 @@ void analyzeDevices(const Trace& trace, const AnalysisOptions& options, TraceAna
     }
 
     std::vector<int64_t> allStarts, allEnds;
-    std::vector<Interval> allCopies, allKernels, allBusy;
+    std::vector<Interval> allCopies, allKernels;
+    // Without a copy anywhere the run's copy/compute overlap is 0: the kernels of every device are not collected.
+    bool anyCopies = false;
+    for (const auto& [index, d] : perDevice)
+        anyCopies = anyCopies || !d.copies.empty();
+    if (perDevice.size() > 1) {
+        size_t times = 0;
+        for (const auto& [index, d] : perDevice)
+            times += d.starts.size();
+        allStarts.reserve(times);
+        allEnds.reserve(times);
+    }
     int64_t first = kMaxTime, last = kMinTime;
     for (auto& [index, d] : perDevice) {
         DeviceAnalysis da;
@@ -184,15 +218,18 @@ void analyzeDevices(const Trace& trace, const AnalysisOptions& options, TraceAna
         da.copyComputeOverlapNs = copies.empty() ? 0 : intersectionLength(copies, kernels);
         da.copyComputeOverlap = ratio(double(da.copyComputeOverlapNs), double(da.copyNs));
         if (perDevice.size() > 1) {
-            allBusy.insert(allBusy.end(), busy.begin(), busy.end());
             const auto mid = std::ptrdiff_t(allStarts.size());
             allStarts.insert(allStarts.end(), d.starts.begin(), d.starts.end());
             std::inplace_merge(allStarts.begin(), allStarts.begin() + mid, allStarts.end());
             const auto midEnd = std::ptrdiff_t(allEnds.size());
             allEnds.insert(allEnds.end(), d.ends.begin(), d.ends.end());
             std::inplace_merge(allEnds.begin(), allEnds.begin() + midEnd, allEnds.end());
+            // The device's times are in the run's lists now: their room is given back before the next device's.
+            std::vector<int64_t>().swap(d.starts);
+            std::vector<int64_t>().swap(d.ends);
             allCopies.insert(allCopies.end(), copies.begin(), copies.end());
-            allKernels.insert(allKernels.end(), kernels.begin(), kernels.end());
+            if (anyCopies)
+                allKernels.insert(allKernels.end(), kernels.begin(), kernels.end());
         }
         a.devices.push_back(std::move(da));
         if (perDevice.size() == 1) {
@@ -210,10 +247,11 @@ void analyzeDevices(const Trace& trace, const AnalysisOptions& options, TraceAna
         a.lastEnd = last;
     }
     if (perDevice.size() > 1) {
-        const auto busyAll = mergeIntervals(std::move(allBusy));
+        // The sweep over every device's times gives the run's busy intervals (their union, merged) on the way.
+        std::vector<Interval> busyAll;
+        a.concurrency = profileOf(allStarts, allEnds, a.firstStart, a.lastEnd, options.concurrencySteps, &busyAll);
         a.busyNs = totalLength(busyAll);
         a.gaps = gapsOf(busyAll, a.firstStart, a.lastEnd);
-        a.concurrency = profileOf(allStarts, allEnds, a.firstStart, a.lastEnd, options.concurrencySteps);
         // As the lessons' copy_compute_overlap metric: any copy against any kernel, all devices together.
         const auto copies = mergeIntervals(std::move(allCopies));
         a.copyComputeOverlapNs = intersectionLength(copies, mergeIntervals(std::move(allKernels)));

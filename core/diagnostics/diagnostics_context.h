@@ -144,6 +144,13 @@ public:
     {
         std::call_once(m_busyOnce, [this] {
             std::map<int, std::vector<Interval>> of;
+            // Reserved at their size (a first pass counts), not grown by doubling: every GPU span is here at once.
+            std::map<int, size_t> counts;
+            for (uint32_t i = 0; i < n; ++i)
+                if (isGpuSpan(t.spans.kind[i]))
+                    ++counts[this->device(i)];
+            for (const auto& [d, count] : counts)
+                of[d].reserve(count);
             for (uint32_t i = 0; i < n; ++i)
                 if (isGpuSpan(t.spans.kind[i]))
                     of[this->device(i)].push_back({effStart(i), end(i)});
@@ -151,7 +158,9 @@ public:
                 // In order of start already, mergeIntervals does not sort them again; the spans of each track are
                 // a run sorted by start, so merging the runs is cheaper than a sort.
                 sortRuns(v, [](const Interval& a, const Interval& b) { return a.start < b.start; });
-                m_busy.emplace(d, mergeIntervals(std::move(v)));
+                auto merged = mergeIntervals(std::move(v));
+                merged.shrink_to_fit(); // kept while the diagnostics run: the room of the unmerged spans given back
+                m_busy.emplace(d, std::move(merged));
             }
         });
         static const std::vector<Interval> kNoInterval;
