@@ -230,7 +230,9 @@ private:
 // flow) that ended latest: the one that released the span. O(spans + flows).
 // A GPU op that was ready but started later than its dependencies allowed is released by what held it (reason
 // Resource): recorded by the simulator, inferred from what ran on the device in other traces.
-CriticalPath criticalPath(const Trace& trace);
+// `incoming`: the trace's IncomingFlows where the caller holds them for another analysis too (the window's report
+// runs the critical path and the diagnostics at once: one index instead of two); used for a finalized trace only.
+CriticalPath criticalPath(const Trace& trace, const IncomingFlows* incoming = nullptr);
 // What released one span of a finalized trace, by the same rule: a path of two segments, its releaser and the span
 // (with the reason, and for a resource what held it and how long); one segment when nothing did ("start"). For the
 // inspector: O(spans + flows) a call.

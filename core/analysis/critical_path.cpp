@@ -225,6 +225,9 @@ private:
 IncomingFlows::IncomingFlows(const Trace& trace)
 {
     const size_t n = trace.spanCount();
+    // A counting sort by target, placed through the offsets themselves (no second array of n): m_offsets[s + 1]
+    // counts span s's flows, then after the prefix sum m_offsets[s] is where its first goes; placing advances it to
+    // where the next span's flows begin, and a shift by one puts every offset back.
     m_offsets.assign(n + 1, 0);
     for (const auto& f : trace.flows)
         if (f.to < n)
@@ -232,12 +235,13 @@ IncomingFlows::IncomingFlows(const Trace& trace)
     for (size_t i = 0; i < n; ++i)
         m_offsets[i + 1] += m_offsets[i];
     m_flows.resize(m_offsets[n]);
-    std::vector<uint32_t> fill(m_offsets.begin(), m_offsets.end() - 1);
     for (uint32_t k = 0; k < trace.flows.size(); ++k) {
         const auto& f = trace.flows[k];
         if (f.to < n)
-            m_flows[fill[f.to]++] = k;
+            m_flows[m_offsets[f.to]++] = k;
     }
+    std::copy_backward(m_offsets.begin(), m_offsets.end() - 1, m_offsets.end());
+    m_offsets[0] = 0;
 }
 
 std::span<const uint32_t> IncomingFlows::of(uint32_t span) const
@@ -348,7 +352,10 @@ struct Predecessor {
 
 class Predecessors {
 public:
-    explicit Predecessors(const Trace& trace) : m_t(trace), m_incoming(trace)
+    // `incoming`: the trace's, built by the caller; nullptr: built here.
+    Predecessors(const Trace& trace, const IncomingFlows* incoming)
+        : m_t(trace), m_own(incoming ? std::nullopt : std::optional<IncomingFlows>(std::in_place, trace)),
+          m_incoming(incoming ? *incoming : *m_own)
     {
         // Stream tracks per device, for host syncs that carry no sync flows (imported traces).
         for (uint32_t t = 0; t < trace.tracks.size(); ++t)
@@ -357,6 +364,9 @@ public:
                 m_streamTracks[-2].push_back(t); // all devices
             }
     }
+    // m_incoming may refer to m_own: not copied.
+    Predecessors(const Predecessors&) = delete;
+    Predecessors& operator=(const Predecessors&) = delete;
 
     const IncomingFlows& incoming() const { return m_incoming; }
 
@@ -431,7 +441,8 @@ public:
 
 private:
     const Trace& m_t;
-    IncomingFlows m_incoming;
+    std::optional<IncomingFlows> m_own;
+    const IncomingFlows& m_incoming;
     std::map<int, std::vector<uint32_t>> m_streamTracks;
 };
 
@@ -482,12 +493,13 @@ private:
 // collective call whose own dependencies ended before another rank's part was ready waited for that rank: its
 // predecessor is what released the part that arrived last (NCCL's kernels start when launched and spin until every
 // rank has arrived, so the early ranks' parts run longer; the simulator starts all parts when the last arrives).
-std::vector<PathLink> walkBack(const Trace& trace, uint32_t cur, size_t maxLinks = SIZE_MAX)
+std::vector<PathLink> walkBack(const Trace& trace, uint32_t cur, size_t maxLinks = SIZE_MAX,
+                               const IncomingFlows* incoming = nullptr)
 {
     const auto& s = trace.spans;
     const TimeColumn::View sStart = s.start.view(), sEnd = s.end.view();
     const size_t n = s.size();
-    const Predecessors preds(trace);
+    const Predecessors preds(trace, incoming);
     const CollectiveParts collectives(trace);
     const ResourceHolders resources(trace);
     std::vector<PathLink> chain; // from the end backwards
@@ -593,14 +605,14 @@ void addSegments(const Trace& trace, std::vector<PathLink> chain, CriticalPath& 
 
 } // namespace
 
-CriticalPath criticalPath(const Trace& input)
+CriticalPath criticalPath(const Trace& input, const IncomingFlows* incoming)
 {
     Trace storage;
     const Trace& trace = finalizedView(input, storage);
     CriticalPath path;
     if (trace.spans.size() == 0)
         return path;
-    addSegments(trace, walkBack(trace, lastSpan(trace)), path);
+    addSegments(trace, walkBack(trace, lastSpan(trace), SIZE_MAX, &trace == &input ? incoming : nullptr), path);
     return path;
 }
 

@@ -14,6 +14,8 @@
 
 namespace streamscope {
 
+class IncomingFlows;
+
 struct Diagnostic {
     std::string rule;            // a rule id of diagnosticRules()
     std::string severity;        // "info", "warning" or "error"
@@ -104,6 +106,9 @@ struct DiagnosticOptions {
     // Set (from another thread): the rules not run yet are skipped, and what was found so far is returned. The
     // window stops the analysis of a trace it no longer shows, so that its memory goes back at once.
     const std::atomic<bool>* cancel = nullptr;
+    // The trace's IncomingFlows where the caller holds them for another analysis too (the window's report runs the
+    // critical path beside the diagnostics: one index instead of two); nullptr: built by the diagnostics.
+    const IncomingFlows* incoming = nullptr;
 };
 
 // Runs the rules on a finalized trace (an unfinalized one is analysed on a finalized copy). Results are in rule

@@ -96,7 +96,9 @@ void sortRuns(std::vector<T>& v, Less less)
 class Context {
 public:
     Context(const Trace& trace, const DiagnosticOptions& options)
-        : t(trace), o(options), th(options.thresholds), n(trace.spanCount()), in(trace), launchOf(n, kNone),
+        : t(trace), o(options), th(options.thresholds), n(trace.spanCount()),
+          ownIncoming(options.incoming ? std::nullopt : std::optional<IncomingFlows>(std::in_place, trace)),
+          in(options.incoming ? *options.incoming : *ownIncoming), launchOf(n, kNone),
           m_start(trace.spans.start.toVector()), m_end(trace.spans.end.toVector())
     {
         for (const auto& f : t.flows) {
@@ -128,7 +130,8 @@ public:
     const DiagnosticOptions& o;
     const DiagnosticThresholds& th;
     const size_t n;
-    const IncomingFlows in;
+    const std::optional<IncomingFlows> ownIncoming; // built here where options.incoming is not given
+    const IncomingFlows& in;
     std::vector<uint32_t> launchOf; // GPU span -> the API call that launched it
     bool anyLaunch = false;
     bool anyImplicit = false;

@@ -161,6 +161,8 @@ private slots:
     void criticalPath();
     void criticalPathOfLessons_data();
     void criticalPathOfLessons();
+    void incomingFlowsSharedGiveTheSameResults_data();
+    void incomingFlowsSharedGiveTheSameResults();
     void criticalPathNamesTheLessonsDependency_data();
     void criticalPathNamesTheLessonsDependency();
     void criticalPathFollowsResources_data();

@@ -3,6 +3,7 @@
 #include "tst_analysis.h"
 
 #include "collectives.h"
+#include "diagnostics.h"
 
 // ---- critical path ------------------------------------------------------------------------------------------
 
@@ -87,6 +88,49 @@ void TestAnalysis::criticalPathOfLessons()
             QVERIFY(s.reason != PathReason::Start);
             QVERIFY(p.segments[k - 1].end <= s.end);
         }
+    }
+}
+
+// The window's report builds the flows by target once for the critical path and the diagnostics, which run at once:
+// on every lesson the index lists each span's incoming flows in order, and the path and the findings given it are
+// those each computes with its own.
+void TestAnalysis::incomingFlowsSharedGiveTheSameResults_data()
+{
+    addEveryTrace();
+}
+
+void TestAnalysis::incomingFlowsSharedGiveTheSameResults()
+{
+    const Trace t = fetchTrace();
+    QVERIFY(t.finalized());
+    const IncomingFlows incoming(t);
+    std::vector<std::vector<uint32_t>> expected(t.spanCount());
+    for (uint32_t k = 0; k < t.flows.size(); ++k)
+        if (t.flows[k].to < t.spanCount())
+            expected[t.flows[k].to].push_back(k);
+    for (uint32_t i = 0; i < t.spanCount(); ++i) {
+        const auto of = incoming.of(i);
+        QVERIFY(std::vector<uint32_t>(of.begin(), of.end()) == expected[i]);
+    }
+    QVERIFY(incoming.of(uint32_t(t.spanCount())).empty());
+
+    const CriticalPath own = streamscope::criticalPath(t), shared = streamscope::criticalPath(t, &incoming);
+    QCOMPARE(shared.segments.size(), own.segments.size());
+    for (size_t k = 0; k < own.segments.size(); ++k) {
+        QCOMPARE(shared.segments[k].span, own.segments[k].span);
+        QVERIFY(shared.segments[k].reason == own.segments[k].reason);
+        QCOMPARE(shared.segments[k].idleBeforeNs, own.segments[k].idleBeforeNs);
+    }
+    QCOMPARE(shared.lengthNs, own.lengthNs);
+
+    DiagnosticOptions options;
+    options.incoming = &incoming;
+    const std::vector<Diagnostic> mine = diagnose(t), given = diagnose(t, options);
+    QCOMPARE(given.size(), mine.size());
+    for (size_t k = 0; k < mine.size(); ++k) {
+        QCOMPARE(q(given[k].rule), q(mine[k].rule));
+        QCOMPARE(q(given[k].message), q(mine[k].message));
+        QVERIFY(given[k].spans == mine[k].spans);
     }
 }
 

@@ -22,14 +22,17 @@ TraceReport reportOnTrace(const Trace& trace, const std::atomic<bool>* cancel)
     const auto cancelled = [cancel] { return cancel && cancel->load(std::memory_order_relaxed); };
     // The diagnostics on this thread, the metrics and the critical path on another: each reads the trace only (at
     // 10 M spans the diagnostics take 5.7 s, the metrics 1.9 – 2.7 s, the critical path 1.1 s; docs/PERFORMANCE.md).
-    auto other = std::async(std::launch::async, [&a, &trace, &cancelled] {
+    // The flows by target, which both the critical path and the diagnostics walk, are built once for the two.
+    const IncomingFlows incoming(trace);
+    auto other = std::async(std::launch::async, [&a, &trace, &cancelled, &incoming] {
         if (!cancelled())
             a.metrics = computeMetrics(trace);
         if (!cancelled())
-            a.criticalPath = criticalPath(trace);
+            a.criticalPath = criticalPath(trace, &incoming);
     });
     DiagnosticOptions options;
     options.cancel = cancel;
+    options.incoming = &incoming;
     a.diagnostics = diagnose(trace, options);
     other.get();
     if (cancelled())
