@@ -123,26 +123,33 @@ void analyzeDevices(const Trace& trace, const AnalysisOptions& options, TraceAna
         int64_t first = kMaxTime, last = kMinTime, work = 0, spans = 0;
     };
     std::map<int, DeviceAcc> perDevice;
-    // Each device's lists reserved at their size (a first pass counts), not grown by doubling: a job of 64 devices
-    // holds every GPU span's times here at once.
-    {
-        std::map<int, std::array<size_t, 3>> counts; // spans with a length, copies, kernels
-        for (uint32_t i = 0; i < n; ++i) {
+    // Each device's lists reserved at their size, not grown by doubling: a job of 64 devices holds every GPU span's
+    // times here at once. Counted track by track (a track's spans are consecutive), one look-up of the device per
+    // track; a device gets its entry only where it has GPU spans, as below.
+    std::map<int, std::array<size_t, 3>> counts; // spans with a length, copies, kernels
+    for (uint32_t tr = 0; tr < trace.tracks.size(); ++tr) {
+        std::array<size_t, 4> c{}; // GPU spans, then as counts
+        for (uint32_t i = trace.trackBegin(tr); i < trace.trackEnd(tr); ++i) {
             const SpanKind k = s.kind[i];
             if (!isGpuSpan(k))
                 continue;
-            auto& c = counts[trackDevice(trace, s.track[i])];
-            c[0] += s.end[i] > s.start[i];
-            c[1] += isCopySpan(k);
-            c[2] += k == SpanKind::Kernel;
+            ++c[0];
+            c[1] += s.end[i] > s.start[i];
+            c[2] += isCopySpan(k);
+            c[3] += k == SpanKind::Kernel;
         }
-        for (const auto& [device, c] : counts) {
-            DeviceAcc& d = perDevice[device];
-            d.starts.reserve(c[0]);
-            d.ends.reserve(c[0]);
-            d.copies.reserve(c[1]);
-            d.kernels.reserve(c[2]);
+        if (c[0] > 0) {
+            auto& total = counts[trace.tracks[tr].device];
+            for (size_t k = 0; k < 3; ++k)
+                total[k] += c[k + 1];
         }
+    }
+    for (const auto& [device, c] : counts) {
+        DeviceAcc& d = perDevice[device];
+        d.starts.reserve(c[0]);
+        d.ends.reserve(c[0]);
+        d.copies.reserve(c[1]);
+        d.kernels.reserve(c[2]);
     }
     for (uint32_t i = 0; i < n; ++i) {
         const SpanKind k = s.kind[i];

@@ -94,17 +94,13 @@ std::vector<Diagnostic> diagnose(const Trace& input, const DiagnosticOptions& op
         return {};
     Trace storage;
     const Trace* tp = &input;
-    DiagnosticOptions copied; // the options without the caller's IncomingFlows, which index `input`, not the copy
-    const DiagnosticOptions* op = &options;
     if (!input.finalized()) {
         storage = input;
         storage.finalize();
         tp = &storage;
-        copied = options;
-        copied.incoming = nullptr;
-        op = &copied;
     }
-    const Context c(*tp, *op);
+    // The caller's IncomingFlows index `input`: not given for a finalized copy of it.
+    const Context c(*tp, options, tp == &input ? options.incoming : nullptr);
     auto wanted = [&options](std::string_view id) {
         const auto& r = options.rules;
         return r.empty() || std::find(r.begin(), r.end(), id) != r.end();

@@ -95,11 +95,12 @@ void sortRuns(std::vector<T>& v, Less less)
 
 class Context {
 public:
-    Context(const Trace& trace, const DiagnosticOptions& options)
+    // `incoming`: the trace's IncomingFlows, built by the caller; nullptr: built here.
+    Context(const Trace& trace, const DiagnosticOptions& options, const IncomingFlows* incoming)
         : t(trace), o(options), th(options.thresholds), n(trace.spanCount()),
-          ownIncoming(options.incoming ? std::nullopt : std::optional<IncomingFlows>(std::in_place, trace)),
-          in(options.incoming ? *options.incoming : *ownIncoming), launchOf(n, kNone),
-          m_start(trace.spans.start.toVector()), m_end(trace.spans.end.toVector())
+          ownIncoming(incoming ? std::nullopt : std::optional<IncomingFlows>(std::in_place, trace)),
+          in(incoming ? *incoming : *ownIncoming), launchOf(n, kNone), m_start(trace.spans.start.toVector()),
+          m_end(trace.spans.end.toVector())
     {
         for (const auto& f : t.flows) {
             if (f.kind == FlowKind::Launch) {
@@ -130,7 +131,7 @@ public:
     const DiagnosticOptions& o;
     const DiagnosticThresholds& th;
     const size_t n;
-    const std::optional<IncomingFlows> ownIncoming; // built here where options.incoming is not given
+    const std::optional<IncomingFlows> ownIncoming; // built here where the caller gives none
     const IncomingFlows& in;
     std::vector<uint32_t> launchOf; // GPU span -> the API call that launched it
     bool anyLaunch = false;
@@ -147,11 +148,16 @@ public:
     {
         std::call_once(m_busyOnce, [this] {
             std::map<int, std::vector<Interval>> of;
-            // Reserved at their size (a first pass counts), not grown by doubling: every GPU span is here at once.
+            // Reserved at their size, not grown by doubling: every GPU span is here at once. Counted track by
+            // track (a track's spans are consecutive), one look-up of the device per track.
             std::map<int, size_t> counts;
-            for (uint32_t i = 0; i < n; ++i)
-                if (isGpuSpan(t.spans.kind[i]))
-                    ++counts[this->device(i)];
+            for (uint32_t tr = 0; tr < t.tracks.size(); ++tr) {
+                size_t count = 0;
+                for (uint32_t i = t.trackBegin(tr); i < t.trackEnd(tr); ++i)
+                    count += isGpuSpan(t.spans.kind[i]);
+                if (count > 0)
+                    counts[t.tracks[tr].device] += count;
+            }
             for (const auto& [d, count] : counts)
                 of[d].reserve(count);
             for (uint32_t i = 0; i < n; ++i)
