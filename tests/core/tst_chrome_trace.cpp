@@ -4,6 +4,11 @@
 
 #include <QTest>
 
+#include <charconv>
+#include <limits>
+#include <string>
+#include <system_error>
+
 class TestChromeTrace : public QObject {
     Q_OBJECT
 
@@ -529,6 +534,56 @@ private slots:
         QVERIFY(!bad.ok());
         QCOMPARE(q(bad.error().message), QStringLiteral("duplicate key \"dur\" in an event"));
         QCOMPARE(q(bad.error().path), QStringLiteral("byte %1").arg(twice.rfind("3,\"pid\"")));
+    }
+
+    void chromeNumbersOfEveryLength()
+    {
+        // Integers and times of every length up to past what an int64 holds, read where the text has room after
+        // them and where it ends right after them (the reader scans digits differently in the two cases): the
+        // values, the clamping and the errors are those of the decimal text.
+        const std::string digits = "9876543210987654321098";
+        for (const bool room : {false, true}) {
+            const std::string tail = room ? std::string(64, ' ') : std::string();
+            for (size_t n = 1; n <= 21; ++n) {
+                const std::string op = digits.substr(0, n);
+                const std::string text =
+                    R"([{"ph":"X","ts":1,"dur":1,"pid":1,"tid":1,"name":"k","args":{"op":)" + op + "}}" + tail;
+                auto r = parseChromeTrace(text, "x.json");
+                const std::string where = "op of " + std::to_string(n) + " digits, room " + std::to_string(room);
+                int64_t v = 0;
+                const auto parsed = std::from_chars(op.data(), op.data() + op.size(), v);
+                if (parsed.ec != std::errc()) { // beyond 2^63 - 1
+                    QVERIFY2(!r.ok(), where.c_str());
+                    QVERIFY2(r.error().message.find("args.op is out of range") != std::string::npos,
+                             r.error().message.c_str());
+                    continue;
+                }
+                QVERIFY2(r.ok(), (where + ": " + r.error().toString()).c_str());
+                QCOMPARE(r->spans.opOf(0), int32_t(std::min<int64_t>(v, std::numeric_limits<int32_t>::max())));
+            }
+            for (size_t n = 1; n <= 18; ++n) {
+                for (size_t places = 0; places <= 5; ++places) {
+                    const std::string decimals = std::string("12951").substr(0, places);
+                    const std::string ts = digits.substr(0, n) + (places ? "." + decimals : "");
+                    const std::string text = R"([{"ph":"X","dur":1,"pid":1,"tid":1,"name":"k","ts":)" + ts + "}" + tail;
+                    auto r = parseChromeTrace(text, "x.json");
+                    const std::string where = "ts " + ts + ", room " + std::to_string(room);
+                    const uint64_t whole = std::stoull(digits.substr(0, n));
+                    if (whole > (uint64_t(std::numeric_limits<int64_t>::max()) - 1000) / 1000) {
+                        QVERIFY2(!r.ok(), where.c_str());
+                        QVERIFY2(r.error().message.find("\"ts\" is out of range") != std::string::npos,
+                                 r.error().message.c_str());
+                        continue;
+                    }
+                    QVERIFY2(r.ok(), (where + ": " + r.error().toString()).c_str());
+                    // Nanoseconds: three decimals exactly, the fourth rounding half up, the rest dropped.
+                    int64_t ns = int64_t(whole) * 1000 + (places ? std::stoll((decimals + "000").substr(0, 3)) : 0);
+                    if (places >= 4 && decimals[3] >= '5')
+                        ++ns;
+                    QCOMPARE(r->spans.start[0], ns);
+                }
+            }
+        }
     }
 
     void chromeStreamingMatchesInMemory()

@@ -515,6 +515,22 @@ protected:
 
     // ---- typed values of an event
 
+    // The decimal digits at p, at most Max of them, added to v; returns the first byte that is no digit, or p + Max.
+    // The caller has made sure that p + Max is inside the buffer: no check of its end per digit, and a loop of a
+    // known length that the compiler unrolls (ids, times and counts are read a few million times a file).
+    template <int Max>
+    [[gnu::always_inline]] static const char* digitRun(const char* p, uint64_t& v)
+    {
+#pragma GCC unroll 19
+        for (int k = 0; k < Max; ++k) {
+            const unsigned d = unsigned(static_cast<unsigned char>(p[k])) - unsigned('0');
+            if (d > 9)
+                return p + k;
+            v = v * 10 + d;
+        }
+        return p + Max;
+    }
+
     // A plain integer of at most 18 digits (every id, index and count of real traces), converted as it is scanned;
     // false, with m_p unmoved, for anything else (a fraction, an exponent, more digits, "-"), which number() and its
     // conversions then read as before, errors included.
@@ -525,9 +541,13 @@ protected:
         p += neg;
         const char* digits = p;
         uint64_t v = 0;
-        while (p != m_end && isDigit(*p)) {
-            v = v * 10 + uint64_t(*p - '0');
-            ++p;
+        if (m_end - p > 19) {
+            p = digitRun<19>(p, v); // 19 digits: more than 18, refused below as the loop would
+        } else {
+            while (p != m_end && isDigit(*p)) {
+                v = v * 10 + uint64_t(*p - '0');
+                ++p;
+            }
         }
         const ptrdiff_t count = p - digits;
         if (p == m_end || count == 0 || count > 18 || *p == '.' || *p == 'e' || *p == 'E')
@@ -546,9 +566,15 @@ protected:
         p += neg;
         const char* digits = p;
         uint64_t whole = 0;
-        while (p != m_end && isDigit(*p)) {
-            whole = whole * 10 + uint64_t(*p - '0');
-            ++p;
+        // Room for 16 digits, a point and three decimals: no check of the buffer's end per digit.
+        const bool room = m_end - p > 21;
+        if (room) {
+            p = digitRun<16>(p, whole); // 16 digits: more than 15, refused below as the loop would
+        } else {
+            while (p != m_end && isDigit(*p)) {
+                whole = whole * 10 + uint64_t(*p - '0');
+                ++p;
+            }
         }
         const ptrdiff_t count = p - digits;
         if (p == m_end || count == 0 || count > 15)
@@ -558,10 +584,16 @@ protected:
         bool roundUp = false;
         if (*p == '.') {
             ++p;
-            while (p != m_end && isDigit(*p) && places < 3) {
-                frac = frac * 10 + uint64_t(*p - '0');
-                ++p;
-                ++places;
+            if (room) {
+                const char* q = digitRun<3>(p, frac);
+                places = int(q - p);
+                p = q;
+            } else {
+                while (p != m_end && isDigit(*p) && places < 3) {
+                    frac = frac * 10 + uint64_t(*p - '0');
+                    ++p;
+                    ++places;
+                }
             }
             if (places == 0)
                 return false;
