@@ -586,6 +586,50 @@ private slots:
         }
     }
 
+    void chromeGridsOfEveryForm()
+    {
+        // args.grid as writers put it ([x,y,z], read at once where the text has room) and in every other form the
+        // reader takes or refuses, with and without room after it: the same dims or the same error either way.
+        struct Case {
+            const char* text;
+            Dim3 grid;         // when read
+            const char* error; // else: part of the message
+        };
+        const Case cases[] = {
+            {"[132,1,1]", {132, 1, 1}, nullptr},
+            {"[999999999,88,7]", {999999999, 88, 7}, nullptr},
+            {"[4294967295,1,2]", {4294967295u, 1, 2}, nullptr},
+            {"[0,0,0]", {0, 0, 0}, nullptr},
+            {"[ 3, 4 ,5 ]", {3, 4, 5}, nullptr},
+            {"[6,7]", {6, 7, 1}, nullptr},
+            {"[8]", {8, 1, 1}, nullptr},
+            {"[]", {1, 1, 1}, nullptr},
+            {"[1,2,3,4]", {1, 2, 3}, nullptr},
+            {"[4294967296,1,1]", {}, "args.grid is out of range"},
+            {"[-1,1,1]", {}, "args.grid is out of range"},
+            {"[1,1,1", {}, "not valid JSON"},
+            {"[1,,1]", {}, "args.grid must be a number"},
+        };
+        for (const bool room : {false, true}) {
+            for (const Case& c : cases) {
+                // A kernel (the grid is kept for kernels) whose grid is the text's last value.
+                const std::string text =
+                    R"([{"ph":"X","ts":1,"dur":1,"pid":1,"tid":1,"name":"k","args":{"kind":"kernel","grid":)"
+                    + std::string(c.text) + (room ? "}}" + std::string(64, ' ') : "}}");
+                auto r = parseChromeTrace(text, "x.json");
+                const std::string where = std::string(c.text) + ", room " + std::to_string(room);
+                if (c.error) {
+                    QVERIFY2(!r.ok(), where.c_str());
+                    QVERIFY2(r.error().message.find(c.error) != std::string::npos,
+                             (where + ": " + r.error().message).c_str());
+                    continue;
+                }
+                QVERIFY2(r.ok(), (where + ": " + r.error().toString()).c_str());
+                QVERIFY2(r->spans.gridOf(0) == c.grid, where.c_str());
+            }
+        }
+    }
+
     void chromeStreamingMatchesInMemory()
     {
         // A file larger than the reader's buffer (4 MiB): events cut at buffer ends are read again whole.

@@ -731,6 +731,27 @@ protected:
             skipValue();
             return false;
         }
+        // As writers put it, [x,y,z] with nothing between and up to nine digits each (below 2^32), read at once
+        // where the buffer has room for it; anything else (white space, signs, more or fewer components, longer
+        // numbers) by the general path below, from the '['.
+        if (m_end - m_p > 32) {
+            const char* p = m_p + 1;
+            uint32_t xyz[3];
+            int k = 0;
+            for (; k < 3; ++k) {
+                uint64_t x = 0;
+                const char* q = digitRun<10>(p, x);
+                if (q == p || q - p > 9 || *q != (k < 2 ? ',' : ']'))
+                    break;
+                xyz[k] = uint32_t(x);
+                p = q + 1;
+            }
+            if (k == 3) {
+                m_p = p;
+                d = Dim3{xyz[0], xyz[1], xyz[2]};
+                return true;
+            }
+        }
         ++m_p;
         uint32_t v[3] = {1, 1, 1};
         int count = 0;
